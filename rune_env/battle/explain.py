@@ -1,0 +1,72 @@
+"""Why a board is strong: every rune's power at battle start and the multipliers that make it."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..rules.board import Board
+from ..rules.config import Rules, default_rules
+from .analysis import SideSetup, affinity_multipliers, analyse
+
+
+def explain(board: Board, rules: Rules | None = None, against: Board | None = None) -> dict[str, Any]:
+    """{"cells": {"1:0": {"kind", "grade", "power", "multipliers": {name: value}}}, ...}.
+
+    `power` follows RULES D-12 (null for supports, which never cast); `grade` is the effective
+    grade. With `against`, attacking runes also get "affinity" among their multipliers (applied
+    per hit, so not part of `power`) and "hit" = power x affinity at t = 0.
+    """
+    rules = rules or default_rules()
+    setup = SideSetup.of(board, rules)
+    occ = [board.runes.get(c) for c in range(setup.geo.n_cells)]
+    analysis = analyse(setup, occ, [False] * setup.geo.n_cells)
+    affinity = affinity_multipliers(rules, SideSetup.of(against, rules)) if against else None
+    cells: dict[str, Any] = {}
+    for c in sorted(board.runes):
+        kind, _ = board.runes[c]
+        entry: dict[str, Any] = {"kind": kind, "grade": analysis.effective_grade[c], "power": None,
+                                 "multipliers": {}}
+        rp = analysis.powers.get(c)
+        if rp is not None:
+            entry["power"] = rp.power
+            entry["multipliers"] = dict(rp.multipliers)
+            if rp.flows:
+                entry["flows"] = dict(rp.flows)
+            if affinity is not None and kind in affinity:
+                entry["multipliers"]["affinity"] = affinity[kind]
+                entry["hit"] = rp.power * affinity[kind]
+        if c in analysis.amplify_factor:
+            entry["factor"] = analysis.amplify_factor[c]
+        if c in analysis.resonance and rp is None:
+            entry["multipliers"]["resonance"] = analysis.resonance[c]
+        if setup.wards[c]:
+            entry["wards"] = setup.wards[c]
+        cells[setup.geo.name(c)] = entry
+    return {
+        "cells": cells,
+        "interval_ms": setup.interval_ms,
+        "max_hp": setup.max_hp,
+        "seal_cap": setup.seal_cap,
+        "erosions_per_cycle": setup.erosions_per_cycle,
+        "reflect": analysis.reflect,
+    }
+
+
+def format_explain(report: dict[str, Any]) -> str:
+    lines = [f"{'cell':<5} {'kind':<10} {'gr':>2} {'power':>9}  multipliers"]
+    for name, e in report["cells"].items():
+        power = "-" if e["power"] is None else f"{e['power']:.3f}"
+        mults = "  ".join(f"{k} x{v:.4g}" for k, v in e["multipliers"].items())
+        extra = []
+        if "factor" in e:
+            extra.append(f"amplify factor x{e['factor']:.4g}")
+        if "hit" in e:
+            extra.append(f"hit {e['hit']:.3f}")
+        if "wards" in e:
+            extra.append(f"wards {e['wards']}")
+        if extra:
+            mults = (mults + "  " if mults else "") + "(" + ", ".join(extra) + ")"
+        lines.append(f"{name:<5} {e['kind']:<10} {e['grade']:>2} {power:>9}  {mults}")
+    lines.append(f"interval {report['interval_ms']} ms, max HP {report['max_hp']:g}, "
+                 f"seal cap {report['seal_cap']}, erosions per cycle {report['erosions_per_cycle']}, "
+                 f"reflect {report['reflect']:.0%}")
+    return "\n".join(lines)

@@ -1,0 +1,252 @@
+"""The board model and the JSON board file (docs/RULES.md, "Board files").
+
+A `Board` is one side's circle as it enters battle: runes on cells, artifacts, the hand
+(reserves), the core and sun element, open sectors, relics, boss rules, max HP and round.
+`Board.from_json` / `load_board` validate everything and raise `BoardError` naming the problem;
+`to_json` writes the canonical form that `from_json` reads back to an equal board.
+
+A board file:
+    {"core": "sun", "sun_element": "fire", "round": 1,
+     "runes": {"1:0": ["fire", 1], "2:0": ["wind", 2]},
+     "artifacts": {"1:3": "ward_stone"}, "hand": [["water", 1]], "open_sectors": [0],
+     "relics": ["ember_jar"], "max_hp": 100, "boss_rules": [], "label": "free text"}
+Only "runes" is required. Defaults: no core, round 1, no artifacts, empty hand, no ring-3 sector
+open, no relics, no boss rules, max HP from the round.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .config import KINDS, Rules, default_rules
+from .geometry import Geometry, geometry
+
+
+class BoardError(ValueError):
+    """A board that breaks a rule; the message names the problem."""
+
+
+@dataclass(frozen=True)
+class Board:
+    runes: dict[int, tuple[str, int]] = field(default_factory=dict)   # cell id -> (kind, grade)
+    artifacts: dict[int, str] = field(default_factory=dict)           # cell id -> artifact id
+    hand: tuple[tuple[str, int], ...] = ()
+    core: str | None = None
+    sun_element: str | None = None
+    open_sectors: frozenset[int] = frozenset()
+    relics: tuple[str, ...] = ()
+    max_hp: float | None = None
+    boss_rules: tuple[str, ...] = ()
+    round: int = 1
+    label: str = ""
+
+    # -- construction -------------------------------------------------------------------
+    @classmethod
+    def from_json(cls, data: Any, rules: Rules | None = None, source: str = "board") -> "Board":
+        """Build and validate a board from parsed JSON (a dict) or a JSON string."""
+        rules = rules or default_rules()
+        if isinstance(data, (str, bytes)):
+            try:
+                data = json.loads(data)
+            except json.JSONDecodeError as exc:
+                raise BoardError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno}, "
+                                 f"column {exc.colno})") from None
+        return _parse(data, rules, source)
+
+    def to_json(self, rules: Rules | None = None) -> dict:
+        geo = geometry((rules or default_rules()).radius)
+        out: dict[str, Any] = {
+            "runes": {geo.name(c): [k, g] for c, (k, g) in sorted(self.runes.items())},
+        }
+        if self.core is not None:
+            out["core"] = self.core
+        if self.sun_element is not None:
+            out["sun_element"] = self.sun_element
+        out["round"] = self.round
+        if self.artifacts:
+            out["artifacts"] = {geo.name(c): a for c, a in sorted(self.artifacts.items())}
+        if self.hand:
+            out["hand"] = [[k, g] for k, g in self.hand]
+        if self.open_sectors:
+            out["open_sectors"] = sorted(self.open_sectors)
+        if self.relics:
+            out["relics"] = list(self.relics)
+        if self.max_hp is not None:
+            out["max_hp"] = self.max_hp
+        if self.boss_rules:
+            out["boss_rules"] = list(self.boss_rules)
+        if self.label:
+            out["label"] = self.label
+        return out
+
+    def replace(self, **changes) -> "Board":
+        return replace(self, **changes)
+
+    def validate(self, rules: Rules | None = None) -> "Board":
+        """Re-check a board built in code (the run loop's boards); returns it unchanged."""
+        _parse(self.to_json(rules), rules or default_rules(), "board")
+        return self
+
+
+def load_board(path: str | Path, rules: Rules | None = None) -> Board:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BoardError(f"{path}: cannot read board file ({exc.strerror or exc})") from None
+    return Board.from_json(text, rules, source=str(path))
+
+
+def save_board(board: Board, path: str | Path, rules: Rules | None = None) -> None:
+    """Write atomically (temp file + rename): a crash never leaves half a file."""
+    write_json_atomic(Path(path), board.to_json(rules))
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, ensure_ascii=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# -- validation -------------------------------------------------------------------------------
+_KEYS = {"runes", "core", "sun_element", "round", "artifacts", "hand", "open_sectors", "relics",
+         "max_hp", "boss_rules", "label"}
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _rune(value: Any, where: str, rules: Rules) -> tuple[str, int]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise BoardError(f"{where}: a rune is [kind, grade], e.g. [\"fire\", 1]; got {value!r}")
+    kind, grade = value
+    if kind not in KINDS:
+        raise BoardError(f"{where}: unknown rune kind {kind!r} (one of {', '.join(KINDS)})")
+    if not _is_int(grade) or not 1 <= grade <= rules.max_grade:
+        raise BoardError(f"{where}: grade must be a whole number 1..{rules.max_grade}; got {grade!r}")
+    return kind, grade
+
+
+def _names(value: Any, where: str, known: dict) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise BoardError(f"{where}: expected a list of names")
+    for name in value:
+        if name not in known:
+            raise BoardError(f"{where}: unknown {where.rsplit('.', 1)[-1].rstrip('s')} {name!r} "
+                             f"(one of {', '.join(known)})")
+    if len(set(value)) != len(value):
+        raise BoardError(f"{where}: each may appear only once")
+    return tuple(value)
+
+
+def _cell(name: Any, where: str, geo: Geometry, open_sectors: frozenset[int]) -> int:
+    try:
+        cell = geo.parse(name)
+    except ValueError as exc:
+        raise BoardError(f"{where}: {exc}") from None
+    sector = geo.sector[cell]
+    if sector >= 0 and sector not in open_sectors:
+        raise BoardError(f"{where}: cell {name} is in sector {sector} of ring {geo.radius}, which "
+                         f"is not open (open_sectors: {sorted(open_sectors)})")
+    return cell
+
+
+def _parse(data: Any, rules: Rules, source: str) -> Board:
+    spec = rules.spec
+    geo = geometry(rules.radius)
+    if not isinstance(data, dict):
+        raise BoardError(f"{source}: a board is a JSON object with at least \"runes\"")
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise BoardError(f"{source}: unknown key {unknown[0]!r} (board keys: {', '.join(sorted(_KEYS))})")
+    if "runes" not in data:
+        raise BoardError(f"{source}: missing \"runes\" (the only required key)")
+
+    sectors = data.get("open_sectors", [])
+    if not isinstance(sectors, list) or not all(_is_int(s) and 0 <= s < 6 for s in sectors):
+        raise BoardError(f"{source}: open_sectors must be a list of sector numbers 0..5; got {sectors!r}")
+    if len(set(sectors)) != len(sectors):
+        raise BoardError(f"{source}: open_sectors lists a sector twice")
+    open_sectors = frozenset(sectors)
+
+    raw_runes = data["runes"]
+    if not isinstance(raw_runes, dict):
+        raise BoardError(f"{source}: runes must be an object {{\"ring:index\": [kind, grade]}}")
+    runes: dict[int, tuple[str, int]] = {}
+    for name, value in raw_runes.items():
+        where = f"{source}: runes[{name!r}]"
+        cell = _cell(name, where, geo, open_sectors)
+        if cell in runes:
+            raise BoardError(f"{where}: cell given twice")
+        runes[cell] = _rune(value, where, rules)
+
+    raw_art = data.get("artifacts", {})
+    if not isinstance(raw_art, dict):
+        raise BoardError(f"{source}: artifacts must be an object {{\"ring:index\": artifact}}")
+    if len(raw_art) > spec.run.artifact_slots_max:
+        raise BoardError(f"{source}: artifacts: at most {spec.run.artifact_slots_max} "
+                         f"artifacts; got {len(raw_art)}")
+    artifacts: dict[int, str] = {}
+    for name, art in raw_art.items():
+        where = f"{source}: artifacts[{name!r}]"
+        cell = _cell(name, where, geo, open_sectors)
+        if cell in artifacts:
+            raise BoardError(f"{where}: cell given twice")
+        if art not in spec.artifacts:
+            raise BoardError(f"{where}: unknown artifact {art!r} (one of {', '.join(spec.artifacts)})")
+        artifacts[cell] = art
+
+    raw_hand = data.get("hand", [])
+    if not isinstance(raw_hand, list):
+        raise BoardError(f"{source}: hand must be a list of [kind, grade]")
+    if len(raw_hand) > spec.run.hand_slots_max:
+        raise BoardError(f"{source}: hand: at most {spec.run.hand_slots_max} runes; got {len(raw_hand)}")
+    hand = tuple(_rune(v, f"{source}: hand[{i}]", rules) for i, v in enumerate(raw_hand))
+
+    core = data.get("core")
+    if core is not None and core not in spec.cores:
+        raise BoardError(f"{source}: unknown core {core!r} (one of {', '.join(spec.cores)})")
+    sun_element = data.get("sun_element")
+    flows_from_core = core is not None and spec.cores[core].core_flow_strength > 0
+    if sun_element is not None:
+        if not flows_from_core:
+            raise BoardError(f"{source}: sun_element is only for a core that flows (sun); "
+                             f"core is {core!r}")
+        if sun_element not in rules.casting_kinds:
+            raise BoardError(f"{source}: sun_element {sun_element!r} is not an element "
+                             f"(one of {', '.join(sorted(rules.casting_kinds))})")
+    elif flows_from_core:
+        raise BoardError(f"{source}: core {core!r} needs a sun_element (the element it flows as)")
+
+    relics = _names(data.get("relics", []), f"{source}: relics", spec.relics)
+    boss_rules = _names(data.get("boss_rules", []), f"{source}: boss_rules", spec.boss_rules)
+
+    rnd = data.get("round", 1)
+    if not _is_int(rnd) or rnd < 1:
+        raise BoardError(f"{source}: round must be a whole number >= 1; got {rnd!r}")
+    max_hp = data.get("max_hp")
+    if max_hp is not None and (isinstance(max_hp, bool) or not isinstance(max_hp, (int, float))
+                               or not max_hp > 0 or max_hp != max_hp or max_hp == float("inf")):
+        raise BoardError(f"{source}: max_hp must be a positive number; got {max_hp!r}")
+    label = data.get("label", "")
+    if not isinstance(label, str):
+        raise BoardError(f"{source}: label must be a string")
+    return Board(runes=runes, artifacts=artifacts, hand=hand, core=core, sun_element=sun_element,
+                 open_sectors=open_sectors, relics=relics,
+                 max_hp=float(max_hp) if max_hp is not None else None,
+                 boss_rules=boss_rules, round=rnd, label=label)

@@ -1,0 +1,527 @@
+"""The rules config: load, validate, hash, and build lookup tables once.
+
+`load_rules()` reads `configs/rules/default.yaml` (or a file of the designer's), applies
+dotted-path overrides, validates every key and cross-reference, and returns a frozen `Rules`.
+A bad config raises `RulesError` whose message starts with the key path of the problem, e.g.
+``runes.fire.price: Input should be greater than or equal to 0``.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import hashlib
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any, Literal, Mapping
+
+import yaml
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt,
+                      StrictStr, ValidationError)
+
+DEFAULT_RULES_PATH = Path(__file__).resolve().parents[2] / "configs" / "rules" / "default.yaml"
+
+# The kinds are fixed by the code (each has an effect function); their numbers are data.
+CASTING_KINDS: tuple[str, ...] = ("fire", "wind", "water", "earth", "thunder", "dark", "light", "ice")
+SUPPORT_KINDS: tuple[str, ...] = ("amplify", "resonator", "delay", "node", "mimic")
+KINDS: tuple[str, ...] = CASTING_KINDS + SUPPORT_KINDS
+ATTACK_KINDS: tuple[str, ...] = ("fire", "wind", "thunder", "dark", "ice")
+
+
+class RulesError(ValueError):
+    """A rules config that cannot be used; the message names the key path."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+
+
+def _number(value: Any) -> float:
+    # YAML numbers only: 100 and 1.5 are fine, "100" and true are refused.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"expected a number, got {value!r}")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError("expected a finite number")
+    return float(value)
+
+
+Num = Annotated[float, BeforeValidator(_number)]
+Int = StrictInt
+Bool = StrictBool
+Str = StrictStr
+
+
+class BattleSpec(_Strict):
+    duration_s: Num = Field(gt=0)
+    base_interval_s: Num = Field(gt=0)
+    base_hp: Num = Field(gt=0)
+    hp_per_round: Num = Field(ge=0)
+    draw_tolerance: Num = Field(ge=0)
+    death_threshold: Num = Field(ge=0)
+    strongest_tolerance: Num = Field(ge=0)
+    curse_heal_x: Num = Field(ge=0)
+
+
+class RingSpec(_Strict):
+    power_x: tuple[Num, ...] = Field(min_length=1, max_length=6)
+
+
+class GradeSpec(_Strict):
+    power_x: tuple[Num, ...] = Field(min_length=1)
+    merge_count: Int = Field(ge=2)
+
+
+class SectorSpec(_Strict):
+    open_costs: tuple[Int, ...] = Field(min_length=6, max_length=6)
+
+
+class _Priced(_Strict):
+    price: Int = Field(ge=0)
+
+
+class AttackRune(_Priced):
+    damage: Num = Field(ge=0)
+    hits: Int = Field(ge=1)
+
+
+class ThunderRune(AttackRune):
+    barrier_wear: Num = Field(gt=0)
+
+
+class DarkRune(AttackRune):
+    curse_s: Num = Field(ge=0)
+
+
+class IceRune(AttackRune):
+    freeze_s: Num = Field(ge=0)
+
+
+class WaterRune(_Priced):
+    heal: Num = Field(ge=0)
+
+
+class LightRune(_Priced):
+    heal: Num = Field(ge=0)
+    unseals_by_grade: tuple[Int, ...]
+
+
+class EarthRune(_Priced):
+    barrier: Num = Field(ge=0)
+    outermost_wards: Int = Field(ge=0)
+
+
+class AmplifyRune(_Priced):
+    increase: Num = Field(ge=0)
+
+
+class DelayRune(_Priced):
+    power_x: Num = Field(ge=0)
+    period: Int = Field(ge=1)
+
+
+class MimicRune(_Priced):
+    copy_x_by_grade: tuple[Num, ...]
+
+
+class RuneTable(_Strict):
+    fire: AttackRune
+    wind: AttackRune
+    water: WaterRune
+    earth: EarthRune
+    thunder: ThunderRune
+    dark: DarkRune
+    light: LightRune
+    ice: IceRune
+    amplify: AmplifyRune
+    resonator: _Priced
+    delay: DelayRune
+    node: _Priced
+    mimic: MimicRune
+
+
+class FlowSpec(_Strict):
+    id: Str
+    from_: Str = Field(alias="from")
+    to: Str
+    multiplier: Num = Field(gt=0)
+    erosions: Int = Field(default=0, ge=0)
+    reflect: Num = Field(default=0.0, ge=0)
+    drizzle_charges: Int = Field(default=0, ge=0)
+    barrier_strip: Num = Field(default=0.0, ge=0, le=1)
+    extra_casts: Int = Field(default=0, ge=0)
+    storm_delay_s: Num = Field(default=0.0, ge=0)
+    overflow_to_barrier: Bool = False
+    curse_s: Num = Field(default=0.0, ge=0)
+    curse_duration_x: Num = Field(default=1.0, gt=0)
+    freeze_duration_x: Num = Field(default=1.0, gt=0)
+
+
+class FlowLimits(_Strict):
+    reflect_cap: Num = Field(ge=0)
+    drizzle_max_charges: Int = Field(ge=0)
+    drizzle_attack_x: Num = Field(ge=0)
+    storm_budget_s: Num = Field(ge=0)
+
+
+class AttunementSpec(_Strict):
+    multiplier: Num = Field(gt=0)
+
+
+class PatternSpec(_Strict):
+    id: Str
+    fold: Literal[2, 3, 6]
+    normal: Num = Field(gt=0)
+    loose: Num = Field(gt=0)
+
+
+class ResonanceSpec(_Strict):
+    patterns: tuple[PatternSpec, ...]
+
+
+class OppositionSpec(_Strict):
+    pairs: tuple[tuple[Str, Str], ...]
+    multiplier: Num = Field(gt=0)
+
+
+class AffinitySpec(_Strict):
+    beats: tuple[tuple[Str, Str], ...]
+    slope: Num
+    min: Num = Field(gt=0)
+    max: Num = Field(gt=0)
+
+
+class OverdriveSpec(_Strict):
+    start_s: Num = Field(ge=0)
+    per_second: Num = Field(ge=0)
+
+
+class ErosionSpec(_Strict):
+    per_cycle: Int = Field(ge=0)
+    seal_cap_divisor: Int = Field(ge=1)
+
+
+class Modifier(_Strict):
+    """Effects of a core, a boss rule or a relic on its side; every field left out is neutral."""
+
+    interval_x: Num = Field(default=1.0, gt=0)
+    power_x: Num = Field(default=1.0, ge=0)
+    outermost_power_x: Num = Field(default=1.0, ge=0)
+    hp_x: Num = Field(default=1.0, gt=0)
+    power_x_by_kind: dict[str, Num] = Field(default_factory=dict)
+    extra_erosions: Int = Field(default=0, ge=0)
+    outermost_wards: Int = Field(default=0, ge=0)
+    hand_slots: Int = Field(default=0, ge=0)
+    income: Int = Field(default=0)
+    lamp_saves: Int = Field(default=0, ge=0)
+    loose_resonance: Bool = False
+    reserve_any_kind: Bool = False
+    resonance_add: Num = 0.0
+    seal_cap_divisor: Int | None = Field(default=None, ge=1)
+    amplify_increase_x: Num = Field(default=1.0, ge=0)
+    flow_increase_x: Num = Field(default=1.0, ge=0)
+    core_flow_strength: Num = Field(default=0.0, ge=0, le=1)
+    unseal_after_s: Num | None = Field(default=None, ge=0)
+
+
+class ArtifactSpec(_Priced):
+    wards: Int = Field(default=0, ge=0)
+    income_per_runes: Int = Field(default=0, ge=0)
+    grade_bonus: Int = Field(default=0, ge=0)
+    absorbs: Int = Field(default=0, ge=0)
+
+
+class RunSpec(_Strict):
+    start_mana: Int = Field(ge=0)
+    income: Int = Field(ge=0)
+    lamps: Int = Field(ge=1)
+    wins_to_clear: Int = Field(ge=1)
+    endless: Bool
+    round_cap: Int = Field(ge=1)
+    action_cap: Int = Field(ge=1)
+    shop_rune_offers: Int = Field(ge=0)
+    shop_artifact_offers: Int = Field(ge=0)
+    reroll_cost: Int = Field(ge=0)
+    hand_slots: Int = Field(ge=0)
+    hand_slots_max: Int = Field(ge=0)
+    artifact_slots: Int = Field(ge=0)
+    artifact_slots_max: Int = Field(ge=0)
+    rune_sell_per_unit: Int = Field(ge=0)
+    artifact_sell_x: Num = Field(ge=0)
+    reward_first_round: Int = Field(ge=1)
+    reward_every: Int = Field(ge=1)
+    reward_choices: Int = Field(ge=1)
+    reward_mana: Int = Field(ge=0)
+    reward_hand_slots: Int = Field(ge=0)
+    reward_artifact_slots: Int = Field(ge=0)
+    reward_base_stat_hp_x: Num = Field(ge=0)
+    boss_every: Int = Field(ge=1)
+    relic_choices: Int = Field(ge=1)
+    opponent_budget_base: Int = Field(ge=0)
+    opponent_budget_per_round: Int = Field(ge=0)
+
+
+class RankSpec(_Strict):
+    id: Str
+    opponent_extra_runes: Int = Field(default=0, ge=0)
+    income_delta: Int = 0
+    opponent_budget_x: Num = Field(default=1.0, gt=0)
+    boss_rule_count: Int = Field(default=1, ge=1)
+    lamps: Int | None = Field(default=None, ge=1)
+
+
+class AchievementSpec(_Strict):
+    delay: Literal["clear_run", "sixfold_win", "boss_win"]
+    node: Literal["clear_run", "sixfold_win", "boss_win"]
+    mimic: Literal["clear_run", "sixfold_win", "boss_win"]
+
+
+class DiceSpec(_Strict):
+    faces_by_rank: tuple[Int, ...] = Field(min_length=1)
+    plus_by_rank: tuple[Int, ...] = Field(min_length=1)
+    plus_per_rank_beyond: Int = Field(ge=0)
+    weak_pl: tuple[Int, ...] = Field(min_length=1)
+    weak_pl_per_rank_beyond: Int = Field(ge=1)
+    strong_pl: tuple[Int, ...] = Field(min_length=1)
+    strong_pl_per_rank_beyond: Int = Field(ge=1)
+    power_per_level: Num = Field(gt=0)
+    magic_base: Num = Field(gt=0)
+    magic_per_round: Num = Field(ge=0)
+    sickness_band_x: Num = Field(gt=0)
+    poison_band_x: Num = Field(gt=0)
+    sickness_power_x: Num = Field(ge=0)
+    poison_power_x: Num = Field(ge=0)
+    burn_faces: Int = Field(ge=1)
+
+
+class RulesSpec(_Strict):
+    version: Literal[1]
+    variant: Literal["deterministic", "dice"]
+    battle: BattleSpec
+    rings: RingSpec
+    grades: GradeSpec
+    sectors: SectorSpec
+    runes: RuneTable
+    flows: tuple[FlowSpec, ...]
+    flow_limits: FlowLimits
+    attunement: AttunementSpec
+    resonance: ResonanceSpec
+    opposition: OppositionSpec
+    affinity: AffinitySpec
+    overdrive: OverdriveSpec
+    erosion: ErosionSpec
+    cores: dict[str, Modifier]
+    boss_rules: dict[str, Modifier]
+    relics: dict[str, Modifier]
+    artifacts: dict[str, ArtifactSpec]
+    run: RunSpec
+    ranks: tuple[RankSpec, ...] = Field(min_length=1)
+    achievements: AchievementSpec
+    dice: DiceSpec
+
+
+# Names the code gives behaviour to; the config must define them (their numbers are free).
+REQUIRED_CORES = ("sun", "star", "moon", "eclipse", "tree")
+REQUIRED_ARTIFACTS = ("ward_stone", "mana_furnace", "mana_spring", "scapegoat_doll")
+
+
+def _path(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "<root>"
+
+
+def _cross_check(spec: RulesSpec) -> None:
+    """Cross-references the schema cannot express; each error names its key path."""
+    kinds = set(KINDS)
+    casting = set(CASTING_KINDS)
+    n_grades = len(spec.grades.power_x)
+    for i, flow in enumerate(spec.flows):
+        for key, kind in (("from", flow.from_), ("to", flow.to)):
+            if kind not in casting:
+                raise RulesError(f"flows[{i}].{key}: unknown casting rune {kind!r} "
+                                 f"(one of {', '.join(CASTING_KINDS)})")
+    ids = [f.id for f in spec.flows]
+    if len(set(ids)) != len(ids):
+        raise RulesError("flows: flow ids must be unique")
+    for i, pair in enumerate(spec.opposition.pairs):
+        for kind in pair:
+            if kind not in kinds:
+                raise RulesError(f"opposition.pairs[{i}]: unknown rune {kind!r}")
+    for i, pair in enumerate(spec.affinity.beats):
+        for kind in pair:
+            if kind not in casting:
+                raise RulesError(f"affinity.beats[{i}]: unknown elemental rune {kind!r}")
+    if spec.affinity.min > spec.affinity.max:
+        raise RulesError("affinity.min: must not exceed affinity.max")
+    for section in ("cores", "boss_rules", "relics"):
+        for name, mod in getattr(spec, section).items():
+            for kind in mod.power_x_by_kind:
+                if kind not in kinds:
+                    raise RulesError(f"{section}.{name}.power_x_by_kind: unknown rune {kind!r}")
+    for name in REQUIRED_CORES:
+        if name not in spec.cores:
+            raise RulesError(f"cores.{name}: missing (the code gives this core behaviour)")
+    for name in REQUIRED_ARTIFACTS:
+        if name not in spec.artifacts:
+            raise RulesError(f"artifacts.{name}: missing (the code gives this artifact behaviour)")
+    for key, values in (("runes.light.unseals_by_grade", spec.runes.light.unseals_by_grade),
+                        ("runes.mimic.copy_x_by_grade", spec.runes.mimic.copy_x_by_grade)):
+        if len(values) != n_grades:
+            raise RulesError(f"{key}: needs one entry per grade ({n_grades})")
+    d = spec.dice
+    for key, values in (("dice.plus_by_rank", d.plus_by_rank), ("dice.weak_pl", d.weak_pl),
+                        ("dice.strong_pl", d.strong_pl)):
+        if len(values) != len(d.faces_by_rank):
+            raise RulesError(f"{key}: needs one entry per rank of dice.faces_by_rank")
+    rank_ids = [r.id for r in spec.ranks]
+    if len(set(rank_ids)) != len(rank_ids):
+        raise RulesError("ranks: rank ids must be unique")
+
+
+def _apply_override(data: dict, dotted: str, value: Any) -> None:
+    node: Any = data
+    parts = dotted.split(".")
+    for i, part in enumerate(parts[:-1]):
+        key: Any = int(part) if isinstance(node, list) and part.isdigit() else part
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            raise RulesError(f"{'.'.join(parts[:i + 1])}: no such key (override {dotted!r})") from None
+    last: Any = parts[-1]
+    if isinstance(node, list):
+        if not last.isdigit() or int(last) >= len(node):
+            raise RulesError(f"{dotted}: no such index (override)")
+        last = int(last)
+    elif not isinstance(node, dict) or last not in node:
+        raise RulesError(f"{dotted}: no such key (override)")
+    node[last] = value
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RulesError(f"{path}: cannot read rules file ({exc.strerror or exc})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise RulesError(f"{path}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict):
+        raise RulesError(f"{path}: a rules file is a YAML mapping at the top level")
+    return data
+
+
+def load_rules(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> "Rules":
+    """Load and validate a rules file (default: configs/rules/default.yaml).
+
+    `overrides` maps dotted key paths to values, e.g. ``{"battle.base_hp": 120,
+    "flows.0.multiplier": 2.2}``; each must name an existing key.
+    """
+    path = Path(path) if path is not None else DEFAULT_RULES_PATH
+    data = _read_yaml(path)
+    if overrides:
+        data = copy.deepcopy(data)
+        for dotted, value in overrides.items():
+            _apply_override(data, dotted, value)
+    return Rules.from_dict(data, source=str(path))
+
+
+class Rules:
+    """Frozen, validated rules with lookup tables built once.
+
+    `spec` is the typed config; the attributes below are the tables the engines read.
+    `hash` is a stable digest of the canonical config (sorted-key JSON), for pools and records.
+    """
+
+    def __init__(self, spec: RulesSpec, data: dict, source: str = "<dict>"):
+        self.spec = spec
+        self.source = source
+        self._data = data
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        self.hash = hashlib.sha256(canonical.encode()).hexdigest()[:16]
+        s = spec
+        self.kinds = KINDS
+        self.kind_index = {k: i for i, k in enumerate(KINDS)}
+        self.casting_kinds = frozenset(CASTING_KINDS)
+        self.attack_kinds = frozenset(ATTACK_KINDS)
+        self.ring_x = s.rings.power_x
+        self.radius = len(s.rings.power_x)
+        self.grade_x = s.grades.power_x
+        self.max_grade = len(s.grades.power_x)
+        self.rune_specs = {k: getattr(s.runes, k) for k in KINDS}
+        self.prices = {k: self.rune_specs[k].price for k in KINDS}
+        # flows grouped by the kind they feed, keeping table order
+        self.flows = s.flows
+        self.flows_into: dict[str, tuple[FlowSpec, ...]] = {
+            k: tuple(f for f in s.flows if f.to == k) for k in KINDS}
+        self.flow_by_id = {f.id: f for f in s.flows}
+        # the effect value of one hit / heal / barrier at grade I in ring 1
+        self.base_value: dict[str, float] = {}
+        for k in CASTING_KINDS:
+            r = self.rune_specs[k]
+            self.base_value[k] = next(getattr(r, a) for a in ("damage", "heal", "barrier")
+                                      if hasattr(r, a))
+        self.opposites: dict[str, frozenset[str]] = {k: frozenset() for k in KINDS}
+        for a, b in s.opposition.pairs:
+            self.opposites[a] = self.opposites[a] | {b}
+            self.opposites[b] = self.opposites[b] | {a}
+        self.beats: dict[str, frozenset[str]] = {
+            k: frozenset(b for a, b in s.affinity.beats if a == k) for k in KINDS}
+        self.beaten_by: dict[str, frozenset[str]] = {
+            k: frozenset(a for a, b in s.affinity.beats if b == k) for k in KINDS}
+
+    @classmethod
+    def from_dict(cls, data: dict, source: str = "<dict>") -> "Rules":
+        try:
+            spec = RulesSpec.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
+            raise RulesError(f"{_path(err['loc'])}: {err['msg']}{more} [{source}]") from None
+        _cross_check(spec)
+        return cls(spec, data, source)
+
+    def to_dict(self) -> dict:
+        return copy.deepcopy(self._data)
+
+    @cached_property
+    def artifact_specs(self) -> dict[str, ArtifactSpec]:
+        return dict(self.spec.artifacts)
+
+    @staticmethod
+    def ms(seconds: float) -> int:
+        """A duration in seconds as whole milliseconds, rounded half up (D-6a)."""
+        return ms_round(seconds * 1000.0)
+
+    def __repr__(self) -> str:
+        return f"Rules(source={self.source!r}, hash={self.hash})"
+
+    # Rules are immutable and shared; copying returns the same object.
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (Rules.from_dict, (self._data, self.source))
+
+
+def ms_round(x_ms: float) -> int:
+    """Whole milliseconds, rounded half up (RULES D-6a): 382.5 -> 383."""
+    return int(math.floor(x_ms + 0.5 + 1e-9))
+
+
+_DEFAULT: Rules | None = None
+
+
+def default_rules() -> Rules:
+    """The default rules, loaded once per process."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = load_rules()
+    return _DEFAULT
