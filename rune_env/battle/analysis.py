@@ -155,6 +155,7 @@ class Analysis:
     powers: dict[int, RunePower]         # casting runes that are not sealed
     amplify_factor: dict[int, float]     # amplify cells (not sealed) -> factor
     resonance: dict[int, float]          # cells in a resonance pattern -> multiplier
+    resonance_fold: dict[int, int]       # ... and the fold of the pattern that counts
     reflect: float                       # share of attack damage reflected while barrier > 0
     effective_grade: dict[int, int]      # every occupied cell
 
@@ -177,6 +178,7 @@ def analyse(setup: SideSetup, occ: list[Occupant | None], sealed: list[bool]) ->
     # patterns overlap the strongest counts. Resonators never grow.
     table = "loose" if mods.loose_resonance else "normal"
     resonance: dict[int, float] = {}
+    resonance_fold: dict[int, int] = {}
     for pattern in spec.resonance.patterns:
         mult = getattr(pattern, table) + mods.resonance_add
         for _ring, cells in geo.patterns[pattern.fold]:
@@ -188,6 +190,7 @@ def analyse(setup: SideSetup, occ: list[Occupant | None], sealed: list[bool]) ->
             for c in cells:
                 if kind[c] != "resonator" and mult > resonance.get(c, 0.0):
                     resonance[c] = mult
+                    resonance_fold[c] = pattern.fold
 
     # Feeders: (kind, strength) of what flows into each cell; amplifiers of each cell.
     feeders: list[list[tuple[str, float]]] = [[] for _ in range(n)]
@@ -276,6 +279,7 @@ def analyse(setup: SideSetup, occ: list[Occupant | None], sealed: list[bool]) ->
             reflect += rules.flow_by_id[fid].reflect * strength
     reflect = min(reflect, spec.flow_limits.reflect_cap)
     return Analysis(powers=powers, amplify_factor=amplify_factor, resonance=resonance,
+                    resonance_fold=resonance_fold,
                     reflect=reflect, effective_grade=egrade)
 
 

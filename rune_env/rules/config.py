@@ -258,6 +258,7 @@ class RunSpec(_Strict):
     relic_choices: Int = Field(ge=1)
     opponent_budget_base: Int = Field(ge=0)
     opponent_budget_per_round: Int = Field(ge=0)
+    opponent_noise: Num = Field(ge=0, le=1)
 
 
 class RankSpec(_Strict):

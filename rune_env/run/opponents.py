@@ -1,0 +1,168 @@
+"""Opponents behind one small interface, and the opponent pool file.
+
+An opponent source is any callable `(round, rank_effects, boss_rules, rng) -> Board`. The run
+loop sets the boss rules and round on the board it returns and adds the rank's extra runes
+(`loop.field_opponent`), so sources only draft.
+
+- `BudgetOpponents`: drafts a fresh board with the heuristic drafter from the budget a player
+  would have had by that round (D-44: `opponent_budget_base + opponent_budget_per_round *
+  (round - 1)`, x the rank's budget factor), with a core and artifacts, no relics.
+  Its strength knob is `run.opponent_noise`: the share of random actions while drafting.
+- `PoolOpponents`: samples recorded boards ("ghosts") of the round from a pool file; where a
+  round has none, falls back to another source (default: the budget drafter).
+
+Pool file (JSON, written atomically):
+    {"format": "rune-env-pool", "version": 1, "rules_hash": "...", "rank": "apprentice",
+     "provenance": {...free...},
+     "rounds": {"1": [{"board": {board file}, "agent": "greedy", "seed": 3, "round": 1,
+                        "rank": "apprentice"}, ...], ...}}
+"""
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..rules.board import Board, BoardError, write_json_atomic
+from ..rules.config import Rules
+from .ranks import RankEffects
+
+POOL_FORMAT = "rune-env-pool"
+POOL_VERSION = 1
+
+
+class PoolError(ValueError):
+    """A pool file that cannot be used; the message names the problem."""
+
+
+def opponent_budget(rules: Rules, round_: int, effects: RankEffects) -> int:
+    run = rules.spec.run
+    return int(math.floor((run.opponent_budget_base + run.opponent_budget_per_round * (round_ - 1))
+                          * effects.opponent_budget_x + 1e-9))
+
+
+def draft_board(rules: Rules, round_: int, budget: int, rng: np.random.Generator,
+                noise: float = 0.0, core: str | None = None) -> Board:
+    """A board drafted from scratch with `budget` mana by the heuristic drafter."""
+    from .drafter import HeuristicDrafter, draft
+    from .loop import _draw_shop, new_run
+    seed = int(rng.integers(2**31))
+    state = new_run(seed, rules, core=core)
+    state.round = round_
+    state.mana = budget
+    _draw_shop(state)
+    drafter = HeuristicDrafter(rules, noise=noise, seed=seed)
+    draft(state, drafter)
+    board = state.to_board()
+    return board.replace(max_hp=None)
+
+
+@dataclass
+class BudgetOpponents:
+    rules: Rules
+    noise: float | None = None
+
+    def __call__(self, round_: int, effects: RankEffects, boss_rules: list,
+                 rng: np.random.Generator) -> Board:
+        noise = self.rules.spec.run.opponent_noise if self.noise is None else self.noise
+        return draft_board(self.rules, round_, opponent_budget(self.rules, round_, effects), rng,
+                           noise=noise)
+
+
+@lru_cache(maxsize=4)
+def _default(rules_hash: str, rules: Rules) -> BudgetOpponents:
+    return BudgetOpponents(rules)
+
+
+def default_opponents(rules: Rules) -> BudgetOpponents:
+    return _default(rules.hash, rules)
+
+
+# -- pools ----------------------------------------------------------------------------------------
+@dataclass
+class Pool:
+    rules_hash: str
+    rank: str
+    rounds: dict[int, list[dict]] = field(default_factory=dict)   # round -> ghost entries
+    provenance: dict = field(default_factory=dict)
+
+    def boards(self, round_: int, rules: Rules) -> list[Board]:
+        return [Board.from_json(g["board"], rules, source=f"pool round {round_}")
+                for g in self.rounds.get(round_, [])]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": POOL_FORMAT, "version": POOL_VERSION, "rules_hash": self.rules_hash,
+                "rank": self.rank, "provenance": self.provenance,
+                "rounds": {str(r): g for r, g in sorted(self.rounds.items())}}
+
+
+def save_pool(pool: Pool, path: str | Path) -> None:
+    write_json_atomic(Path(path), pool.to_json())
+
+
+def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
+    """Read and validate a pool file. A rules-hash mismatch warns (refused with `strict`)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PoolError(f"{path}: cannot read pool file ({exc.strerror or exc})") from None
+    except json.JSONDecodeError as exc:
+        raise PoolError(f"{path}: not valid JSON, truncated or corrupt? ({exc.msg} at line "
+                        f"{exc.lineno})") from None
+    if not isinstance(data, dict) or data.get("format") != POOL_FORMAT:
+        raise PoolError(f"{path}: not a rune-env pool file (missing \"format\": \"{POOL_FORMAT}\")")
+    if data.get("version") != POOL_VERSION:
+        raise PoolError(f"{path}: pool version {data.get('version')!r}; this rune-env reads "
+                        f"version {POOL_VERSION}")
+    for key in ("rules_hash", "rank", "rounds"):
+        if key not in data:
+            raise PoolError(f"{path}: missing {key!r}")
+    if data["rules_hash"] != rules.hash:
+        msg = (f"{path}: pool was made under rules {data['rules_hash']}, the current rules are "
+               f"{rules.hash}")
+        if strict:
+            raise PoolError(msg)
+        warnings.warn(msg, stacklevel=2)
+    if not isinstance(data["rounds"], dict):
+        raise PoolError(f"{path}: \"rounds\" must be an object {{round: [ghosts]}}")
+    rounds: dict[int, list[dict]] = {}
+    for key, ghosts in data["rounds"].items():
+        if not str(key).isdigit() or int(key) < 1:
+            raise PoolError(f"{path}: rounds[{key!r}]: not a round number")
+        if not isinstance(ghosts, list):
+            raise PoolError(f"{path}: rounds[{key!r}]: expected a list of ghosts")
+        for i, g in enumerate(ghosts):
+            if not isinstance(g, dict) or "board" not in g:
+                raise PoolError(f"{path}: rounds[{key!r}][{i}]: a ghost needs a \"board\"")
+            try:
+                Board.from_json(g["board"], rules, source=f"rounds[{key!r}][{i}].board")
+            except BoardError as exc:
+                raise PoolError(f"{path}: {exc}") from None
+        rounds[int(key)] = ghosts
+    return Pool(rules_hash=data["rules_hash"], rank=str(data["rank"]), rounds=rounds,
+                provenance=data.get("provenance", {}))
+
+
+@dataclass
+class PoolOpponents:
+    pool: Pool
+    rules: Rules
+    fallback: Any = None
+    _cache: dict = field(default_factory=dict)
+
+    def __call__(self, round_: int, effects: RankEffects, boss_rules: list,
+                 rng: np.random.Generator) -> Board:
+        if round_ not in self._cache:
+            self._cache[round_] = self.pool.boards(round_, self.rules)
+        boards = self._cache[round_]
+        if not boards:
+            fallback = self.fallback or default_opponents(self.rules)
+            return fallback(round_, effects, boss_rules, rng)
+        return boards[int(rng.integers(len(boards)))]

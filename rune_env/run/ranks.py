@@ -1,0 +1,46 @@
+"""Ranks: each includes every easier one, so their effects accumulate."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..rules.config import Rules
+
+
+@dataclass(frozen=True)
+class RankEffects:
+    rank: int
+    name: str
+    opponent_extra_runes: int
+    income_delta: int
+    opponent_budget_x: float
+    boss_rule_count: int
+    lamps: int
+
+
+def rank_index(rules: Rules, rank: int | str) -> int:
+    names = [r.id for r in rules.spec.ranks]
+    if isinstance(rank, str):
+        if rank not in names:
+            raise ValueError(f"unknown rank {rank!r} (one of {', '.join(names)})")
+        return names.index(rank)
+    if not 0 <= rank < len(names):
+        raise ValueError(f"rank {rank} out of range 0..{len(names) - 1}")
+    return rank
+
+
+def rank_effects(rules: Rules, rank: int | str) -> RankEffects:
+    """The effects of `rank` and every easier rank, combined."""
+    r = rank_index(rules, rank)
+    specs = rules.spec.ranks[: r + 1]
+    budget_x = 1.0
+    for s in specs:
+        budget_x *= s.opponent_budget_x
+    lamps = [s.lamps for s in specs if s.lamps is not None]
+    return RankEffects(
+        rank=r, name=specs[-1].id,
+        opponent_extra_runes=sum(s.opponent_extra_runes for s in specs),
+        income_delta=sum(s.income_delta for s in specs),
+        opponent_budget_x=budget_x,
+        boss_rule_count=max(s.boss_rule_count for s in specs),
+        lamps=min(lamps) if lamps else rules.spec.run.lamps,
+    )

@@ -1,0 +1,182 @@
+"""The state of a run: everything needed to continue it exactly, and its JSON form.
+
+A `RunState` is mutated in place by `rune_env.run.loop.apply`; `clone()` copies it (for search
+and planning), `to_json()` / `RunState.from_json()` save and resume it: a resumed run draws the
+same later offers and fights the same battles, because the generator's state is saved too.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..rules.board import Board
+from ..rules.config import Rules, default_rules
+from ..rules.geometry import geometry
+
+STATE_VERSION = 1
+
+
+class RunStateError(ValueError):
+    """A saved run that cannot be loaded; the message names the problem."""
+
+
+@dataclass
+class RunState:
+    rules: Rules
+    seed: int
+    rank: int
+    rng: np.random.Generator
+    round: int = 1
+    mana: int = 0
+    hand: list[tuple[str, int]] = field(default_factory=list)       # slot = index
+    board: dict[int, tuple[str, int]] = field(default_factory=dict)  # cell -> (kind, grade)
+    artifacts: dict[int, str] = field(default_factory=dict)          # placed: cell -> artifact
+    artifact_inventory: list[str] = field(default_factory=list)
+    hand_slots: int = 0
+    artifact_slots: int = 0
+    open_sectors: list[int] = field(default_factory=list)            # in the order opened
+    core: str | None = None
+    sun_element: str | None = None
+    relics: list[str] = field(default_factory=list)
+    lamps: int = 0
+    lamp_saves: int = 0            # phoenix feathers not yet used
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+    hp_bonus: float = 0.0          # base-stat rewards: max HP x (1 + hp_bonus)
+    shop_runes: list[str | None] = field(default_factory=list)
+    shop_artifacts: list[str | None] = field(default_factory=list)
+    pending: dict | None = None    # {"kind": "core"|"reward"|"relic", "options": [...]}
+    boss_schedule: dict[int, list[str]] = field(default_factory=dict)
+    prep_actions: int = 0          # actions in this round's preparation (D-41 cap)
+    unlocked: list[str] = field(default_factory=list)
+    over: bool = False
+    cleared: bool = False
+    achievements: list[str] = field(default_factory=list)  # earned in this run
+    # counters for invariants and logs (grade-I units)
+    units_bought: int = 0
+    units_sold: int = 0
+    battles: list[dict] = field(default_factory=list)     # one summary per battle fought
+    actions_taken: list[int] = field(default_factory=list)
+
+    # -- derived -------------------------------------------------------------------------------
+    @property
+    def max_hp(self) -> float:
+        b = self.rules.spec.battle
+        return (b.base_hp + b.hp_per_round * (self.round - 1)) * (1.0 + self.hp_bonus)
+
+    @property
+    def boss_rules(self) -> list[str]:
+        """The boss rules of this round's opponent (empty outside boss rounds)."""
+        return list(self.boss_schedule.get(self.round, []))
+
+    def to_board(self) -> Board:
+        """The player's board as it enters battle; the hand is its reserves."""
+        return Board(runes=dict(self.board), artifacts=dict(self.artifacts), hand=tuple(self.hand),
+                     core=self.core, sun_element=self.sun_element,
+                     open_sectors=frozenset(self.open_sectors), relics=tuple(self.relics),
+                     max_hp=self.max_hp, round=self.round)
+
+    def clone(self) -> "RunState":
+        new = copy.copy(self)
+        for name in ("hand", "artifact_inventory", "open_sectors", "relics", "shop_runes",
+                     "shop_artifacts", "unlocked", "achievements", "battles", "actions_taken"):
+            setattr(new, name, list(getattr(self, name)))
+        new.board = dict(self.board)
+        new.artifacts = dict(self.artifacts)
+        new.pending = copy.deepcopy(self.pending)
+        new.boss_schedule = {k: list(v) for k, v in self.boss_schedule.items()}
+        new.rng = np.random.Generator(type(self.rng.bit_generator)())
+        new.rng.bit_generator.state = self.rng.bit_generator.state
+        return new
+
+    # -- JSON ----------------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        geo = geometry(self.rules.radius)
+        return {
+            "version": STATE_VERSION,
+            "rules_hash": self.rules.hash,
+            "seed": self.seed, "rank": self.rank, "round": self.round, "mana": self.mana,
+            "hand": [[k, g] for k, g in self.hand],
+            "board": {geo.name(c): [k, g] for c, (k, g) in sorted(self.board.items())},
+            "artifacts": {geo.name(c): a for c, a in sorted(self.artifacts.items())},
+            "artifact_inventory": list(self.artifact_inventory),
+            "hand_slots": self.hand_slots, "artifact_slots": self.artifact_slots,
+            "open_sectors": list(self.open_sectors), "core": self.core,
+            "sun_element": self.sun_element, "relics": list(self.relics), "lamps": self.lamps,
+            "lamp_saves": self.lamp_saves, "wins": self.wins, "losses": self.losses,
+            "draws": self.draws, "hp_bonus": self.hp_bonus,
+            "shop_runes": list(self.shop_runes), "shop_artifacts": list(self.shop_artifacts),
+            "pending": copy.deepcopy(self.pending),
+            "boss_schedule": {str(k): list(v) for k, v in sorted(self.boss_schedule.items())},
+            "prep_actions": self.prep_actions, "unlocked": list(self.unlocked),
+            "over": self.over, "cleared": self.cleared, "achievements": list(self.achievements),
+            "units_bought": self.units_bought, "units_sold": self.units_sold,
+            "battles": copy.deepcopy(self.battles), "actions_taken": list(self.actions_taken),
+            "rng": _jsonable(self.rng.bit_generator.state),
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], rules: Rules | None = None) -> "RunState":
+        rules = rules or default_rules()
+        if not isinstance(data, dict):
+            raise RunStateError("a saved run is a JSON object")
+        if data.get("version") != STATE_VERSION:
+            raise RunStateError(f"saved run version {data.get('version')!r}; this rune-env "
+                                f"reads version {STATE_VERSION}")
+        if data.get("rules_hash") != rules.hash:
+            raise RunStateError(f"saved run was played under rules {data.get('rules_hash')!r}, "
+                                f"not the current rules {rules.hash!r}")
+        geo = geometry(rules.radius)
+        try:
+            rng = np.random.Generator(np.random.PCG64())
+            rng.bit_generator.state = data["rng"]
+            state = cls(
+                rules=rules, seed=int(data["seed"]), rank=int(data["rank"]), rng=rng,
+                round=int(data["round"]), mana=int(data["mana"]),
+                hand=[(k, int(g)) for k, g in data["hand"]],
+                board={geo.parse(c): (k, int(g)) for c, (k, g) in data["board"].items()},
+                artifacts={geo.parse(c): a for c, a in data["artifacts"].items()},
+                artifact_inventory=list(data["artifact_inventory"]),
+                hand_slots=int(data["hand_slots"]), artifact_slots=int(data["artifact_slots"]),
+                open_sectors=[int(s) for s in data["open_sectors"]], core=data["core"],
+                sun_element=data["sun_element"], relics=list(data["relics"]),
+                lamps=int(data["lamps"]), lamp_saves=int(data["lamp_saves"]),
+                wins=int(data["wins"]), losses=int(data["losses"]), draws=int(data["draws"]),
+                hp_bonus=float(data["hp_bonus"]), shop_runes=list(data["shop_runes"]),
+                shop_artifacts=list(data["shop_artifacts"]), pending=data["pending"],
+                boss_schedule={int(k): list(v) for k, v in data["boss_schedule"].items()},
+                prep_actions=int(data["prep_actions"]), unlocked=list(data["unlocked"]),
+                over=bool(data["over"]), cleared=bool(data["cleared"]),
+                achievements=list(data["achievements"]),
+                units_bought=int(data["units_bought"]), units_sold=int(data["units_sold"]),
+                battles=list(data["battles"]), actions_taken=[int(a) for a in data["actions_taken"]],
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RunStateError(f"saved run is malformed: {type(exc).__name__}: {exc}") from None
+        return state
+
+    @classmethod
+    def loads(cls, text: str, rules: Rules | None = None) -> "RunState":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RunStateError(f"saved run is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        return cls.from_json(data, rules)
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj
