@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Balance report for designers: how long battles last, how often they time out, and how the
+heuristic drafter fares against the default opponents.
+
+    python scripts/balance_report.py [--battles N] [--runs N] [--seed S] [--jobs J] [--rules F] [--json]
+
+Per round 1..12: N battles between boards the drafter builds in that round of a run (runs played
+with lamps that never run out, so every round is reached) and that round's default opponent:
+median duration, share ending at the timeout, share ending in overdrive (after 20 s), seals per
+battle (both sides), the drafter's win rate. Then N whole apprentice runs: battle win rate, mean
+wins, clear rate; and win rates by core, by rune kind on the board and by relic held.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rune_env.rules import load_rules  # noqa: E402
+from rune_env.run import apply, new_run  # noqa: E402
+from rune_env.run.drafter import HeuristicDrafter  # noqa: E402
+
+ROUNDS = 12
+
+
+def _play(args: tuple) -> list[dict]:
+    """One run by the drafter; returns a summary per battle. `immortal` keeps lamps lit."""
+    rules_path, seed, immortal, max_rounds = args
+    rules = load_rules(rules_path)
+    state = new_run(seed, rules)
+    drafter = HeuristicDrafter(rules, seed=seed)
+    out = []
+    while not state.over:
+        if immortal:
+            state.lamps = 10**6
+        a = drafter.act(state)
+        info = apply(state, a)
+        if info.battle is not None:
+            b = info.battle
+            out.append({"round": b["round"], "outcome": b["outcome"], "time": b["time"],
+                        "seals": sum(b["seals"]), "core": state.core,
+                        "kinds": sorted({k for k, _ in state.board.values()}),
+                        "relics": list(state.relics), "run_seed": seed})
+            if immortal and b["round"] >= max_rounds:
+                break
+    if not immortal:
+        out.append({"run_end": True, "wins": state.wins, "cleared": state.cleared,
+                    "battles": len(out)})
+    return out
+
+
+def _rate(rows: list[dict]) -> float:
+    return sum(r["outcome"] == "win" for r in rows) / len(rows) if rows else float("nan")
+
+
+def report(rules_path: str | None, battles: int, runs: int, seed: int, jobs: int) -> dict:
+    rules = load_rules(rules_path)
+    duration = rules.spec.battle.duration_s
+    od_start = rules.spec.overdrive.start_s
+    tasks_rounds = [(rules_path, seed + i, True, ROUNDS) for i in range(battles)]
+    tasks_runs = [(rules_path, seed + 100_000 + i, False, 0) for i in range(runs)]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        per_round = [b for chunk in pool.map(_play, tasks_rounds, chunksize=4) for b in chunk]
+        whole = [b for chunk in pool.map(_play, tasks_runs, chunksize=4) for b in chunk]
+    out: dict = {"rules_hash": rules.hash, "rounds": {}, "runs": {}, "by_core": {},
+                 "by_kind": {}, "by_relic": {}}
+    for rnd in range(1, ROUNDS + 1):
+        rows = [b for b in per_round if b["round"] == rnd]
+        times = [b["time"] for b in rows]
+        out["rounds"][str(rnd)] = {
+            "battles": len(rows),
+            "median_duration": statistics.median(times) if times else None,
+            "timeout_share": sum(t >= duration for t in times) / len(rows) if rows else None,
+            "overdrive_share": sum(t > od_start for t in times) / len(rows) if rows else None,
+            "seals_per_battle": statistics.fmean(b["seals"] for b in rows) if rows else None,
+            "win_rate": _rate(rows),
+        }
+    ends = [b for b in whole if b.get("run_end")]
+    fought = [b for b in whole if not b.get("run_end")]
+    out["runs"] = {
+        "runs": len(ends),
+        "battle_win_rate": _rate(fought),
+        "mean_wins": statistics.fmean(e["wins"] for e in ends) if ends else None,
+        "clear_rate": sum(e["cleared"] for e in ends) / len(ends) if ends else None,
+    }
+    for key, field in (("by_core", "core"), ("by_kind", "kinds"), ("by_relic", "relics")):
+        groups: dict[str, list] = {}
+        for b in fought:
+            values = b[field] if isinstance(b[field], list) else [b[field]]
+            for v in values:
+                groups.setdefault(str(v), []).append(b)
+        out[key] = {k: {"battles": len(v), "win_rate": _rate(v)} for k, v in sorted(groups.items())}
+    return out
+
+
+def format_report(rep: dict) -> str:
+    lines = ["round  battles  median_s  timeout  overdrive  seals  win_rate"]
+    for rnd, r in rep["rounds"].items():
+        lines.append(f"{rnd:>5}  {r['battles']:>7}  {r['median_duration']:>8.2f}  "
+                     f"{r['timeout_share']:>7.1%}  {r['overdrive_share']:>9.1%}  "
+                     f"{r['seals_per_battle']:>5.2f}  {r['win_rate']:>8.1%}")
+    runs = rep["runs"]
+    lines.append("")
+    lines.append(f"whole apprentice runs: {runs['runs']}  battle win rate {runs['battle_win_rate']:.1%}"
+                 f"  mean wins {runs['mean_wins']:.2f}  clear rate {runs['clear_rate']:.1%}")
+    for key in ("by_core", "by_kind", "by_relic"):
+        parts = [f"{k} {v['win_rate']:.0%} ({v['battles']})" for k, v in rep[key].items()]
+        lines.append(f"{key}: " + ", ".join(parts))
+    lines.append(f"rules {rep['rules_hash']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--battles", type=int, default=200, help="battles per round (default 200)")
+    p.add_argument("--runs", type=int, default=200, help="whole apprentice runs (default 200)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--rules", default=None)
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args(argv)
+    rep = report(a.rules, a.battles, a.runs, a.seed, a.jobs)
+    print(json.dumps(rep, indent=1) if a.json else format_report(rep))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
