@@ -1,0 +1,50 @@
+"""An opponent source made from any agent: the agent drafts the opponent's board."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..rules.board import Board
+from ..rules.config import Rules
+from ..run.loop import _draw_shop, apply, legal_mask, new_run
+from ..run.opponents import opponent_budget
+from ..run.ranks import RankEffects
+from .agent import Agent
+from .observation import Encoder
+
+
+@dataclass
+class AgentOpponents:
+    """`(round, rank_effects, boss_rules, rng) -> Board`: a fresh draft state with the round's
+    opponent budget (D-44), played by `agent` until it readies (or the action cap nears)."""
+
+    agent: Agent
+    rules: Rules
+    obs_mode: str = "flat"
+    _encoder: Encoder | None = field(default=None, repr=False)
+
+    def __call__(self, round_: int, effects: RankEffects, boss_rules: list,
+                 rng: np.random.Generator) -> Board:
+        if self._encoder is None:
+            self._encoder = Encoder(self.rules)
+        seed = int(rng.integers(2**31))
+        state = new_run(seed, self.rules)
+        state.round = round_
+        state.mana = opponent_budget(self.rules, round_, effects)
+        _draw_shop(state)
+        self.agent.reset(seed)
+        from ..run.actions import action_table
+        ready = action_table(self.rules).id("ready")
+        cap = self.rules.spec.run.action_cap - 1
+        while True:
+            mask = legal_mask(state)
+            obs = (self._encoder.encode_flat(state) if self.obs_mode == "flat"
+                   else self._encoder.encode_dict(state))
+            a = int(self.agent.act(obs, mask))
+            if a == ready and state.pending is None:
+                break
+            apply(state, a)
+            if state.prep_actions >= cap:
+                break
+        return state.to_board().replace(max_hp=None)

@@ -1,0 +1,301 @@
+"""Gymnasium adapters over the run loop: RuneRun-v0 (a whole run) and RuneDraft-v0 (one round).
+
+The classes hold no game logic: they call `rune_env.run` and encode its state.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ..rules.board import Board, load_board
+from ..rules.config import Rules, default_rules, load_rules
+from ..rules.geometry import geometry
+from ..run.actions import action_table
+from ..run.loop import IllegalAction, apply, legal_mask, new_run, why_illegal
+from ..run.opponents import BudgetOpponents, PoolOpponents, load_pool
+from ..run.ranks import rank_index
+from ..run.state import RunState
+from .observation import Encoder
+
+ENV_VERSION = "0.1.0"
+REWARD_MODES = ("battle", "run", "margin")
+
+
+def resolve_rules(rules: Rules | str | None, overrides: dict | None) -> Rules:
+    if isinstance(rules, Rules) and not overrides:
+        return rules
+    path = rules if isinstance(rules, str) else (rules.source if isinstance(rules, Rules) else None)
+    return load_rules(path, overrides) if (path or overrides) else default_rules()
+
+
+def resolve_opponents(opponents: Any, rules: Rules, strict: bool = False):
+    """None -> the default budget drafter; a path -> a pool file; a callable -> itself; an
+    object with `act(observation, action_mask)` -> an agent that drafts boards (AgentOpponents)."""
+    if opponents is None or opponents == "generator":
+        return BudgetOpponents(rules)
+    if isinstance(opponents, str):
+        return PoolOpponents(load_pool(opponents, rules, strict=strict), rules)
+    if hasattr(opponents, "act") and hasattr(opponents, "reset"):
+        from .agent_opponents import AgentOpponents
+        return AgentOpponents(opponents, rules)
+    if callable(opponents):
+        return opponents
+    raise TypeError(f"opponents must be None, a pool path, a callable or an agent; got {opponents!r}")
+
+
+class RuneRunEnv(gym.Env):
+    """RuneRun-v0: one episode is one whole run of Rune Circle.
+
+    **Actions**: `Discrete(N)`, N = len(action table) (see `action_names()` and
+    `describe_action(id)`); one id per concrete action, e.g. "place 0 -> 2:3" moves hand slot 0
+    to cell 2:3. `action_masks()` (and `info["action_mask"]`) marks the legal ones, for
+    sb3-contrib's MaskablePPO. `ready` ends the round's preparation and runs the battle as one
+    deterministic transition inside the step; reward and relic choices are steps too.
+
+    **Observations**: `obs_mode="flat"` (default): `Box(0, 1, (D,), float32)`; `layout()` names
+    each slice (rune_env/envs/observation.py). `obs_mode="dict"`: a `Dict` of the same parts
+    (board planes per cell, hand, shop, inventory, scalars, core, relics, bosses, pending).
+
+    **Rewards** (`reward_mode`): "battle": +1 per battle won, -1 lost, 0 drawn, plus
+    `clear_bonus` on clearing the run; "run": 0 until the end, then wins / wins_to_clear;
+    "margin": the battle reward plus `margin_weight` x (player HP ratio - opponent HP ratio).
+    An illegal action raises `IllegalAction` by default; with `illegal_action="penalty"` it is a
+    no-op rewarded `illegal_penalty` (for algorithms without masks and for the env checkers).
+
+    **Termination**: the run is over (lamps out, cleared, or the round cap). **Truncation**:
+    only through the registered `max_episode_steps` (or `max_rounds` reached).
+
+    **Options** (constructor keywords, and `reset(options=...)` for rank, core, opponents):
+    rank (index or name, default "apprentice"), core (None = the agent chooses), opponents (None:
+    the budget drafter; a pool file path; a callable `(round, rank_effects, boss_rules, rng) ->
+    Board`; or an agent), rules (a Rules, a YAML path) and rules_overrides, unlocked (rune kinds;
+    default all), reward_mode, clear_bonus, margin_weight, max_rounds, obs_mode, illegal_action,
+    illegal_penalty, render_mode ("ansi").
+
+    **Info**: action_mask, round, mana, lamps, wins, losses, draws, cleared, over, battle (the
+    summary when a battle was fought in the step), rules_hash, env_version.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(self, rank: int | str = "apprentice", core: str | None = None, opponents: Any = None,
+                 rules: Rules | str | None = None, rules_overrides: dict | None = None,
+                 unlocked: list[str] | None = None, reward_mode: str = "battle",
+                 clear_bonus: float = 5.0, margin_weight: float = 0.5, max_rounds: int | None = None,
+                 obs_mode: str = "flat", illegal_action: str = "raise",
+                 illegal_penalty: float = -0.1, render_mode: str | None = None,
+                 battle_fn: Callable | None = None):
+        self.rules = resolve_rules(rules, rules_overrides)
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode must be one of {REWARD_MODES}; got {reward_mode!r}")
+        if obs_mode not in ("flat", "dict"):
+            raise ValueError(f"obs_mode must be 'flat' or 'dict'; got {obs_mode!r}")
+        if illegal_action not in ("raise", "penalty"):
+            raise ValueError(f"illegal_action must be 'raise' or 'penalty'; got {illegal_action!r}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi'; got {render_mode!r}")
+        self.rank = rank_index(self.rules, rank)
+        self.core = core
+        self.opponents_spec = opponents
+        self.opponents = resolve_opponents(opponents, self.rules)
+        self.unlocked = unlocked
+        self.reward_mode = reward_mode
+        self.clear_bonus = clear_bonus
+        self.margin_weight = margin_weight
+        self.max_rounds = max_rounds
+        self.obs_mode = obs_mode
+        self.illegal_action = illegal_action
+        self.illegal_penalty = illegal_penalty
+        self.render_mode = render_mode
+        self.battle_fn = battle_fn
+        self.table = action_table(self.rules)
+        self.encoder = Encoder(self.rules)
+        self.action_space = spaces.Discrete(len(self.table))
+        layout = self.encoder.layout
+        if obs_mode == "flat":
+            self.observation_space = spaces.Box(0.0, 1.0, (layout.size,), np.float32)
+        else:
+            self.observation_space = spaces.Dict({
+                name: spaces.Box(0.0, 1.0, shape, np.float32) for name, shape in layout.shapes.items()})
+        self.state: RunState | None = None
+        self._last_battle: dict | None = None
+
+    # -- the Gymnasium API --------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        options = dict(options or {})
+        if "rank" in options:
+            self.rank = rank_index(self.rules, options.pop("rank"))
+        if "core" in options:
+            self.core = options.pop("core")
+        if "opponents" in options:
+            self.opponents_spec = options.pop("opponents")
+            self.opponents = resolve_opponents(self.opponents_spec, self.rules)
+        if options:
+            raise ValueError(f"unknown reset options: {sorted(options)}")
+        run_seed = int(self.np_random.integers(2**31))
+        self.state = self._new_state(run_seed)
+        self._last_battle = None
+        return self._obs(), self._info()
+
+    def _new_state(self, run_seed: int) -> RunState:
+        return new_run(run_seed, self.rules, rank=self.rank, core=self.core, unlocked=self.unlocked)
+
+    def step(self, action):
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
+        if self.state.over:
+            raise RuntimeError("the episode is over: call reset()")
+        action = int(action)
+        reason = why_illegal(self.state, action)
+        if reason is not None:
+            if self.illegal_action == "raise":
+                name = self.table.actions[action].name if 0 <= action < len(self.table) else action
+                raise IllegalAction(f"illegal action {action} ({name}): {reason}")
+            info = self._info()
+            info["illegal"] = reason
+            return self._obs(), float(self.illegal_penalty), False, False, info
+        step = apply(self.state, action, self.opponents, self.battle_fn)
+        self._last_battle = step.battle
+        reward = self._reward(step.battle)
+        terminated = self.state.over
+        truncated = False
+        if not terminated and self.max_rounds is not None and step.battle is not None \
+                and step.battle["round"] >= self.max_rounds:
+            truncated = True
+        return self._obs(), reward, terminated, truncated, self._info(step.battle)
+
+    def _reward(self, battle: dict | None) -> float:
+        s = self.state
+        if self.reward_mode == "run":
+            return s.wins / self.rules.spec.run.wins_to_clear if s.over else 0.0
+        if battle is None:
+            return 0.0
+        r = {"win": 1.0, "loss": -1.0, "draw": 0.0}[battle["outcome"]]
+        if self.reward_mode == "margin":
+            mine = battle["hp"][0] / battle["max_hp"][0]
+            theirs = battle["hp"][1] / battle["max_hp"][1]
+            r += self.margin_weight * (mine - theirs)
+        if s.cleared and s.over:
+            r += self.clear_bonus
+        return r
+
+    def _obs(self):
+        if self.obs_mode == "flat":
+            return self.encoder.encode_flat(self.state)
+        return self.encoder.encode_dict(self.state)
+
+    def _info(self, battle: dict | None = None) -> dict[str, Any]:
+        s = self.state
+        return {"action_mask": legal_mask(s), "round": s.round, "mana": s.mana, "lamps": s.lamps,
+                "wins": s.wins, "losses": s.losses, "draws": s.draws, "cleared": s.cleared,
+                "over": s.over, "battle": battle, "rules_hash": self.rules.hash,
+                "env_version": ENV_VERSION}
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions now (sb3-contrib MaskablePPO reads this method)."""
+        if self.state is None or self.state.over:
+            return np.ones(len(self.table), dtype=bool) if self.state is None else legal_mask(self.state)
+        return legal_mask(self.state)
+
+    def describe_action(self, action: int) -> str:
+        return self.table.actions[int(action)].name
+
+    def action_names(self) -> list[str]:
+        return [a.name for a in self.table.actions]
+
+    def layout(self) -> dict[str, slice]:
+        """The flat observation's named slices."""
+        return dict(self.encoder.layout.slices)
+
+    # -- state cloning --------------------------------------------------------------------------
+    def get_state(self) -> dict:
+        """Everything needed to continue exactly (for search and planning)."""
+        return {"run": self.state.to_json() if self.state else None,
+                "np_random": copy.deepcopy(self.np_random.bit_generator.state),
+                "rank": self.rank, "core": self.core, "rules_hash": self.rules.hash,
+                "env_version": ENV_VERSION}
+
+    def set_state(self, saved: dict) -> None:
+        if saved.get("rules_hash") != self.rules.hash:
+            raise ValueError("saved env state was made under other rules")
+        self.rank = saved["rank"]
+        self.core = saved["core"]
+        self.np_random.bit_generator.state = copy.deepcopy(saved["np_random"])
+        self.state = RunState.from_json(saved["run"], self.rules) if saved["run"] else None
+
+    # -- rendering ------------------------------------------------------------------------------
+    def render(self):
+        if self.render_mode != "ansi" or self.state is None:
+            return None
+        from .text import render_state
+        return render_state(self.state, self._last_battle)
+
+
+class RuneDraftEnv(RuneRunEnv):
+    """RuneDraft-v0: one episode is one round: draft and place, then one battle.
+
+    Same actions, observations, masks and options as RuneRun-v0, plus `round` (default 1),
+    `budget` (mana to draft with; default the opponent budget of that round, D-44) and
+    `start_board` (a board file path or `Board` to start from). The episode ends after the
+    round's battle; reward: +1 win, -1 loss, 0 draw ("margin" adds the HP-ratio margin).
+    If no core is fixed, the first step chooses it.
+    """
+
+    def __init__(self, round: int = 1, budget: int | None = None,
+                 start_board: str | Board | None = None, **kwargs):
+        kwargs.setdefault("reward_mode", "battle")
+        if kwargs["reward_mode"] == "run":
+            raise ValueError("RuneDraft-v0 has one battle: reward_mode 'battle' or 'margin'")
+        super().__init__(**kwargs)
+        self.draft_round = int(round)
+        self.budget = budget
+        self.start_board = load_board(start_board, self.rules) if isinstance(start_board, str) else start_board
+
+    def _new_state(self, run_seed: int) -> RunState:
+        from ..run.loop import _draw_shop
+        from ..run.opponents import opponent_budget
+        from ..run.ranks import rank_effects
+        s = new_run(run_seed, self.rules, rank=self.rank, core=self.core, unlocked=self.unlocked)
+        s.round = self.draft_round
+        s.boss_schedule = {r: v for r, v in s.boss_schedule.items() if r == self.draft_round}
+        s.mana = self.budget if self.budget is not None else \
+            opponent_budget(self.rules, self.draft_round, rank_effects(self.rules, 0))
+        if self.start_board is not None:
+            b = self.start_board
+            s.board = dict(b.runes)
+            s.artifacts = dict(b.artifacts)
+            s.hand = list(b.hand)[: s.hand_slots]
+            s.open_sectors = sorted(b.open_sectors)
+            s.relics = list(b.relics)
+            if b.core is not None and s.core is None:
+                from ..run.loop import _set_core
+                _set_core(s, b.core)
+                s.pending = None
+                s.sun_element = b.sun_element
+        _draw_shop(s)
+        return s
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        if info.get("battle") is not None:
+            terminated = True
+            self.state.over = True
+            info["over"] = True
+            info["action_mask"] = legal_mask(self.state)
+            if self.state.cleared is False and self.reward_mode == "battle":
+                pass
+        return obs, reward, terminated, truncated, info
+
+    def _reward(self, battle: dict | None) -> float:
+        if battle is None:
+            return 0.0
+        r = {"win": 1.0, "loss": -1.0, "draw": 0.0}[battle["outcome"]]
+        if self.reward_mode == "margin":
+            r += self.margin_weight * (battle["hp"][0] / battle["max_hp"][0]
+                                       - battle["hp"][1] / battle["max_hp"][1])
+        return r
