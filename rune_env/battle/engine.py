@@ -11,8 +11,9 @@ The order of events (RULES D-8), at each millisecond t:
   3. side 1's turn, if still due (a storm cast in 2 can push it later).
 Inside one cast (our decision where the rules give no order, see docs/RULES.md):
   cast event -> drizzle charge used (attacks) -> discharge strips barrier -> the hits (each may
-  end the battle, then reflection) -> the kind's own effect (curse, freeze, heal, barrier,
-  unseal) -> flow curses -> lava erosions -> storm delay -> drizzle charge given -> extra casts.
+  end the battle, then reflection) -> heal (then light's unseals) or barrier -> the curse (the
+  longer of the rune's own and a flow's, times umbra) -> the freeze -> lava erosions -> storm
+  delay -> drizzle charge given -> extra casts (thundercloud), each a whole cast again.
 """
 from __future__ import annotations
 
