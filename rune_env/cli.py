@@ -2,6 +2,7 @@
 
   battle A.json B.json [--trace] [--rules FILE]   one battle, as one JSON object
   explain BOARD.json [--against OTHER.json] [--json] [--rules FILE]
+  play [--seed N] [--rank R] [--core C] [--profile FILE] [--rules FILE]   a run in the terminal
 
 Bad input (a board or rules file that breaks a rule) prints one line naming the problem to
 stderr and exits with status 2.
@@ -35,6 +36,11 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _play(args: argparse.Namespace) -> int:
+    from .play import main_args
+    return main_args(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m rune_env", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -50,6 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--rules")
     p.set_defaults(func=_explain)
+    p = sub.add_parser("play", help="play a run in the terminal (type help at the prompt)")
+    p.add_argument("--seed", type=int, help="the run's seed (default: a random one, printed)")
+    p.add_argument("--rank", default="0", help="rank name or number (default: the first)")
+    p.add_argument("--core", help="fix the core instead of choosing it at the start")
+    p.add_argument("--profile", help="a profile JSON file: unlocks and open ranks, saved at the end")
+    p.add_argument("--rules")
+    p.set_defaults(func=_play)
     return parser
 
 

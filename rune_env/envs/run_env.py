@@ -13,7 +13,6 @@ from gymnasium import spaces
 
 from ..rules.board import Board, load_board
 from ..rules.config import Rules, default_rules, load_rules
-from ..rules.geometry import geometry
 from ..run.actions import action_table
 from ..run.loop import IllegalAction, apply, legal_mask, new_run, why_illegal
 from ..run.opponents import BudgetOpponents, PoolOpponents, load_pool
@@ -232,8 +231,15 @@ class RuneRunEnv(gym.Env):
     def render(self):
         if self.render_mode != "ansi" or self.state is None:
             return None
-        from .text import render_state
-        return render_state(self.state, self._last_battle)
+        from ..run.view import view
+        lines = view(self.state)
+        b = self._last_battle
+        if b:
+            lines.append(f"last battle (round {b['round']}): {b['outcome']} at {b['time']:.1f} s, "
+                         f"HP {b['hp'][0]:.0f}/{b['max_hp'][0]:.0f} vs {b['hp'][1]:.0f}/{b['max_hp'][1]:.0f}")
+        if self.state.over:
+            lines.append("run cleared" if self.state.cleared else "run over")
+        return "\n".join(lines)
 
 
 class RuneDraftEnv(RuneRunEnv):

@@ -31,7 +31,9 @@ RELIC_PREFERENCE = ("ember_jar", "resonance_mirror", "mana_vein", "focusing_mirr
                     "phoenix_feather", "thorn_crown")
 REWARD_PREFERENCE = ("hand_slot", "artifact_slot", "mana", "artifact", "base_stat")
 CORE_PREFERENCE = ("sun", "moon", "star", "eclipse", "tree")
-KIND_WEIGHT = {"heal": 0.5, "barrier": 0.55, "ice": 1.25, "dark": 1.15}
+# Healing and barrier offset damage point for point (barrier never overflows); valuing them
+# lower made boards that only raced, and battles shorter than the game intends.
+KIND_WEIGHT = {"heal": 1.0, "barrier": 1.0, "ice": 1.25, "dark": 1.15}
 PER_RUNE_BONUS = 0.03
 
 

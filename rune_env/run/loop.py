@@ -21,7 +21,7 @@ from ..battle.result import BattleResult
 from ..rules.board import Board
 from ..rules.config import CASTING_KINDS, KINDS, Rules, default_rules
 from ..rules.geometry import geometry
-from .actions import ActionTable, action_table
+from .actions import action_table
 from .ranks import RankEffects, rank_effects, rank_index
 from .state import RunState
 

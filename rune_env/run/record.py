@@ -34,9 +34,15 @@ class RunRecord:
     def replay(self, rules: Rules, opponents: OpponentSource | None = None) -> RunState:
         if rules.hash != self.rules_hash:
             raise RecordError(f"record was made under rules {self.rules_hash}, not {rules.hash}")
-        state = new_run(self.seed, rules, rank=self.rank, core=self.core, unlocked=self.unlocked)
-        for a in self.actions:
-            apply(state, a, opponents)
+        try:
+            state = new_run(self.seed, rules, rank=self.rank, core=self.core, unlocked=self.unlocked)
+        except ValueError as exc:
+            raise RecordError(f"record cannot start its run: {exc}") from None
+        for i, a in enumerate(self.actions):
+            try:
+                apply(state, a, opponents)
+            except ValueError as exc:  # IllegalAction is a ValueError
+                raise RecordError(f"record action #{i} ({a}) cannot be replayed: {exc}") from None
         return state
 
     def to_json(self) -> dict:

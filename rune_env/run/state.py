@@ -161,6 +161,7 @@ class RunState:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise RunStateError(f"saved run is malformed: {type(exc).__name__}: {exc}") from None
+        _check_content(state)
         return state
 
     @classmethod
@@ -170,6 +171,41 @@ class RunState:
         except json.JSONDecodeError as exc:
             raise RunStateError(f"saved run is not valid JSON ({exc.msg} at line {exc.lineno})") from None
         return cls.from_json(data, rules)
+
+
+def _check_content(state: RunState) -> None:
+    """Refuse a saved run whose content breaks the rules (hand-edited or corrupt files)."""
+    from ..rules.board import BoardError
+    from ..rules.config import KINDS
+    spec = state.rules.spec
+    try:
+        state.to_board().validate(state.rules)
+    except BoardError as exc:
+        raise RunStateError(f"saved run has an impossible board: {exc}") from None
+    checks = [
+        ("artifact_inventory", state.artifact_inventory, spec.artifacts),
+        ("shop_runes", [o for o in state.shop_runes if o is not None], KINDS),
+        ("shop_artifacts", [o for o in state.shop_artifacts if o is not None], spec.artifacts),
+        ("unlocked", state.unlocked, KINDS),
+        ("boss_schedule", [b for v in state.boss_schedule.values() for b in v], spec.boss_rules),
+    ]
+    for key, values, known in checks:
+        for v in values:
+            if v not in known:
+                raise RunStateError(f"saved run: {key}: unknown {v!r}")
+    if not 0 <= state.rank < len(spec.ranks):
+        raise RunStateError(f"saved run: rank {state.rank} out of range")
+    if len(state.hand) > state.hand_slots or state.hand_slots > spec.run.hand_slots_max:
+        raise RunStateError("saved run: more hand runes or slots than the rules allow")
+    if len(state.artifacts) + len(state.artifact_inventory) > state.artifact_slots \
+            or state.artifact_slots > spec.run.artifact_slots_max:
+        raise RunStateError("saved run: more artifacts or artifact slots than the rules allow")
+    if state.mana < 0 or state.lamps < 0 or state.round < 1:
+        raise RunStateError("saved run: negative mana or lamps, or a round below 1")
+    if state.pending is not None and (not isinstance(state.pending, dict)
+                                      or state.pending.get("kind") not in ("core", "reward", "relic")
+                                      or not isinstance(state.pending.get("options"), list)):
+        raise RunStateError("saved run: malformed pending choice")
 
 
 def _jsonable(obj: Any) -> Any:
