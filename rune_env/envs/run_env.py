@@ -21,6 +21,7 @@ from ..run.state import RunState
 from .observation import Encoder
 
 ENV_VERSION = "0.1.0"
+TRAINING_SEED_LIMIT = 2**30   # run seeds an env draws itself are below this
 REWARD_MODES = ("battle", "run", "margin")
 
 
@@ -68,7 +69,8 @@ class RuneRunEnv(gym.Env):
     **Termination**: the run is over (lamps out, cleared, or the round cap). **Truncation**:
     only through the registered `max_episode_steps` (or `max_rounds` reached).
 
-    **Options** (constructor keywords, and `reset(options=...)` for rank, core, opponents):
+    **Options** (constructor keywords, and `reset(options=...)` for rank, core, opponents, and
+    run_seed, the run's own seed; without it the env draws one below TRAINING_SEED_LIMIT):
     rank (index or name, default "apprentice"), core (None = the agent chooses), opponents (None:
     the budget drafter; a pool file path; a callable `(round, rank_effects, boss_rules, rng) ->
     Board`; or an agent), rules (a Rules, a YAML path) and rules_overrides, unlocked (rune kinds;
@@ -134,9 +136,13 @@ class RuneRunEnv(gym.Env):
         if "opponents" in options:
             self.opponents_spec = options.pop("opponents")
             self.opponents = resolve_opponents(self.opponents_spec, self.rules)
+        run_seed = options.pop("run_seed", None)
         if options:
             raise ValueError(f"unknown reset options: {sorted(options)}")
-        run_seed = int(self.np_random.integers(2**31))
+        if run_seed is None:
+            # drawn run seeds stay below TRAINING_SEED_LIMIT; evaluations pass explicit seeds at
+            # or above it, so evaluation runs never repeat a training run (by construction)
+            run_seed = int(self.np_random.integers(TRAINING_SEED_LIMIT))
         self.state = self._new_state(run_seed)
         self._last_battle = None
         return self._obs(), self._info()

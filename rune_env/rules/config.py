@@ -259,6 +259,7 @@ class RunSpec(_Strict):
     opponent_budget_base: Int = Field(ge=0)
     opponent_budget_per_round: Int = Field(ge=0)
     opponent_noise: Num = Field(ge=0, le=1)
+    opponent_bank: Int = Field(ge=0)
 
 
 class RankSpec(_Strict):

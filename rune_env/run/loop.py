@@ -551,7 +551,9 @@ def _fight(state: RunState, opponents: OpponentSource | None, battle_fn: BattleF
                "max_hp": [result.max_hp[seat], result.max_hp[1 - seat]],
                "casts": [result.casts[seat], result.casts[1 - seat]],
                "seals": [result.seals[seat], result.seals[1 - seat]],
-               "boss_rules": list(boss), "opponent": opp.to_json(rules)}
+               "boss_rules": list(boss), "core": state.core,
+               "kinds": sorted(k for k, _ in state.board.values()),
+               "opponent": opp.to_json(rules)}
     state.battles.append(summary)
     run = rules.spec.run
     boss_win = False

@@ -65,14 +65,32 @@ def draft_board(rules: Rules, round_: int, budget: int, rng: np.random.Generator
 
 @dataclass
 class BudgetOpponents:
+    """Drafted opponents. With `run.opponent_bank` = K > 0, round r's opponent is one of K
+    boards, each drafted from a seed fixed by (round, budget, k) alone, and k is drawn from the
+    run's generator: the same distribution for every process and call order (so runs stay
+    reproducible and resumable), while each board is drafted once per process and then reused.
+    K = 0 drafts a fresh board at every call."""
+
     rules: Rules
     noise: float | None = None
+    bank: int | None = None
+    _memo: dict = field(default_factory=dict, repr=False)
 
     def __call__(self, round_: int, effects: RankEffects, boss_rules: list,
                  rng: np.random.Generator) -> Board:
-        noise = self.rules.spec.run.opponent_noise if self.noise is None else self.noise
-        return draft_board(self.rules, round_, opponent_budget(self.rules, round_, effects), rng,
-                           noise=noise)
+        run = self.rules.spec.run
+        noise = run.opponent_noise if self.noise is None else self.noise
+        bank = run.opponent_bank if self.bank is None else self.bank
+        budget = opponent_budget(self.rules, round_, effects)
+        if bank <= 0:
+            return draft_board(self.rules, round_, budget, rng, noise=noise)
+        k = int(rng.integers(bank))
+        key = (round_, budget, noise, k)
+        if key not in self._memo:
+            seed = np.random.SeedSequence([round_, budget, k, int(noise * 1e6)])
+            self._memo[key] = draft_board(self.rules, round_, budget,
+                                          np.random.default_rng(seed), noise=noise)
+        return self._memo[key]
 
 
 @lru_cache(maxsize=4)

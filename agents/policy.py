@@ -1,0 +1,58 @@
+"""`PolicyAgent`: a saved stable-baselines3 / sb3-contrib model on the agent protocol."""
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+
+class PolicyLoadError(ValueError):
+    """A checkpoint that cannot be loaded; the message names the file and the problem."""
+
+
+def load_model(path: str | Path, device: str = "cpu"):
+    """Load a MaskablePPO (or PPO) zip; a missing or corrupt file raises PolicyLoadError."""
+    path = Path(path)
+    if not path.exists() and path.with_suffix(".zip").exists():
+        path = path.with_suffix(".zip")
+    if not path.is_file():
+        raise PolicyLoadError(f"{path}: no such checkpoint file")
+    if not zipfile.is_zipfile(path):
+        raise PolicyLoadError(f"{path}: not a stable-baselines3 checkpoint (not a zip archive; "
+                              f"truncated or corrupt?)")
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+    errors = []
+    for cls in (MaskablePPO, PPO):
+        try:
+            return cls.load(path, device=device)
+        except Exception as exc:  # noqa: BLE001 - report every loader's reason
+            errors.append(f"{cls.__name__}: {type(exc).__name__}: {exc}")
+    raise PolicyLoadError(f"{path}: cannot load the checkpoint ({'; '.join(errors)})")
+
+
+class PolicyAgent:
+    needs_state = False
+
+    def __init__(self, model_or_path, deterministic: bool = True, device: str = "cpu"):
+        self.model = load_model(model_or_path, device) if isinstance(model_or_path, (str, Path)) \
+            else model_or_path
+        self.deterministic = deterministic
+        self.name = str(model_or_path) if isinstance(model_or_path, (str, Path)) else "policy"
+        self._seed = None
+
+    def reset(self, seed: int | None = None) -> None:
+        # predict() samples from torch's generator when not deterministic
+        self._seed = seed
+        if seed is not None and not self.deterministic:
+            import torch
+            torch.manual_seed(seed)
+
+    def act(self, observation, action_mask: np.ndarray, state=None) -> int:
+        try:
+            action, _ = self.model.predict(observation, action_masks=action_mask,
+                                           deterministic=self.deterministic)
+        except TypeError:  # a plain PPO has no masks
+            action, _ = self.model.predict(observation, deterministic=self.deterministic)
+        return int(action)
