@@ -136,10 +136,14 @@ class Battle:
             reason = "knockout"
         s0, s1 = self.sides
         return BattleResult(
-            winner=winner, time=time_ms / 1000.0, hp=(max(0.0, s0.hp), max(0.0, s1.hp)),
+            winner=winner, time=time_ms / 1000.0, hp=(self._reported_hp(s0), self._reported_hp(s1)),
             max_hp=(s0.setup.max_hp, s1.setup.max_hp), casts=(s0.casts, s1.casts),
             turns=(s0.turns, s1.turns), seals=(s0.seals, s1.seals), reason=reason,
             events=self.events if self.trace else None)
+
+    def _reported_hp(self, side: Side) -> float:
+        """HP clamped at 0; a side at or below the death threshold (D-10) is reported as 0."""
+        return 0.0 if side.hp <= self.death else side.hp
 
     def _next_time(self) -> int | None:
         times = []

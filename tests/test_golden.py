@@ -1,0 +1,114 @@
+"""Golden traces: 24 pinned battles replayed and compared, result and trace.
+
+The golden values in tests/data/golden.json were computed ONCE BY THE ENGINE (against the frozen
+rules tests/data/rules.yaml) and pinned; they are not worked out by hand and prove nothing about
+the rules by themselves: they detect any change of behaviour. 16 battles are random pairs drawn
+by `random_board` with fixed seeds across rounds 1..12, 8 are hand-chosen pairs that together
+field every core, relic, boss rule, artifact and rune kind. Both boards are stored in the file,
+so a change to the sampler does not move them.
+
+On a mismatch the failure names the battle, the result fields that changed and the first
+traced event that differs. If the change is intended, re-pin with `python scripts/pin_golden.py`
+and give the reason in the commit message (see that script's docstring).
+
+Under a mutated rules file (RUNE_TEST_RULES, scripts/mutation_check.py) the battles are played
+with the mutated numbers and compared with the values pinned for the frozen rules, so a mutation
+that changes any golden battle fails here.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from conftest import frozen_rules
+
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "data" / "golden.json"
+
+
+def _pin_module():
+    spec = importlib.util.spec_from_file_location("pin_golden", ROOT / "scripts" / "pin_golden.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+PIN = _pin_module()
+DATA = json.loads(GOLDEN.read_text(encoding="utf-8"))
+BATTLES = DATA["battles"]
+
+
+
+def test_golden_set_shape():
+    """24 battles, unique names; random pairs over rounds 1..12; the hand-chosen pairs field
+    every core, relic, boss rule, artifact and rune kind. (The stored rules hash is only
+    information: an edit of the run section must not fail this; the replayed battles detect
+    any change that matters.)
+
+    Covers: D-8
+    """
+    rules = frozen_rules()
+    spec = rules.spec
+    assert len(BATTLES) == 24
+    assert len({b["name"] for b in BATTLES}) == 24
+    rounds = {b["board0"].get("round", 1) for b in BATTLES if b["name"].startswith("random")}
+    assert rounds == set(range(1, 13))
+    seen = {"core": set(), "relic": set(), "boss": set(), "artifact": set(), "kind": set()}
+    for b in BATTLES:
+        for side in (b["board0"], b["board1"]):
+            if side.get("core"):
+                seen["core"].add(side["core"])
+            seen["relic"].update(side.get("relics", []))
+            seen["boss"].update(side.get("boss_rules", []))
+            seen["artifact"].update(side.get("artifacts", {}).values())
+            seen["kind"].update(k for k, _ in side["runes"].values())
+    assert seen["core"] == set(spec.cores)
+    assert seen["relic"] == set(spec.relics)
+    assert seen["boss"] == set(spec.boss_rules)
+    assert seen["artifact"] == set(spec.artifacts)
+    assert seen["kind"] == set(rules.kinds)
+    outcomes = {(b["result"]["reason"], b["result"]["winner"]) for b in BATTLES}
+    assert {("knockout", 0), ("knockout", 1)} <= outcomes
+    assert any(reason == "timeout" for reason, _ in outcomes)
+
+
+def _diff(entry: dict, r) -> str:
+    lines = [f"golden battle changed: {entry['name']!r}"]
+    now = PIN.result_record(r)
+    for key, old in entry["result"].items():
+        if now.get(key) != old:
+            lines.append(f"  {key}: pinned {old!r}, now {now.get(key)!r}")
+    old_hashes = entry["event_hashes"].split()
+    new_hashes = [PIN.event_hash(e) for e in r.events]
+    if len(old_hashes) != len(new_hashes):
+        lines.append(f"  events: pinned {len(old_hashes)}, now {len(new_hashes)}")
+    for i, (a, b) in enumerate(zip(old_hashes, new_hashes)):
+        if a != b:
+            lines.append(f"  first differing event #{i} (pinned hash {a}): now {r.events[i]}")
+            if i > 0:
+                lines.append(f"  the event before it (unchanged): {r.events[i - 1]}")
+            break
+    else:
+        if len(old_hashes) != len(new_hashes):
+            i = min(len(old_hashes), len(new_hashes))
+            extra = r.events[i] if i < len(r.events) else "(none: the trace now ends earlier)"
+            lines.append(f"  first differing event #{i}: now {extra}")
+    lines.append("  if intended: python scripts/pin_golden.py, with the reason in the commit message")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("entry", BATTLES, ids=[b["name"] for b in BATTLES])
+def test_golden_battle(entry):
+    """Replay one pinned battle: same result, same trace hash, same events (in the same order).
+
+    Covers: D-8
+    """
+    rules = frozen_rules()
+    r = PIN.play(entry, rules)
+    same = (PIN.result_record(r) == entry["result"] and r.trace_hash() == entry["trace_hash"]
+            and len(r.events) == entry["n_events"])
+    if not same:
+        pytest.fail(_diff(entry, r), pytrace=False)
