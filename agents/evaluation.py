@@ -82,7 +82,7 @@ def summarise(runs: list[dict]) -> dict[str, Any]:
         "battle_win_rate": won / len(battles) if battles else 0.0,
         "battle_ci": list(wilson(won, len(battles))),
         "mean_wins": mean_wins,
-        "wins_ci": [lo, hi],
+        "wins_ci": [max(0.0, lo), hi],
         "clear_rate": cleared / len(runs) if runs else 0.0,
         "clear_ci": list(wilson(cleared, len(runs))),
         "rounds_survived": statistics.fmean(r["rounds"] for r in runs) if runs else 0.0,

@@ -31,7 +31,8 @@ ROUNDS = 12
 def _play(args: tuple) -> list[dict]:
     """One run by the drafter; returns a summary per battle. `immortal` keeps lamps lit."""
     rules_path, seed, immortal, max_rounds = args
-    rules = load_rules(rules_path)
+    # the per-round table plays on past the 10th win, so that every round is reached
+    rules = load_rules(rules_path, {"run.endless": True} if immortal else None)
     state = new_run(seed, rules)
     drafter = HeuristicDrafter(rules, seed=seed)
     out = []

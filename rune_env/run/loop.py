@@ -553,7 +553,7 @@ def _fight(state: RunState, opponents: OpponentSource | None, battle_fn: BattleF
                "seals": [result.seals[seat], result.seals[1 - seat]],
                "boss_rules": list(boss), "core": state.core,
                "kinds": sorted(k for k, _ in state.board.values()),
-               "opponent": opp.to_json(rules)}
+               "board": me.to_json(rules), "opponent": opp.to_json(rules)}
     state.battles.append(summary)
     run = rules.spec.run
     boss_win = False
