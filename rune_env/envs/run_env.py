@@ -5,6 +5,7 @@ The classes hold no game logic: they call `rune_env.run` and encode its state.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any, Callable
 
 import gymnasium as gym
@@ -32,13 +33,29 @@ def resolve_rules(rules: Rules | str | None, overrides: dict | None) -> Rules:
     return load_rules(path, overrides) if (path or overrides) else default_rules()
 
 
-def resolve_opponents(opponents: Any, rules: Rules, strict: bool = False):
-    """None -> the default budget drafter; a path -> a pool file; a callable -> itself; an
-    object with `act(observation, action_mask)` -> an agent that drafts boards (AgentOpponents)."""
-    if opponents is None or opponents == "generator":
+SHIPPED_POOLS = Path(__file__).resolve().parents[2] / "configs" / "opponents"
+
+
+def shipped_pool(rules: Rules, rank: int) -> Path | None:
+    """The shipped pool of a rank (configs/opponents/<rank>.json), if there is one."""
+    path = SHIPPED_POOLS / f"{rules.spec.ranks[rank].id}.json"
+    return path if path.exists() else None
+
+
+def resolve_opponents(opponents: Any, rules: Rules, rank: int = 0, strict: bool = False):
+    """None -> the shipped pool of the rank (the budget drafter where a round has no ghosts, or
+    where no pool is shipped); "generator" -> the budget drafter; a path -> that pool file; a
+    callable -> itself; an object with `act(observation, action_mask)` -> an agent that drafts
+    boards (AgentOpponents)."""
+    if opponents is None:
+        pool = shipped_pool(rules, rank)
+        if pool is None:
+            return BudgetOpponents(rules)
+        return PoolOpponents(load_pool(pool, rules, strict=strict), rules, BudgetOpponents(rules))
+    if opponents == "generator":
         return BudgetOpponents(rules)
     if isinstance(opponents, str):
-        return PoolOpponents(load_pool(opponents, rules, strict=strict), rules)
+        return PoolOpponents(load_pool(opponents, rules, strict=strict), rules, BudgetOpponents(rules))
     if hasattr(opponents, "act") and hasattr(opponents, "reset"):
         from .agent_opponents import AgentOpponents
         return AgentOpponents(opponents, rules)
@@ -69,10 +86,14 @@ class RuneRunEnv(gym.Env):
     **Termination**: the run is over (lamps out, cleared, or the round cap). **Truncation**:
     only through the registered `max_episode_steps` (or `max_rounds` reached).
 
+    **Opponents**: by default the shipped pool of the rank (configs/opponents/<rank>.json; the
+    budget drafter for rounds without ghosts, or when no pool is shipped); "generator" for the
+    budget drafter alone.
+
     **Options** (constructor keywords, and `reset(options=...)` for rank, core, opponents, and
     run_seed, the run's own seed; without it the env draws one below TRAINING_SEED_LIMIT):
     rank (index or name, default "apprentice"), core (None = the agent chooses), opponents (None:
-    the budget drafter; a pool file path; a callable `(round, rank_effects, boss_rules, rng) ->
+    the rank's shipped pool; "generator"; a pool file path; a callable `(round, rank_effects, boss_rules, rng) ->
     Board`; or an agent), rules (a Rules, a YAML path) and rules_overrides, unlocked (rune kinds;
     default all), reward_mode, clear_bonus, margin_weight, max_rounds, obs_mode, illegal_action,
     illegal_penalty, render_mode ("ansi").
@@ -102,7 +123,7 @@ class RuneRunEnv(gym.Env):
         self.rank = rank_index(self.rules, rank)
         self.core = core
         self.opponents_spec = opponents
-        self.opponents = resolve_opponents(opponents, self.rules)
+        self.opponents = resolve_opponents(opponents, self.rules, self.rank)
         self.unlocked = unlocked
         self.reward_mode = reward_mode
         self.clear_bonus = clear_bonus
@@ -131,11 +152,13 @@ class RuneRunEnv(gym.Env):
         options = dict(options or {})
         if "rank" in options:
             self.rank = rank_index(self.rules, options.pop("rank"))
+            if "opponents" not in options:
+                self.opponents = resolve_opponents(self.opponents_spec, self.rules, self.rank)
         if "core" in options:
             self.core = options.pop("core")
         if "opponents" in options:
             self.opponents_spec = options.pop("opponents")
-            self.opponents = resolve_opponents(self.opponents_spec, self.rules)
+            self.opponents = resolve_opponents(self.opponents_spec, self.rules, self.rank)
         run_seed = options.pop("run_seed", None)
         if options:
             raise ValueError(f"unknown reset options: {sorted(options)}")

@@ -33,8 +33,9 @@ REWARD_PREFERENCE = ("hand_slot", "artifact_slot", "mana", "artifact", "base_sta
 CORE_PREFERENCE = ("sun", "moon", "star", "eclipse", "tree")
 # Healing and barrier offset damage point for point (barrier never overflows); valuing them
 # lower made boards that only raced, and battles shorter than the game intends.
-KIND_WEIGHT = {"heal": 1.0, "barrier": 1.0, "ice": 1.25, "dark": 1.15}
+KIND_WEIGHT = {"heal": 0.9, "barrier": 0.9, "ice": 1.25, "dark": 1.15}
 PER_RUNE_BONUS = 0.03
+CASTER_HALF = 2.0     # a board with this many casting runes keeps half its value (see board_value)
 
 
 def board_value(board: Board, rules: Rules) -> float:
@@ -58,7 +59,12 @@ def board_value(board: Board, rules: Rules) -> float:
             src = max(sources, key=lambda rp: rp.power)
             factor = rules.spec.runes.mimic.copy_x_by_grade[an.effective_grade[m] - 1]
             total += _cast_worth(rules, src.kind, src.power * factor, src.flows, src.delayed)
-    return total / turns * (1.0 + PER_RUNE_BONUS * len(board.runes)) / setup.interval_ms * 500.0
+    # Erosion seals a rune a cycle (the strongest of the outermost ring first): a board that
+    # relies on few casting runes is silenced early, so value the count of casting runes too.
+    staying = turns / (turns + CASTER_HALF)
+    per_turn = total / turns * staying * (1.0 + PER_RUNE_BONUS * len(board.runes))
+    # per base interval: a faster side (moon, hourglass) is worth proportionally more
+    return per_turn * rules.ms(rules.spec.battle.base_interval_s) / setup.interval_ms
 
 
 def _cast_worth(rules: Rules, kind: str, power: float, flows: dict, delayed: bool) -> float:
