@@ -15,7 +15,17 @@ def make_agent(name: str, rules=None, seed: int | None = 0):
     if name == "greedy":
         return GreedyAgent(rules, seed)
     if name.startswith("greedy:"):      # greedy:0.2 = greedy with 20% random actions
-        return GreedyAgent(rules, seed, noise=float(name.split(":", 1)[1]))
+        try:
+            noise = float(name.split(":", 1)[1])
+        except ValueError:
+            raise ValueError(f"agent {name!r}: greedy:NOISE needs a number, e.g. greedy:0.2") from None
+        if not 0.0 <= noise <= 1.0:
+            raise ValueError(f"agent {name!r}: the noise is a share between 0 and 1")
+        return GreedyAgent(rules, seed, noise=noise)
+    from pathlib import Path
+    if not (name.endswith(".zip") or Path(name).exists()):
+        raise ValueError(f"unknown agent {name!r}: use random, scripted, greedy, greedy:NOISE "
+                         f"or the path of a saved model (.zip)")
     from .policy import PolicyAgent
     return PolicyAgent(name)
 

@@ -16,7 +16,9 @@ EVAL_SEED_BASE = TRAINING_SEED_LIMIT
 
 
 def eval_run_seed(seed: int, episode: int) -> int:
-    """The run seed of evaluation episode `episode` under evaluation seed `seed`."""
+    """The run seed of evaluation episode `episode` under evaluation seed `seed` (>= 0)."""
+    if seed < 0 or episode < 0:
+        raise ValueError(f"evaluation seeds and episodes are >= 0 (got seed {seed}, episode {episode})")
     return EVAL_SEED_BASE + seed * 1_000_003 + episode
 
 
@@ -53,7 +55,7 @@ def play_run(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
         state = env.state if getattr(agent, "needs_state", False) else None
         action = agent.act(obs, info["action_mask"], state=state)
         obs, reward, terminated, truncated, info = env.step(action)
-        if info["battle"] is not None:
+        if info.get("battle") is not None:
             battles.append(info["battle"])
         if terminated or truncated:
             break

@@ -36,6 +36,15 @@ TB_TAGS = ("battle_win_rate", "mean_wins", "clear_rate", "rounds_survived", "lam
            "mean_battle_duration")
 
 
+def opponents_label(opponents: str | None, rules, rank: str) -> str:
+    if opponents is not None:
+        return "budget drafter" if opponents == "generator" else opponents
+    from rune_env.envs.run_env import shipped_pool
+    from rune_env.run.ranks import rank_index
+    pool = shipped_pool(rules, rank_index(rules, rank))
+    return str(pool.relative_to(ROOT)) if pool else "budget drafter (no shipped pool)"
+
+
 def agent_label(name: str) -> str:
     p = Path(name)
     if p.suffix == ".zip" or p.exists():
@@ -69,13 +78,15 @@ def head_to_head(results: dict[str, dict], rules) -> dict[str, dict[str, float]]
     return matrix
 
 
-def write_tensorboard(out_dir: Path, label: str, summary: dict) -> None:
+def write_tensorboard(out_dir: Path, label: str, summary: dict, cores) -> None:
+    """One sub-run per agent, every agent with the same tags (NaN for a core it never played)."""
     from torch.utils.tensorboard import SummaryWriter
     safe = label.replace("/", "_")
     with SummaryWriter(str(out_dir / "tb" / safe)) as w:
         for tag in TB_TAGS:
             w.add_scalar(f"eval/{tag}", summary[tag], 0)
-        for core, v in summary["by_core"].items():
+        for core in cores:
+            v = summary["by_core"].get(core, {"clear_rate": float("nan"), "battle_win_rate": float("nan")})
             w.add_scalar(f"eval/clear_rate_core/{core}", v["clear_rate"], 0)
             w.add_scalar(f"eval/battle_win_rate_core/{core}", v["battle_win_rate"], 0)
 
@@ -101,12 +112,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--agents", nargs="+", required=True)
     p.add_argument("--rank", default="apprentice")
     p.add_argument("--episodes", type=int, default=100)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="evaluation seed, >= 0")
     p.add_argument("--json", action="store_true")
     p.add_argument("--out", default=None)
     p.add_argument("--head-to-head", action="store_true")
-    p.add_argument("--opponents", default=None, help="a pool file (default: the budget drafter)")
+    p.add_argument("--opponents", default=None,
+                   help="a pool file, or 'generator' (default: the rank's shipped pool, as RuneRun-v0)")
     a = p.parse_args(argv)
+    if a.seed < 0:
+        p.error("--seed must be >= 0 (evaluation seeds stay apart from training seeds)")
     rules = default_rules()
     out_dir = Path(a.out or ROOT / "runs" / f"eval_{a.rank}_s{a.seed}")
     env_kwargs = {"rank": a.rank, "opponents": a.opponents}
@@ -128,9 +142,9 @@ def main(argv: list[str] | None = None) -> int:
             w.writerow([n, s["episodes"], s["battle_win_rate"], *s["battle_ci"], s["mean_wins"],
                         *s["wins_ci"], s["clear_rate"], *s["clear_ci"], s["rounds_survived"]])
     for n, s in summaries.items():
-        write_tensorboard(out_dir, n, s)
+        write_tensorboard(out_dir, n, s, list(rules.spec.cores))
     out = {"rank": a.rank, "seed": a.seed, "rules_hash": rules.hash,
-           "opponents": a.opponents or "budget drafter",
+           "opponents": opponents_label(a.opponents, rules, a.rank),
            "agents": {n: {k: s[k] for k in ("episodes", "battle_win_rate", "battle_ci",
                                              "mean_wins", "wins_ci", "clear_rate", "clear_ci",
                                              "rounds_survived", "by_core")}

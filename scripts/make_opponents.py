@@ -59,7 +59,7 @@ def ghosts_of(agent_name: str, rank: int, runs: int, seed: int, max_round: int,
         while True:
             state = env.state if getattr(agent, "needs_state", False) else None
             obs, _, term, trunc, info = env.step(agent.act(obs, info["action_mask"], state=state))
-            b = info["battle"]
+            b = info.get("battle")
             if b is not None:
                 out.append({"board": b["board"], "agent": agent_name, "seed": run_seed,
                             "round": b["round"], "rank": rank_name})

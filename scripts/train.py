@@ -70,6 +70,17 @@ def load_config(path: str | Path, overrides: dict) -> dict:
     for key, value in overrides.items():
         if value is not None:
             cfg[key] = value
+    bad = sorted(set(cfg["eval"]) - set(DEFAULTS["eval"]))
+    if bad:
+        raise ConfigError(f"{path}: unknown key eval.{bad[0]} (keys: {', '.join(DEFAULTS['eval'])})")
+    import inspect
+
+    from sb3_contrib import MaskablePPO
+    allowed = set(inspect.signature(MaskablePPO.__init__).parameters) - {
+        "self", "policy", "env", "seed", "tensorboard_log", "policy_kwargs", "device", "verbose", "_init_setup_model"}
+    bad = sorted(set(cfg["ppo"]) - allowed)
+    if bad:
+        raise ConfigError(f"{path}: unknown key ppo.{bad[0]} (MaskablePPO takes: {', '.join(sorted(allowed))})")
     if cfg["name"] is None:
         cfg["name"] = path.stem
     if cfg["vec_env"] not in ("dummy", "subproc"):
@@ -134,9 +145,13 @@ def build_callbacks(cfg: dict, run_dir: Path, eval_env_kwargs: dict):
                 if done and "wins" in info:
                     self.episodes.append((info["wins"], info["cleared"], info["round"],
                                           info["lamps"], (b or {}).get("core")))
+            return True
+
+        def _on_rollout_end(self) -> None:
+            # SB3 writes the log after each rollout's update: record once per rollout so no
+            # window's scalars are overwritten before they are written
             if self.num_timesteps - self.last >= self.every:
                 self.flush()
-            return True
 
         def flush(self):
             self.last = self.num_timesteps
@@ -259,12 +274,17 @@ def main(argv: list[str] | None = None) -> int:
         if not saved.exists():
             print(f"error: {run_dir}: nothing to resume (no config.yaml)", file=sys.stderr)
             return 2
+        # a resumed run keeps the config it was started with (a new total may extend it)
+        cfg = yaml.safe_load(saved.read_text())
+        if a.total_timesteps is not None:
+            cfg["total_timesteps"] = a.total_timesteps
     elif run_dir.exists() and any(run_dir.iterdir()):
         print(f"error: {run_dir} exists: pass --resume to continue it or another --run-name",
               file=sys.stderr)
         return 2
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    if not a.resume:
+        (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     from agents.policy import PolicyLoadError
     try:
         res = train(cfg, run_dir, a.resume)

@@ -98,6 +98,8 @@ def load_board(path: str | Path, rules: Rules | None = None) -> Board:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise BoardError(f"{path}: cannot read board file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise BoardError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
     return Board.from_json(text, rules, source=str(path))
 
 
@@ -142,13 +144,12 @@ def _rune(value: Any, where: str, rules: Rules) -> tuple[str, int]:
     return kind, grade
 
 
-def _names(value: Any, where: str, known: dict) -> tuple[str, ...]:
+def _names(value: Any, where: str, what: str, known: dict) -> tuple[str, ...]:
     if not isinstance(value, list):
         raise BoardError(f"{where}: expected a list of names")
     for name in value:
         if name not in known:
-            raise BoardError(f"{where}: unknown {where.rsplit('.', 1)[-1].rstrip('s')} {name!r} "
-                             f"(one of {', '.join(known)})")
+            raise BoardError(f"{where}: unknown {what} {name!r} (one of {', '.join(known)})")
     if len(set(value)) != len(value):
         raise BoardError(f"{where}: each may appear only once")
     return tuple(value)
@@ -233,8 +234,9 @@ def _parse(data: Any, rules: Rules, source: str) -> Board:
     elif flows_from_core:
         raise BoardError(f"{source}: core {core!r} needs a sun_element (the element it flows as)")
 
-    relics = _names(data.get("relics", []), f"{source}: relics", spec.relics)
-    boss_rules = _names(data.get("boss_rules", []), f"{source}: boss_rules", spec.boss_rules)
+    relics = _names(data.get("relics", []), f"{source}: relics", "relic", spec.relics)
+    boss_rules = _names(data.get("boss_rules", []), f"{source}: boss_rules", "boss rule",
+                        spec.boss_rules)
 
     rnd = data.get("round", 1)
     if not _is_int(rnd) or rnd < 1:

@@ -408,10 +408,13 @@ def _read_yaml(path: Path) -> dict:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise RulesError(f"{path}: cannot read rules file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise RulesError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise RulesError(f"{path}: not valid YAML ({exc})") from None
+        detail = " ".join(str(exc).split())
+        raise RulesError(f"{path}: not valid YAML ({detail})") from None
     if not isinstance(data, dict):
         raise RulesError(f"{path}: a rules file is a YAML mapping at the top level")
     return data
