@@ -51,10 +51,12 @@ class Board:
         rules = rules or default_rules()
         if isinstance(data, (str, bytes)):
             try:
-                data = json.loads(data)
+                data = json.loads(data, object_pairs_hook=_no_duplicate_keys)
             except json.JSONDecodeError as exc:
                 raise BoardError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno}, "
                                  f"column {exc.colno})") from None
+            except BoardError as exc:   # a duplicate key, found while parsing
+                raise BoardError(f"{source}: {exc}") from None
         return _parse(data, rules, source)
 
     def to_json(self, rules: Rules | None = None) -> dict:
@@ -125,6 +127,15 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 # -- validation -------------------------------------------------------------------------------
+def _no_duplicate_keys(pairs: list) -> dict:
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise BoardError(f"key {key!r} given twice (a JSON object keeps only one of them)")
+        out[key] = value
+    return out
+
+
 _KEYS = {"runes", "core", "sun_element", "round", "artifacts", "hand", "open_sectors", "relics",
          "max_hp", "boss_rules", "label"}
 

@@ -446,7 +446,9 @@ class Rules:
         self.spec = spec
         self.source = source
         self._data = data
-        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        # hash the validated values, so 100 and 100.0 (or key order) give the same hash
+        canonical = json.dumps(spec.model_dump(mode="json", by_alias=True), sort_keys=True,
+                               separators=(",", ":"))
         self.hash = hashlib.sha256(canonical.encode()).hexdigest()[:16]
         s = spec
         self.kinds = KINDS

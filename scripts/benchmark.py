@@ -1,0 +1,214 @@
+#!/usr/bin/env python
+"""Benchmark: how fast battles run, on the standard set of board pairs.
+
+    python scripts/benchmark.py [--json] [--pairs N] [--seed S] [--rules FILE]
+
+The standard set is `standard_pairs(N, S)` (default 1000 pairs, seed 0; rounds 1..12 evenly).
+Measured on ONE core (the process is pinned to one CPU where the OS allows it); only the battles
+are timed, not building the boards.
+
+Reported:
+  reference_battles_per_s   battles per second of the reference engine (rune_env.battle)
+  median_duration           median battle duration in game seconds (60 at a timeout)
+  median_casts              median casts per battle, both sides summed
+
+Extending: each measurement is a function decorated with `@measurement`; it gets the shared
+`Context` (rules, pairs, args) and returns a list of `Row`s. The JSON output has every row's key
+at the top level, plus "pairs", "machine" and "versions". Later issues add rows here (a fast
+engine's battles/s and its speed-up, env steps/s, training frames/s) without touching the rest.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from rune_env.battle import battle  # noqa: E402
+from rune_env.rules import Board, Rules, default_rules, load_rules  # noqa: E402
+from rune_env.rules.sampling import standard_pairs  # noqa: E402
+
+
+@dataclass
+class Row:
+    key: str            # the JSON key
+    label: str          # the table's first column
+    value: float
+    unit: str = ""
+    fmt: str = "{:.1f}"
+
+
+@dataclass
+class Context:
+    args: argparse.Namespace
+    rules: Rules
+    pairs: list[tuple[Board, Board]]
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+MEASUREMENTS: list[Callable[[Context], list[Row]]] = []
+
+
+def measurement(fn: Callable[[Context], list[Row]]) -> Callable[[Context], list[Row]]:
+    """Register a measurement; they run in the order they are defined."""
+    MEASUREMENTS.append(fn)
+    return fn
+
+
+# -- measurements ------------------------------------------------------------------------------
+
+@measurement
+def reference_engine(ctx: Context) -> list[Row]:
+    rules, pairs = ctx.rules, ctx.pairs
+    for a, b in pairs[:min(10, len(pairs))]:      # warm-up, not timed
+        battle(a, b, rules)
+    results = []
+    elapsed = 0.0
+    for a, b in pairs:
+        t0 = time.perf_counter()
+        r = battle(a, b, rules)
+        elapsed += time.perf_counter() - t0
+        results.append(r)
+    ctx.notes["reference_results"] = results
+    return [
+        Row("reference_battles_per_s", "reference engine", len(pairs) / elapsed, "battles/s"),
+        Row("median_duration", "median battle duration",
+            float(statistics.median(r.time for r in results)), "s", "{:.3f}"),
+        Row("median_casts", "median casts (both sides)",
+            float(statistics.median(sum(r.casts) for r in results)), "casts", "{:.1f}"),
+    ]
+
+
+# -- machine and versions --------------------------------------------------------------------
+
+def pin_to_one_core() -> int | None:
+    """Pin this process to one CPU (Linux); returns the CPU or None where not possible."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    try:
+        cpu = min(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpu})
+        return cpu
+    except OSError:
+        return None
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine_info(pinned: int | None) -> dict[str, Any]:
+    return {
+        "cpu": cpu_model(),
+        "cpus": os.cpu_count(),
+        "pinned_cpu": pinned,
+        "platform": platform.platform(),
+        "python": platform.python_implementation() + " " + platform.python_version(),
+    }
+
+
+def _version(dist: str) -> str | None:
+    from importlib import metadata
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def project_version() -> str | None:
+    try:
+        import tomllib
+        return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    except Exception:  # noqa: BLE001 - informative only
+        return _version("rune-env")
+
+
+def git_commit() -> str | None:
+    import subprocess
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def versions(rules: Rules) -> dict[str, Any]:
+    return {
+        "rune_env": project_version(),
+        "git": git_commit(),
+        "rules_hash": rules.hash,
+        "python": platform.python_version(),
+        "numpy": _version("numpy"),
+        "pydantic": _version("pydantic"),
+        "pyyaml": _version("PyYAML"),
+    }
+
+
+# -- main ------------------------------------------------------------------------------------------
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    pinned = pin_to_one_core()
+    rules = load_rules(args.rules) if args.rules else default_rules()
+    pairs = standard_pairs(args.pairs, args.seed, rules)
+    ctx = Context(args=args, rules=rules, pairs=pairs)
+    rows: list[Row] = []
+    for fn in MEASUREMENTS:
+        rows.extend(fn(ctx))
+    return {"rows": rows, "pairs": len(pairs), "seed": args.seed,
+            "machine": machine_info(pinned), "versions": versions(rules)}
+
+
+def to_json(report: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {row.key: row.value for row in report["rows"]}
+    out.update(pairs=report["pairs"], seed=report["seed"], machine=report["machine"],
+               versions=report["versions"])
+    return out
+
+
+def format_table(report: dict[str, Any]) -> str:
+    rows = report["rows"]
+    width = max(len(r.label) for r in rows)
+    lines = [f"standard_pairs({report['pairs']}, {report['seed']}) on one core "
+             f"({report['machine']['cpu']}; pinned cpu {report['machine']['pinned_cpu']})"]
+    lines.append(f"{'measure':<{width}}  {'value':>12}  unit")
+    for r in rows:
+        lines.append(f"{r.label:<{width}}  {r.fmt.format(r.value):>12}  {r.unit}")
+    v = report["versions"]
+    lines.append(f"rune_env {v['rune_env']} ({v['git']}), rules {v['rules_hash']}, "
+                 f"python {v['python']}, numpy {v['numpy']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--pairs", type=int, default=1000, help="board pairs (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the pairs (default 0)")
+    parser.add_argument("--rules", help="a rules YAML file (default: configs/rules/default.yaml)")
+    args = parser.parse_args(argv)
+    if args.pairs < 1:
+        parser.error("--pairs must be at least 1")
+    report = run(args)
+    print(json.dumps(to_json(report)) if args.json else format_table(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

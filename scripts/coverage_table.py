@@ -1,0 +1,169 @@
+#!/usr/bin/env python
+"""Rule coverage: which tests check which rule, from the `Covers:` lines of test docstrings.
+
+    python scripts/coverage_table.py [--out docs/COVERAGE.md] [--check]
+
+Every id of tests/data/rule_ids.txt (the first token of each non-comment line; the rest of the
+line is its description) must appear in the `Covers:` line of at least one test's docstring:
+
+    def test_thunder_wears_barrier(rules):
+        \"\"\"Thunder against barrier.
+
+        Covers: D-13, rune:thunder
+        \"\"\"
+
+Ids are separated by commas and/or spaces; a line ending in a comma continues on the next.
+Test functions are the `test*` functions of tests/**/test_*.py, module level or in `Test*`
+classes, found with `ast` (nothing is imported or run).
+
+Writes docs/COVERAGE.md (rule id | description | tests). With --check it also exits 1 when a rule
+id is uncovered or a `Covers:` id is not in the list (a typo); tests/test_coverage.py checks the
+same.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+RULE_IDS = TESTS / "data" / "rule_ids.txt"
+OUT = REPO / "docs" / "COVERAGE.md"
+
+_COVERS = re.compile(r"^\s*Covers:\s*(.*)$")
+
+
+@dataclass(frozen=True)
+class TestCovers:
+    ref: str              # "test_file.py::TestClass::test_name"
+    path: Path
+    line: int
+    ids: tuple[str, ...]
+
+
+def load_rule_ids(path: Path = RULE_IDS) -> list[tuple[str, str]]:
+    """[(id, description)] in file order; '#' lines and blank lines are skipped."""
+    out = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split(None, 1)
+        out.append((parts[0], parts[1].strip() if len(parts) > 1 else ""))
+    return out
+
+
+def parse_covers(docstring: str | None) -> tuple[str, ...]:
+    """The ids of every `Covers:` line of a docstring (continued while a line ends with ',')."""
+    if not docstring:
+        return ()
+    ids: list[str] = []
+    lines = docstring.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _COVERS.match(lines[i])
+        i += 1
+        if not m:
+            continue
+        text = m.group(1).strip()
+        while text.endswith(",") and i < len(lines) and lines[i].strip():
+            text += " " + lines[i].strip()
+            i += 1
+        ids.extend(tok for tok in re.split(r"[,\s]+", text) if tok)
+    return tuple(ids)
+
+
+def _test_functions(tree: ast.Module):
+    """(qualified name, node) of test functions: module level and in Test* classes (nested too)."""
+    def walk(body, prefix):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+                yield prefix + node.name, node
+            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+                yield from walk(node.body, f"{prefix}{node.name}::")
+    yield from walk(tree.body, "")
+
+
+def test_files(tests_dir: Path = TESTS) -> list[Path]:
+    files = set(tests_dir.rglob("test_*.py")) | set(tests_dir.rglob("*_test.py"))
+    return sorted(f for f in files if "__pycache__" not in f.parts)
+
+
+def collect(tests_dir: Path = TESTS) -> list[TestCovers]:
+    """Every test function with its `Covers:` ids (tests without any are included, ids=())."""
+    out = []
+    for path in test_files(tests_dir):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        rel = path.relative_to(tests_dir).as_posix()
+        for name, node in _test_functions(tree):
+            out.append(TestCovers(f"{rel}::{name}", path, node.lineno,
+                                  parse_covers(ast.get_docstring(node))))
+    return out
+
+
+def coverage(tests_dir: Path = TESTS, rule_ids_path: Path = RULE_IDS):
+    """(rule ids with descriptions, {id: [test refs]}, uncovered ids, [(test, unknown id)])."""
+    rules = load_rule_ids(rule_ids_path)
+    known = {rid for rid, _ in rules}
+    by_id: dict[str, list[str]] = {rid: [] for rid, _ in rules}
+    unknown: list[tuple[TestCovers, str]] = []
+    for t in collect(tests_dir):
+        for rid in dict.fromkeys(t.ids):          # an id twice in one test counts once
+            if rid in known:
+                by_id[rid].append(t.ref)
+            else:
+                unknown.append((t, rid))
+    uncovered = [rid for rid, _ in rules if not by_id[rid]]
+    return rules, by_id, uncovered, unknown
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render(rules, by_id) -> str:
+    covered = sum(1 for rid, _ in rules if by_id[rid])
+    lines = [
+        "# Rule coverage",
+        "",
+        "Which tests check each battle rule, from the `Covers:` lines of the tests' docstrings.",
+        "Generated by `python scripts/coverage_table.py`; do not edit by hand. The rule ids are",
+        "listed in `tests/data/rule_ids.txt`; `tests/test_coverage.py` fails while one is uncovered.",
+        "",
+        f"{covered} of {len(rules)} rule ids covered.",
+        "",
+        "| rule id | description | tests |",
+        "| --- | --- | --- |",
+    ]
+    for rid, desc in rules:
+        tests = "<br>".join(f"`{_cell(t)}`" for t in by_id[rid]) or "**none**"
+        lines.append(f"| `{_cell(rid)}` | {_cell(desc)} | {tests} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT, help="where to write (default docs/COVERAGE.md)")
+    parser.add_argument("--tests", type=Path, default=TESTS, help=argparse.SUPPRESS)
+    parser.add_argument("--rule-ids", type=Path, default=RULE_IDS, help=argparse.SUPPRESS)
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if a rule id is uncovered or a Covers: id is unknown")
+    args = parser.parse_args(argv)
+    rules, by_id, uncovered, unknown = coverage(args.tests, args.rule_ids)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(render(rules, by_id), encoding="utf-8")
+    covered = len(rules) - len(uncovered)
+    print(f"wrote {args.out}: {covered} of {len(rules)} rule ids covered")
+    if uncovered:
+        print("uncovered: " + ", ".join(uncovered))
+    for t, rid in unknown:
+        print(f"unknown id {rid!r} in Covers: of {t.ref} (line {t.line})")
+    return 1 if args.check and (uncovered or unknown) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""Smoke tests of the scripts: benchmark, mutation check (listing and the mutations it makes)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import FROZEN_RULES
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "scripts"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"scripts_{name}", SCRIPTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[f"scripts_{name}"] = module       # dataclasses need the module registered
+    spec.loader.exec_module(module)
+    return module
+
+
+def script(name: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPTS / f"{name}.py"), *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_benchmark_json():
+    r = script("benchmark", "--pairs", "20", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert {"reference_battles_per_s", "median_duration", "median_casts", "pairs", "machine",
+            "versions"} <= set(out)
+    assert out["pairs"] == 20
+    assert out["reference_battles_per_s"] > 0
+    assert 0 < out["median_duration"] <= 60
+    assert out["median_casts"] >= 0
+    assert isinstance(out["machine"], dict) and "cpu" in out["machine"]
+    assert isinstance(out["versions"], dict) and out["versions"]["rules_hash"]
+
+
+@pytest.mark.slow
+def test_benchmark_table():
+    r = script("benchmark", "--pairs", "5", "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    assert "reference engine" in r.stdout and "battles/s" in r.stdout
+    assert "standard_pairs(5, 3)" in r.stdout
+
+
+@pytest.mark.slow
+def test_mutation_check_list():
+    r = script("mutation_check", "--list")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    paths = [line.split()[0] for line in lines[:-1]]
+    assert "runes.fire.damage" in paths and "flows.0.multiplier" in paths
+    assert lines[-1] == f"{len(paths)} numbers"
+    r = script("mutation_check", "--list", "--only", "flows[firestorm].multiplier")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[:4] == ["flows.0.multiplier", "2.0", "->", "2.2"]
+    r = script("mutation_check", "--list", "--only", "run.income")
+    assert r.returncode == 2 and "run.income" in r.stderr
+
+
+def test_mutation_check_picks_the_battle_numbers():
+    mc = _load("mutation_check")
+    data = yaml.safe_load(FROZEN_RULES.read_text(encoding="utf-8"))
+    muts = {m.path: m for m in mc.mutations(data)}
+    # mutated: battle numbers, list entries, nested tables, booleans
+    assert muts["battle.base_hp"].new == muts["battle.base_hp"].old + 1          # int +1
+    assert muts["flows.0.multiplier"].new == pytest.approx(muts["flows.0.multiplier"].old * 1.1)
+    assert muts["cores.star.loose_resonance"].new is (not muts["cores.star.loose_resonance"].old)
+    assert "relics.ember_jar.power_x_by_kind.fire" in muts
+    assert "rings.power_x.2" in muts and "runes.mimic.copy_x_by_grade.0" in muts
+    # not mutated: prices, run-only fields, other sections, strings
+    for path in muts:
+        assert not path.startswith(("run.", "ranks", "achievements", "dice", "sectors",
+                                    "version", "variant")), path
+        assert not path.endswith((".price", ".income_per_runes", ".income", ".hand_slots",
+                                  ".lamp_saves")), path
+        assert not path.endswith((".id", ".from", ".to")), path
+    assert "grades.merge_count" not in muts
+    # the override path of each mutation is one load_rules accepts
+    from rune_env.rules import load_rules
+    m = muts["flows.12.freeze_duration_x"]
+    r = load_rules(FROZEN_RULES, overrides={m.path: m.new})
+    assert r.flow_by_id["deep_freeze"].freeze_duration_x == pytest.approx(1.65)
+
+
+def test_mutation_check_apply_and_normalise():
+    mc = _load("mutation_check")
+    data = yaml.safe_load(FROZEN_RULES.read_text(encoding="utf-8"))
+    assert mc.normalise_path("flows[lava].erosions", data) == "flows.2.erosions"
+    assert mc.normalise_path("resonance.patterns.sixfold.loose", data) == "resonance.patterns.2.loose"
+    m = mc.Mutation("runes.ice.freeze_s", "runes.ice.freeze_s", 1.5, 1.65)
+    out = mc.apply(data, m)
+    assert out["runes"]["ice"]["freeze_s"] == 1.65 and data["runes"]["ice"]["freeze_s"] == 1.5
