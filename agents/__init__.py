@@ -23,9 +23,9 @@ def make_agent(name: str, rules=None, seed: int | None = 0):
             raise ValueError(f"agent {name!r}: the noise is a share between 0 and 1")
         return GreedyAgent(rules, seed, noise=noise)
     from pathlib import Path
-    if not (name.endswith(".zip") or Path(name).exists()):
+    if not (name.endswith((".zip", ".pt")) or Path(name).exists()):
         raise ValueError(f"unknown agent {name!r}: use random, scripted, greedy, greedy:NOISE "
-                         f"or the path of a saved model (.zip)")
+                         f"or the path of a saved model (.zip) or exported policy (.pt)")
     from .policy import PolicyAgent
     return PolicyAgent(name)
 

@@ -1,4 +1,7 @@
-"""`PolicyAgent`: a saved stable-baselines3 / sb3-contrib model on the agent protocol."""
+"""`PolicyAgent`: a saved stable-baselines3 / sb3-contrib model on the agent protocol.
+
+Two formats: a full checkpoint (`.zip`, as SB3 saves it, optimizer included, for resuming) and
+an exported policy (`.pt`, the network alone), which is what we commit (< 5 MB)."""
 from __future__ import annotations
 
 import zipfile
@@ -9,6 +12,28 @@ import numpy as np
 
 class PolicyLoadError(ValueError):
     """A checkpoint that cannot be loaded; the message names the file and the problem."""
+
+
+def load_policy(path: str | Path, device: str = "cpu"):
+    """Load an exported policy (`.pt`, written by `export_policy`): the network alone, a few MB,
+    small enough to commit. A missing or corrupt file raises PolicyLoadError."""
+    path = Path(path)
+    if not path.is_file():
+        raise PolicyLoadError(f"{path}: no such policy file")
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    try:
+        return MaskableActorCriticPolicy.load(str(path), device=device)
+    except Exception as exc:  # noqa: BLE001 - torch raises many kinds on a corrupt file
+        raise PolicyLoadError(f"{path}: cannot load the policy ({type(exc).__name__}: {exc})") from None
+
+
+def export_policy(model, path: str | Path) -> None:
+    """Save only the policy network of a model (no optimizer state, no rollout data)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    model.policy.save(str(tmp))
+    tmp.replace(path)
 
 
 def load_model(path: str | Path, device: str = "cpu"):
@@ -36,8 +61,11 @@ class PolicyAgent:
     needs_state = False
 
     def __init__(self, model_or_path, deterministic: bool = True, device: str = "cpu"):
-        self.model = load_model(model_or_path, device) if isinstance(model_or_path, (str, Path)) \
-            else model_or_path
+        if isinstance(model_or_path, (str, Path)):
+            loader = load_policy if str(model_or_path).endswith(".pt") else load_model
+            self.model = loader(model_or_path, device)
+        else:
+            self.model = model_or_path
         self.deterministic = deterministic
         self.name = str(model_or_path) if isinstance(model_or_path, (str, Path)) else "policy"
         self._seed = None

@@ -2,13 +2,19 @@
 """Balance report for designers: how long battles last, how often they time out, and how the
 heuristic drafter fares against the default opponents.
 
-    python scripts/balance_report.py [--battles N] [--runs N] [--seed S] [--jobs J] [--rules F] [--json]
+    python scripts/balance_report.py [--battles N] [--runs N] [--seed S] [--jobs J] [--rules F]
+                                     [--variant dice] [--json]
 
 Per round 1..12: N battles between boards the drafter builds in that round of a run (runs played
 with lamps that never run out, so every round is reached) and that round's default opponent:
 median duration, share ending at the timeout, share ending in overdrive (after 20 s), seals per
 battle (both sides), the drafter's win rate. Then N whole apprentice runs: battle win rate, mean
 wins, clear rate; and win rates by core, by rune kind on the board and by relic held.
+
+With the dice variant (`--variant dice`, or a rules file with `variant: dice`; RULES.md section 12)
+every battle gets a seed from its run's generator, and the per-round table gains two columns: the
+share of battles a burst decides (a side's stored mana beyond 5M) and the share a mana burn
+decides (a burn leaving the loser's HP at 0).
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from rune_env.battle.engine import battle as reference_battle  # noqa: E402
 from rune_env.rules import load_rules  # noqa: E402
 from rune_env.run import apply, new_run  # noqa: E402
 from rune_env.run.drafter import HeuristicDrafter  # noqa: E402
@@ -30,20 +37,30 @@ ROUNDS = 12
 
 def _play(args: tuple) -> list[dict]:
     """One run by the drafter; returns a summary per battle. `immortal` keeps lamps lit."""
-    rules_path, seed, immortal, max_rounds = args
+    rules_path, seed, immortal, max_rounds, variant = args
     # the per-round table plays on past the 10th win, so that every round is reached
     rules = load_rules(rules_path, {"run.endless": True} if immortal else None)
     state = new_run(seed, rules)
     drafter = HeuristicDrafter(rules, seed=seed)
     out = []
+    reasons: list[str] = []
+
+    def dice_battle(b0, b1, rules_):
+        # a seed per battle from the run's generator (as RuneRunEnv(variant="dice") does)
+        r = reference_battle(b0, b1, rules_, seed=int(state.rng.integers(2**32)), variant="dice")
+        reasons.append(r.reason)
+        return r
+
+    battle_fn = dice_battle if (variant or rules.spec.variant) == "dice" else None
     while not state.over:
         if immortal:
             state.lamps = 10**6
         a = drafter.act(state)
-        info = apply(state, a)
+        info = apply(state, a, None, battle_fn)
         if info.battle is not None:
             b = info.battle
             out.append({"round": b["round"], "outcome": b["outcome"], "time": b["time"],
+                        "reason": reasons[-1] if reasons else None,
                         "seals": sum(b["seals"]), "core": state.core,
                         "kinds": sorted({k for k, _ in state.board.values()}),
                         "relics": list(state.relics), "run_seed": seed})
@@ -59,16 +76,18 @@ def _rate(rows: list[dict]) -> float:
     return sum(r["outcome"] == "win" for r in rows) / len(rows) if rows else float("nan")
 
 
-def report(rules_path: str | None, battles: int, runs: int, seed: int, jobs: int) -> dict:
+def report(rules_path: str | None, battles: int, runs: int, seed: int, jobs: int,
+           variant: str | None = None) -> dict:
     rules = load_rules(rules_path)
+    variant = variant or rules.spec.variant
     duration = rules.spec.battle.duration_s
     od_start = rules.spec.overdrive.start_s
-    tasks_rounds = [(rules_path, seed + i, True, ROUNDS) for i in range(battles)]
-    tasks_runs = [(rules_path, seed + 100_000 + i, False, 0) for i in range(runs)]
+    tasks_rounds = [(rules_path, seed + i, True, ROUNDS, variant) for i in range(battles)]
+    tasks_runs = [(rules_path, seed + 100_000 + i, False, 0, variant) for i in range(runs)]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         per_round = [b for chunk in pool.map(_play, tasks_rounds, chunksize=4) for b in chunk]
         whole = [b for chunk in pool.map(_play, tasks_runs, chunksize=4) for b in chunk]
-    out: dict = {"rules_hash": rules.hash, "rounds": {}, "runs": {}, "by_core": {},
+    out: dict = {"rules_hash": rules.hash, "variant": variant, "rounds": {}, "runs": {}, "by_core": {},
                  "by_kind": {}, "by_relic": {}}
     for rnd in range(1, ROUNDS + 1):
         rows = [b for b in per_round if b["round"] == rnd]
@@ -81,6 +100,10 @@ def report(rules_path: str | None, battles: int, runs: int, seed: int, jobs: int
             "seals_per_battle": statistics.fmean(b["seals"] for b in rows) if rows else None,
             "win_rate": _rate(rows),
         }
+        if variant == "dice":
+            for reason in ("burst", "burn"):
+                out["rounds"][str(rnd)][f"{reason}_share"] = (
+                    sum(b["reason"] == reason for b in rows) / len(rows) if rows else None)
     ends = [b for b in whole if b.get("run_end")]
     fought = [b for b in whole if not b.get("run_end")]
     out["runs"] = {
@@ -100,11 +123,14 @@ def report(rules_path: str | None, battles: int, runs: int, seed: int, jobs: int
 
 
 def format_report(rep: dict) -> str:
-    lines = ["round  battles  median_s  timeout  overdrive  seals  win_rate"]
+    dice = rep.get("variant") == "dice"
+    lines = ["round  battles  median_s  timeout  overdrive  seals  win_rate"
+             + ("    burst     burn" if dice else "")]
     for rnd, r in rep["rounds"].items():
         lines.append(f"{rnd:>5}  {r['battles']:>7}  {r['median_duration']:>8.2f}  "
                      f"{r['timeout_share']:>7.1%}  {r['overdrive_share']:>9.1%}  "
-                     f"{r['seals_per_battle']:>5.2f}  {r['win_rate']:>8.1%}")
+                     f"{r['seals_per_battle']:>5.2f}  {r['win_rate']:>8.1%}"
+                     + (f"  {r['burst_share']:>7.1%}  {r['burn_share']:>7.1%}" if dice else ""))
     runs = rep["runs"]
     lines.append("")
     lines.append(f"whole apprentice runs: {runs['runs']}  battle win rate {runs['battle_win_rate']:.1%}"
@@ -123,9 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--rules", default=None)
+    p.add_argument("--variant", choices=("deterministic", "dice"),
+                   help="the game variant (default: the rules file's `variant`)")
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
-    rep = report(a.rules, a.battles, a.runs, a.seed, a.jobs)
+    rep = report(a.rules, a.battles, a.runs, a.seed, a.jobs, a.variant)
     print(json.dumps(rep, indent=1) if a.json else format_report(rep))
     return 0
 

@@ -8,7 +8,7 @@ Every hyperparameter comes from the YAML (see configs/train/README.md). Output i
 runs/<run-name>/: config.yaml (the resolved config), tb/ (TensorBoard: SB3's scalars and the
 game's: battle win rate, wins per run, clear rate, rounds survived, lamps left, battle duration,
 clear rate per core, a histogram of the board's rune kinds, and the periodic evaluation),
-checkpoints/, final_model.zip and eval.json. `--resume` continues a killed run from its last
+checkpoints/, final_model.zip, final_policy.pt (the network alone) and eval.json. `--resume` continues a killed run from its last
 checkpoint. Reproducible on one machine: seeds fixed and torch threads set by the config.
 """
 from __future__ import annotations
@@ -242,6 +242,8 @@ def train(cfg: dict, run_dir: Path, resume: bool) -> dict:
                     tb_log_name="run", reset_num_timesteps=not resume, progress_bar=False)
     elapsed = time.time() - t0
     model.save(run_dir / "final_model.zip")
+    from agents.policy import export_policy
+    export_policy(model, run_dir / "final_policy.pt")   # the network alone: small, committable
     venv.close()
     episodes = cfg["final_eval_episodes"]
     res = evaluate(PolicyAgent(load_model(run_dir / "final_model.zip")), episodes,

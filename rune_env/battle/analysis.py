@@ -8,7 +8,8 @@ holds it, and every amplify's factor. The reference engine calls it again only w
 unseal or a reserve changes the board; `explain` prints its breakdown.
 
 Power (RULES D-12) = effect value of one hit x grade x ring x flows (flow table order) x
-attunement x resonance x amplifies (casting order) x opposition x delay x core x boss x relics.
+attunement x resonance x amplifies (casting order) x opposition x delay x core x boss x relics
+(x the dice variant's sickness or poisoning, passed as `extra`).
 """
 from __future__ import annotations
 
@@ -165,7 +166,10 @@ def flow_multiplier(m: float, strength: float, increase_x: float) -> float:
     return 1.0 + (m - 1.0) * strength * increase_x
 
 
-def analyse(setup: SideSetup, occ: list[Occupant | None], sealed: list[bool]) -> Analysis:
+def analyse(setup: SideSetup, occ: list[Occupant | None], sealed: list[bool],
+            extra: tuple[str, float] | None = None) -> Analysis:
+    """`extra`: a last (name, multiplier) on every casting rune's power, after the relics: the
+    dice variant's sickness or poisoning (D-12, D-47)."""
     rules, geo, mods = setup.rules, setup.geo, setup.mods
     spec = rules.spec
     n = geo.n_cells
@@ -270,6 +274,8 @@ def analyse(setup: SideSetup, occ: list[Occupant | None], sealed: list[bool]) ->
                 x *= m.power_x_by_kind.get(k, 1.0)
                 if x != 1.0:
                     mults.append((f"{group}:{name}", x))
+        if extra is not None and extra[1] != 1.0:
+            mults.append(extra)
         power = base
         for _, x in mults:
             power *= x

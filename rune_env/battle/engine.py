@@ -14,6 +14,17 @@ Inside one cast (our decision where the rules give no order, see docs/RULES.md):
   end the battle, then reflection) -> heal (then light's unseals) or barrier -> the curse (the
   longer of the rune's own and a flow's, times umbra) -> the freeze -> lava erosions -> storm
   delay -> drizzle charge given -> extra casts (thundercloud), each a whole cast again.
+
+The dice variant (RULES.md section 12, D-46..D-49; on when `variant` or the rules' `variant` is
+"dice"; see `dice.py` for the arithmetic):
+  - every cast (a thundercloud's second cast and a mimic's copy included) draws one roll right
+    after its cast event, on stream 0 with the side's cast counter n (from 0, counting every cast,
+    rank-0 casts included); all its hits, its heal or its barrier use the rolled value
+    power x roll / mean(die) (rank 0: the power itself); it adds its PL to the side's store;
+  - at the end of each of a side's cycles, after its erosions, its cleanup (stream 1, counter from
+    0): purge minimal(M), then the band: sickness or poisoning multiply the side's power after the
+    relics (judged afresh at each cleanup), a burn of n D6 hits HP directly, a burst sets HP to 0.
+    A burn or burst leaving HP <= the death threshold ends the battle (reason "burn" / "burst").
 """
 from __future__ import annotations
 
@@ -24,14 +35,20 @@ from ..rules.board import Board
 from ..rules.config import Rules, default_rules
 from .analysis import (Analysis, SideSetup, affinity_multipliers, analyse, flow_multiplier,
                        overdrive_multiplier)
+from .dice import (STREAM_CAST, STREAM_CLEANUP, die_for_power, die_roll, magic_value, minimal,
+                   reduced)
 from .result import BattleResult
+
+# the dice variant's bands (D-47), in order of the stored mana
+BANDS = ("none", "sickness", "poisoning", "burst")
 
 
 class BattleOver(Exception):
     """Raised inside the loop the moment a side is down; carries the winner."""
 
-    def __init__(self, winner: int):
+    def __init__(self, winner: int, reason: str = "knockout"):
         self.winner = winner
+        self.reason = reason
 
 
 @dataclass
@@ -61,12 +78,19 @@ class Side:
     reserves: list = field(default_factory=list)     # [(slot, kind, grade)] still in hand
     pending_unseals: list = field(default_factory=list)  # [(t, cell, serial)]
     affinity: dict = field(default_factory=dict)    # attack kind -> factor vs the opponent
+    # the dice variant: stored mana, band (index in BANDS), cast and cleanup counters, M
+    stored: int = 0
+    band: int = 0
+    band_x: tuple[str, float] | None = None         # sickness / poisoning on power
+    dice_casts: int = 0
+    cleanups: int = 0
+    magic: float = 0.0
     _analysis: Analysis | None = None
 
     @property
     def analysis(self) -> Analysis:
         if self._analysis is None:
-            self._analysis = analyse(self.setup, self.occ, self.sealed)
+            self._analysis = analyse(self.setup, self.occ, self.sealed, self.band_x)
         return self._analysis
 
     def board_changed(self) -> None:
@@ -82,15 +106,23 @@ class Battle:
     """One battle between two boards; `run()` plays it to the end."""
 
     def __init__(self, board0: Board, board1: Board, rules: Rules | None = None,
-                 trace: bool = False):
+                 trace: bool = False, seed: int = 0, variant: str | None = None):
         self.rules = rules = rules or default_rules()
         self.spec = rules.spec
+        variant = variant or self.spec.variant
+        if variant not in ("deterministic", "dice"):
+            raise ValueError(f"variant must be 'deterministic' or 'dice'; got {variant!r}")
+        self.dice = self.spec.dice if variant == "dice" else None
+        self.seed = int(seed)
         self.geo = None
         setups = [SideSetup.of(board0, rules), SideSetup.of(board1, rules)]
         self.geo = setups[0].geo
         self.sides = [self._new_side(i, s) for i, s in enumerate(setups)]
         self.sides[0].affinity = affinity_multipliers(rules, setups[1])
         self.sides[1].affinity = affinity_multipliers(rules, setups[0])
+        if self.dice is not None:
+            for side in self.sides:
+                side.magic = magic_value(side.setup.board.round, self.dice)
         self.trace = trace
         self.events: list[dict[str, Any]] = []
         self.t = 0
@@ -133,7 +165,7 @@ class Battle:
         except BattleOver as over:
             winner = over.winner
             time_ms = self.t
-            reason = "knockout"
+            reason = over.reason
         s0, s1 = self.sides
         return BattleResult(
             winner=winner, time=time_ms / 1000.0, hp=(self._reported_hp(s0), self._reported_hp(s1)),
@@ -207,6 +239,8 @@ class Battle:
             opponent = self.sides[1 - side.index]
             for _ in range(setup.erosions_per_cycle):
                 self._erode(side, opponent)
+            if self.dice is not None:
+                self._cleanup(side)
 
     def _mimic_copies(self, side: Side, source_cell: int) -> None:
         """D-20: each mimic whose strongest inward casting rune is the one that cast copies it."""
@@ -253,6 +287,7 @@ class Battle:
             extra["repeat"] = repeat
         self._event("cast", side.index, cell, **extra)
         rune_spec = rules.rune_specs[kind]
+        value = power if self.dice is None else self._roll(side, cell, kind, power)
 
         if kind in rules.attack_kinds:
             factor = 1.0
@@ -267,16 +302,16 @@ class Battle:
                     self._event("barrier_strip", opp.index, None, value=removed,
                                 source=self.geo.name(cell))
             for _ in range(rune_spec.hits):
-                self._hit(side, opp, cell, kind, power, factor)
+                self._hit(side, opp, cell, kind, value, factor)
         # the kind's own effect
         if kind == "water" or kind == "light":
             overflow = any(f.overflow_to_barrier for f, _ in flow_specs)
-            self._heal(side, cell, power, overflow)
+            self._heal(side, cell, value, overflow)
             if kind == "light":
                 self._light_unseal(side, rune_spec.unseals_by_grade[grade - 1])
         elif kind == "earth":
-            side.barrier += power
-            self._event("barrier", side.index, cell, value=power)
+            side.barrier += value
+            self._event("barrier", side.index, cell, value=value)
         curse_s = getattr(rune_spec, "curse_s", 0.0)
         for flow, _ in flow_specs:
             curse_s = max(curse_s, flow.curse_s)
@@ -311,6 +346,69 @@ class Battle:
             for flow, s in flow_specs:
                 for r in range(flow.extra_casts):
                     self._cast(side, cell, kind, power, flows, grade, copy_of, repeat=r + 1)
+
+    # -- the dice variant -----------------------------------------------------------------------
+    def _roll(self, side: Side, cell: int, kind: str, power: float) -> float:
+        """D-46, D-49: one roll per cast; damage on the strong table, heal and barrier on the weak.
+        Returns the cast's value; adds its PL to the side's stored mana (D-47)."""
+        dice = self.dice
+        pl, die = die_for_power(power, dice, strong=kind in self.rules.attack_kinds)
+        n = side.dice_casts
+        side.dice_casts += 1
+        side.stored += pl
+        if die.faces:
+            roll = die_roll(self.seed, side.index, STREAM_CAST, n, 0, die.faces) + die.plus
+            value = power * roll / die.mean
+        else:   # rank 0: the fixed 1, not rolled
+            roll = 1
+            value = power
+        self._event("roll", side.index, cell, pl=pl, rank=die.rank, die=die.name(), roll=roll,
+                    value=value, stored=side.stored)
+        return value
+
+    def _cleanup(self, side: Side) -> None:
+        """D-47: at the end of the side's cycle, after its erosions: purge minimal(M), then the band
+        of the stored mana: <= M nothing; <= 2M sickness and a burn of minimal(stored) D6; <= 5M
+        poisoning and a burn of reduced(stored) D6; beyond, a burst (HP to 0)."""
+        dice = self.dice
+        n = side.cleanups
+        side.cleanups += 1
+        m = side.magic
+        before = side.stored
+        side.stored = max(0, before - minimal(m))
+        stored = side.stored
+        if stored <= m:
+            band = 0
+        elif stored <= dice.sickness_band_x * m:
+            band = 1
+        elif stored <= dice.poison_band_x * m:
+            band = 2
+        else:
+            band = 3
+        self._event("cleanup", side.index, None, purge=before - stored, stored=stored,
+                    magic=m, band=BANDS[band])
+        opp_index = 1 - side.index
+        if band == 3:
+            side.hp = 0.0
+            self._event("burst", side.index, None, stored=stored)
+            raise BattleOver(opp_index, "burst")
+        if band != side.band:
+            previous = side.band
+            side.band = band
+            side.band_x = (None, ("dice:sickness", dice.sickness_power_x),
+                           ("dice:poisoning", dice.poison_power_x))[band]
+            side.board_changed()   # the band multiplies power: recompute it
+            self._event("band", side.index, None, band=BANDS[band], previous=BANDS[previous])
+        if band == 0:
+            return
+        count = minimal(stored) if band == 1 else reduced(stored)
+        rolls = [die_roll(self.seed, side.index, STREAM_CLEANUP, n, j, dice.burn_faces)
+                 for j in range(count)]
+        burn = float(sum(rolls))
+        side.hp -= burn
+        self._event("burn", side.index, None, dice=count, rolls=rolls, value=burn)
+        if side.hp <= self.death:
+            raise BattleOver(opp_index, "burn")
 
     def _hit(self, side: Side, opp: Side, cell: int, kind: str, power: float,
              drizzle_x: float) -> None:
@@ -450,6 +548,8 @@ class Battle:
 
 
 def battle(board0: Board, board1: Board, rules: Rules | None = None,
-           trace: bool = False) -> BattleResult:
-    """Play one battle; board0 is side 0. Deterministic: same boards and rules, same result."""
-    return Battle(board0, board1, rules, trace=trace).run()
+           trace: bool = False, seed: int = 0, variant: str | None = None) -> BattleResult:
+    """Play one battle; board0 is side 0. Deterministic: same boards, rules (and, for the dice
+    variant, seed), same result. `variant` (None: the rules' `variant`) "deterministic" or "dice";
+    `seed` keys the dice variant's rolls (D-49) and is ignored without it."""
+    return Battle(board0, board1, rules, trace=trace, seed=seed, variant=variant).run()

@@ -6,16 +6,23 @@ from typing import Any
 from ..rules.board import Board
 from ..rules.config import Rules, default_rules
 from .analysis import SideSetup, affinity_multipliers, analyse
+from .dice import die_for_power, magic_value
 
 
-def explain(board: Board, rules: Rules | None = None, against: Board | None = None) -> dict[str, Any]:
+def explain(board: Board, rules: Rules | None = None, against: Board | None = None,
+            variant: str | None = None) -> dict[str, Any]:
     """{"cells": {"1:0": {"kind", "grade", "power", "multipliers": {name: value}}}, ...}.
 
     `power` follows RULES D-12 (null for supports, which never cast); `grade` is the effective
     grade. With `against`, attacking runes also get "affinity" among their multipliers (applied
     per hit, so not part of `power`) and "hit" = power x affinity at t = 0.
+
+    With the dice variant (`variant`, None: the rules' `variant`), every casting rune also gets
+    "dice": {"pl", "rank", "die", "table", "mean"}: its power level ⌊power / 4⌋ and the die it rolls
+    at battle start (D-46: the strong table for attacks, the weak one for healing and barrier).
     """
     rules = rules or default_rules()
+    dice = rules.spec.dice if (variant or rules.spec.variant) == "dice" else None
     setup = SideSetup.of(board, rules)
     occ = [board.runes.get(c) for c in range(setup.geo.n_cells)]
     analysis = analyse(setup, occ, [False] * setup.geo.n_cells)
@@ -34,6 +41,11 @@ def explain(board: Board, rules: Rules | None = None, against: Board | None = No
             if affinity is not None and kind in affinity:
                 entry["multipliers"]["affinity"] = affinity[kind]
                 entry["hit"] = rp.power * affinity[kind]
+            if dice is not None:
+                strong = kind in rules.attack_kinds
+                pl, die = die_for_power(rp.power, dice, strong)
+                entry["dice"] = {"pl": pl, "rank": die.rank, "die": die.name(),
+                                 "table": "strong" if strong else "weak", "mean": die.mean}
         if c in analysis.amplify_factor:
             entry["factor"] = analysis.amplify_factor[c]
         if c in analysis.resonance and rp is None:
@@ -41,7 +53,7 @@ def explain(board: Board, rules: Rules | None = None, against: Board | None = No
         if setup.wards[c]:
             entry["wards"] = setup.wards[c]
         cells[setup.geo.name(c)] = entry
-    return {
+    report = {
         "cells": cells,
         "interval_ms": setup.interval_ms,
         "max_hp": setup.max_hp,
@@ -49,6 +61,9 @@ def explain(board: Board, rules: Rules | None = None, against: Board | None = No
         "erosions_per_cycle": setup.erosions_per_cycle,
         "reflect": analysis.reflect,
     }
+    if dice is not None:
+        report["magic"] = magic_value(board.round, dice)   # D-47: M for the board's round
+    return report
 
 
 def format_explain(report: dict[str, Any]) -> str:
@@ -63,10 +78,14 @@ def format_explain(report: dict[str, Any]) -> str:
             extra.append(f"hit {e['hit']:.3f}")
         if "wards" in e:
             extra.append(f"wards {e['wards']}")
+        if "dice" in e:
+            d = e["dice"]
+            extra.append(f"PL {d['pl']} {d['die']} ({d['table']})")
         if extra:
             mults = (mults + "  " if mults else "") + "(" + ", ".join(extra) + ")"
         lines.append(f"{name:<5} {e['kind']:<10} {e['grade']:>2} {power:>9}  {mults}")
     lines.append(f"interval {report['interval_ms']} ms, max HP {report['max_hp']:g}, "
                  f"seal cap {report['seal_cap']}, erosions per cycle {report['erosions_per_cycle']}, "
-                 f"reflect {report['reflect']:.0%}")
+                 f"reflect {report['reflect']:.0%}"
+                 + (f", magic value M {report['magic']:g}" if "magic" in report else ""))
     return "\n".join(lines)

@@ -11,7 +11,9 @@ from typing import Any
 class BattleResult:
     """winner: 0, 1 or None (a draw); time: seconds when the deciding hit landed (the duration at
     a timeout); hp: clamped at 0; casts: turns in which the rune cast; turns: turns taken; seals:
-    runes sealed minus unsealed (D-32); reason: "knockout" or "timeout"; events: the trace."""
+    runes sealed minus unsealed (D-32); reason: "knockout" or "timeout" (the dice variant also
+    "burst": the loser's stored mana burst, and "burn": a mana burn downed the loser, D-47);
+    events: the trace."""
 
     winner: int | None
     time: float

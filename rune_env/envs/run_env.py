@@ -96,13 +96,15 @@ class RuneRunEnv(gym.Env):
     the rank's shipped pool; "generator"; a pool file path; a callable `(round, rank_effects, boss_rules, rng) ->
     Board`; or an agent), rules (a Rules, a YAML path) and rules_overrides, unlocked (rune kinds;
     default all), reward_mode, clear_bonus, margin_weight, max_rounds, obs_mode, illegal_action,
-    illegal_penalty, render_mode ("ansi").
+    illegal_penalty, variant (None: the rules' `variant`; "dice": the dice variant, each battle
+    seeded from the run's generator), render_mode ("ansi": the board and state as text; "rgb_array": the board
+    picture, an (H, W, 3) uint8 array).
 
-    **Info**: action_mask, round, mana, lamps, wins, losses, draws, cleared, over, battle (the
-    summary when a battle was fought in the step), rules_hash, env_version.
+    **Info**: action_mask, round, mana, lamps, wins, losses, draws, cleared, over, rules_hash,
+    env_version, and "battle" (the battle's summary) only in a step that fought one.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(self, rank: int | str = "apprentice", core: str | None = None, opponents: Any = None,
                  rules: Rules | str | None = None, rules_overrides: dict | None = None,
@@ -110,16 +112,20 @@ class RuneRunEnv(gym.Env):
                  clear_bonus: float = 5.0, margin_weight: float = 0.5, max_rounds: int | None = None,
                  obs_mode: str = "flat", illegal_action: str = "raise",
                  illegal_penalty: float = -0.1, render_mode: str | None = None,
-                 battle_fn: Callable | None = None):
+                 battle_fn: Callable | None = None, variant: str | None = None):
         self.rules = resolve_rules(rules, rules_overrides)
+        # the dice variant (RULES.md section 12); None: the rules' `variant`
+        self.variant = variant or self.rules.spec.variant
+        if self.variant not in ("deterministic", "dice"):
+            raise ValueError(f"variant must be 'deterministic' or 'dice'; got {variant!r}")
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}; got {reward_mode!r}")
         if obs_mode not in ("flat", "dict"):
             raise ValueError(f"obs_mode must be 'flat' or 'dict'; got {obs_mode!r}")
         if illegal_action not in ("raise", "penalty"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalty'; got {illegal_action!r}")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi'; got {render_mode!r}")
+        if render_mode not in (None, "ansi", "rgb_array"):
+            raise ValueError(f"render_mode must be None, 'ansi' or 'rgb_array'; got {render_mode!r}")
         self.rank = rank_index(self.rules, rank)
         self.core = core
         self.opponents_spec = opponents
@@ -187,7 +193,8 @@ class RuneRunEnv(gym.Env):
             info = self._info()
             info["illegal"] = reason
             return self._obs(), float(self.illegal_penalty), False, False, info
-        step = apply(self.state, action, self.opponents, self.battle_fn)
+        step = apply(self.state, action, self.opponents,
+                     self.battle_fn, self.variant)
         self._last_battle = step.battle
         reward = self._reward(step.battle)
         terminated = self.state.over
@@ -219,10 +226,14 @@ class RuneRunEnv(gym.Env):
 
     def _info(self, battle: dict | None = None) -> dict[str, Any]:
         s = self.state
-        return {"action_mask": legal_mask(s), "round": s.round, "mana": s.mana, "lamps": s.lamps,
+        info = {"action_mask": legal_mask(s), "round": s.round, "mana": s.mana, "lamps": s.lamps,
                 "wins": s.wins, "losses": s.losses, "draws": s.draws, "cleared": s.cleared,
-                "over": s.over, "battle": battle, "rules_hash": self.rules.hash,
-                "env_version": ENV_VERSION}
+                "over": s.over, "rules_hash": self.rules.hash, "env_version": ENV_VERSION}
+        # "battle" only in steps that fought one (Gymnasium's vector envs batch info keys and
+        # mark presence with "_battle"; a None in other steps would break that)
+        if battle is not None:
+            info["battle"] = battle
+        return info
 
     def action_masks(self) -> np.ndarray:
         """Legal actions now (sb3-contrib MaskablePPO reads this method)."""
@@ -258,8 +269,11 @@ class RuneRunEnv(gym.Env):
 
     # -- rendering ------------------------------------------------------------------------------
     def render(self):
-        if self.render_mode != "ansi" or self.state is None:
+        if self.state is None or self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":
+            from ..pictures import state_rgb_array
+            return state_rgb_array(self.state)
         from ..run.view import view
         lines = view(self.state)
         b = self._last_battle
@@ -299,12 +313,11 @@ class RuneDraftEnv(RuneRunEnv):
         s.round = self.draft_round
         s.boss_schedule = {r: v for r, v in s.boss_schedule.items() if r == self.draft_round}
         s.mana = self.budget if self.budget is not None else \
-            opponent_budget(self.rules, self.draft_round, rank_effects(self.rules, 0))
+            opponent_budget(self.rules, self.draft_round, rank_effects(self.rules, self.rank))
         if self.start_board is not None:
             b = self.start_board
             s.board = dict(b.runes)
             s.artifacts = dict(b.artifacts)
-            s.hand = list(b.hand)[: s.hand_slots]
             s.open_sectors = sorted(b.open_sectors)
             s.relics = list(b.relics)
             if b.core is not None and s.core is None:
@@ -312,6 +325,7 @@ class RuneDraftEnv(RuneRunEnv):
                 _set_core(s, b.core)
                 s.pending = None
                 s.sun_element = b.sun_element
+            s.hand = list(b.hand)[: s.hand_slots]   # after the core: a tree's extra slot counts
         _draw_shop(s)
         return s
 
@@ -321,9 +335,8 @@ class RuneDraftEnv(RuneRunEnv):
             terminated = True
             self.state.over = True
             info["over"] = True
+            info["round"] = info["battle"]["round"]   # the run loop has already moved on
             info["action_mask"] = legal_mask(self.state)
-            if self.state.cleared is False and self.reward_mode == "battle":
-                pass
         return obs, reward, terminated, truncated, info
 
     def _reward(self, battle: dict | None) -> float:

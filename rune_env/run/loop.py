@@ -383,9 +383,13 @@ def legal_actions(state: RunState) -> list[int]:
 
 
 # -- applying -----------------------------------------------------------------------------------
+DICE_SEED_LIMIT = 2**32   # the dice variant's per-battle seeds (D-49 keys take seed * 2^32)
+
+
 def apply(state: RunState, action: int, opponents: OpponentSource | None = None,
-          battle_fn: BattleFn | None = None) -> StepInfo:
-    """Apply one action in place. Raises IllegalAction (with the reason) if it is not legal."""
+          battle_fn: BattleFn | None = None, variant: str | None = None) -> StepInfo:
+    """Apply one action in place. Raises IllegalAction (with the reason) if it is not legal.
+    `variant` (default: the rules' own) "dice" seeds each battle from the run's generator."""
     reason = why_illegal(state, action)
     if reason is not None:
         table = action_table(state.rules)
@@ -411,7 +415,7 @@ def apply(state: RunState, action: int, opponents: OpponentSource | None = None,
         _next_choice(state)
         return info
     if kind == "ready":
-        info.battle = _fight(state, opponents, battle_fn)
+        info.battle = _fight(state, opponents, battle_fn, variant)
         return info
     # preparation actions
     if kind == "set_sun_element":
@@ -476,7 +480,7 @@ def apply(state: RunState, action: int, opponents: OpponentSource | None = None,
     state.prep_actions += 1
     if state.prep_actions >= spec.run.action_cap:
         # D-41: the round's preparation ends by itself
-        info.battle = _fight(state, opponents, battle_fn)
+        info.battle = _fight(state, opponents, battle_fn, variant)
         info.forced_ready = True
     return info
 
@@ -531,7 +535,8 @@ def player_seat(round_: int) -> int:
     return (round_ + 1) % 2
 
 
-def _fight(state: RunState, opponents: OpponentSource | None, battle_fn: BattleFn | None) -> dict:
+def _fight(state: RunState, opponents: OpponentSource | None, battle_fn: BattleFn | None,
+           variant: str | None = None) -> dict:
     from .opponents import default_opponents
     rules = state.rules
     effects = rank_effects(rules, state.rank)
@@ -544,7 +549,14 @@ def _fight(state: RunState, opponents: OpponentSource | None, battle_fn: BattleF
     me = state.to_board()
     seat = player_seat(state.round)
     pair = (me, opp) if seat == 0 else (opp, me)
-    result = (battle_fn or reference_battle)(pair[0], pair[1], rules)
+    fight = battle_fn or reference_battle
+    if (variant or rules.spec.variant) == "dice":
+        # the dice variant: a per-battle seed from the run's generator, so a run seed (and a
+        # saved run) fixes its dice too
+        result = fight(pair[0], pair[1], rules, seed=int(child.integers(DICE_SEED_LIMIT)),
+                       variant="dice")
+    else:
+        result = fight(pair[0], pair[1], rules)
     outcome = "draw" if result.winner is None else ("win" if result.winner == seat else "loss")
     summary = {"round": state.round, "outcome": outcome, "seat": seat, "time": result.time,
                "hp": [result.hp[seat], result.hp[1 - seat]],
