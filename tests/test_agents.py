@@ -483,3 +483,16 @@ def test_evaluation_seed_never_falls_among_training_seeds():
         except ValueError:
             continue
         assert s >= TRAINING_SEED_LIMIT, f"eval_run_seed({seed}, 0) = {s} is a training seed"
+
+
+def test_a_state_reading_agent_drafts_opponents():
+    """An opponent source made from the greedy agent (which reads the run state) drafts a board:
+    the env passes it the draft state, and the battle is fought against a non-empty board."""
+    from agents import GreedyAgent
+    from rune_env.envs.run_env import RuneRunEnv
+
+    env = RuneRunEnv(core="moon", opponents=GreedyAgent(seed=3))
+    obs, info = env.reset(seed=1)
+    ready = env.table.id("ready")
+    obs, reward, term, trunc, info = env.step(ready)
+    assert info["battle"]["opponent"]["runes"], "the greedy agent placed no rune"

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..rules.board import Board
 from ..rules.config import Rules
-from ..run.loop import _draw_shop, apply, legal_mask, new_run
+from ..run.loop import draw_shop, apply, legal_mask, new_run
 from ..run.opponents import opponent_budget
 from ..run.ranks import RankEffects
 from .agent import Agent
@@ -32,7 +32,7 @@ class AgentOpponents:
         state = new_run(seed, self.rules)
         state.round = round_
         state.mana = opponent_budget(self.rules, round_, effects)
-        _draw_shop(state)
+        draw_shop(state)
         self.agent.reset(seed)
         from ..run.actions import action_table
         ready = action_table(self.rules).id("ready")
@@ -41,7 +41,9 @@ class AgentOpponents:
             mask = legal_mask(state)
             obs = (self._encoder.encode_flat(state) if self.obs_mode == "flat"
                    else self._encoder.encode_dict(state))
-            a = int(self.agent.act(obs, mask))
+            # agents that read the run state (the greedy drafter) get the draft state
+            st = state if getattr(self.agent, "needs_state", False) else None
+            a = int(self.agent.act(obs, mask, state=st) if st is not None else self.agent.act(obs, mask))
             if a == ready and state.pending is None:
                 break
             apply(state, a)

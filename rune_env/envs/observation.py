@@ -7,7 +7,7 @@ declared Box bounds always hold. `ObservationLayout.slices` names each slice of 
   board    (36, F)  per cell, in casting order: kind one-hot (13), grade/3, open, artifact one-hot,
                     log-scaled power of the rune now (0 for supports and empty cells)
   hand     (8, 14)  per hand slot: kind one-hot, grade/3 (zeros past the hand)
-  shop     (5+1, .) rune offers (kind one-hot) and artifact offers (artifact one-hot)
+  shop     (5*13 + 1*4,) rune offers (kind one-hot each) then artifact offers (artifact one-hot)
   inventory (4, A)  artifacts held, not placed
   scalars  (S,)     mana, round, lamps, wins, losses, draws, hand slots, artifact slots, next sector
                     cost, preparation actions used, max-HP bonus, rounds to the next boss, rank

@@ -306,7 +306,7 @@ class RuneDraftEnv(RuneRunEnv):
         self.start_board = load_board(start_board, self.rules) if isinstance(start_board, str) else start_board
 
     def _new_state(self, run_seed: int) -> RunState:
-        from ..run.loop import _draw_shop
+        from ..run.loop import draw_shop
         from ..run.opponents import opponent_budget
         from ..run.ranks import rank_effects
         s = new_run(run_seed, self.rules, rank=self.rank, core=self.core, unlocked=self.unlocked)
@@ -321,12 +321,12 @@ class RuneDraftEnv(RuneRunEnv):
             s.open_sectors = sorted(b.open_sectors)
             s.relics = list(b.relics)
             if b.core is not None and s.core is None:
-                from ..run.loop import _set_core
-                _set_core(s, b.core)
+                from ..run.loop import set_core
+                set_core(s, b.core)
                 s.pending = None
                 s.sun_element = b.sun_element
             s.hand = list(b.hand)[: s.hand_slots]   # after the core: a tree's extra slot counts
-        _draw_shop(s)
+        draw_shop(s)
         return s
 
     def step(self, action):

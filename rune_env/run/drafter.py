@@ -8,7 +8,8 @@ board is the mean over its turns of each rune's worth per cast (power, times hit
 healing and barrier weighted below damage, halved under a delay), plus what mimics copy, and a
 small bonus per rune for staying power against erosion. It never looks at the opponent.
 
-Its choices, in order: pending choices by a preference list; merges; placing hand runes where
+Its choices, in order: the core uniformly at random (from its own seeded generator, so drafted
+opponents field every school); reward and relic choices by a preference list; merges; placing hand runes where
 they add most; buying the offer that adds most; artifacts; opening a sector when the board is
 full; rerolling (at most `max_rerolls` per round) while there is room; then ready. `noise` is
 the chance of a uniformly random legal action instead (the strength knob of opponents).
@@ -30,7 +31,6 @@ RELIC_PREFERENCE = ("ember_jar", "resonance_mirror", "mana_vein", "focusing_mirr
                     "coin_purse", "tide_vessel", "bulwark", "big_bag", "warding_seal",
                     "phoenix_feather", "thorn_crown")
 REWARD_PREFERENCE = ("hand_slot", "artifact_slot", "mana", "artifact", "base_stat")
-CORE_PREFERENCE = ("sun", "moon", "star", "eclipse", "tree")
 # Healing and barrier offset damage point for point (barrier never overflows); valuing them
 # lower made boards that only raced, and battles shorter than the game intends.
 KIND_WEIGHT = {"heal": 0.9, "barrier": 0.9, "ice": 1.25, "dark": 1.15}

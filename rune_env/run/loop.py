@@ -67,14 +67,14 @@ def new_run(seed: int, rules: Rules | None = None, rank: int | str = 0, core: st
         picks = state.rng.choice(len(boss_names), size=count, replace=False)
         state.boss_schedule[rnd] = [boss_names[int(i)] for i in picks]
     if core is not None:
-        _set_core(state, core)
+        set_core(state, core)
     else:
         state.pending = {"kind": "core", "options": list(spec.cores), "queue": []}
     _start_round(state, first=True)
     return state
 
 
-def _set_core(state: RunState, core: str) -> None:
+def set_core(state: RunState, core: str) -> None:
     spec = state.rules.spec
     if core not in spec.cores:
         raise ValueError(f"unknown core {core!r} (one of {', '.join(spec.cores)})")
@@ -103,7 +103,7 @@ def _start_round(state: RunState, first: bool = False) -> None:
     spec = state.rules.spec
     if not first:
         state.mana += income(state)
-    _draw_shop(state)
+    draw_shop(state)
     state.prep_actions = 0
     run = spec.run
     if state.round >= run.reward_first_round and (state.round - run.reward_first_round) % run.reward_every == 0:
@@ -129,7 +129,7 @@ def _next_choice(state: RunState) -> None:
         state.pending = nxt
 
 
-def _draw_shop(state: RunState) -> None:
+def draw_shop(state: RunState) -> None:
     spec = state.rules.spec
     kinds = state.unlocked
     state.shop_runes = [kinds[int(i)] for i in state.rng.integers(0, len(kinds), spec.run.shop_rune_offers)]
@@ -403,7 +403,7 @@ def apply(state: RunState, action: int, opponents: OpponentSource | None = None,
     rules = state.rules
     kind, args = a.kind, a.args
     if kind == "choose_core":
-        _set_core(state, table.cores[args[0]])
+        set_core(state, table.cores[args[0]])
         _next_choice(state)
         return info
     if kind == "choose_reward":
@@ -433,7 +433,7 @@ def apply(state: RunState, action: int, opponents: OpponentSource | None = None,
         state.shop_artifacts[args[0]] = None
     elif kind == "reroll":
         state.mana -= spec.run.reroll_cost
-        _draw_shop(state)
+        draw_shop(state)
     elif kind == "place":
         h, c = args
         state.board[c] = state.hand.pop(h)

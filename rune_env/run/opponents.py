@@ -51,12 +51,12 @@ def draft_board(rules: Rules, round_: int, budget: int, rng: np.random.Generator
                 noise: float = 0.0, core: str | None = None) -> Board:
     """A board drafted from scratch with `budget` mana by the heuristic drafter."""
     from .drafter import HeuristicDrafter, draft
-    from .loop import _draw_shop, new_run
+    from .loop import draw_shop, new_run
     seed = int(rng.integers(2**31))
     state = new_run(seed, rules, core=core)
     state.round = round_
     state.mana = budget
-    _draw_shop(state)
+    draw_shop(state)
     drafter = HeuristicDrafter(rules, noise=noise, seed=seed)
     draft(state, drafter)
     board = state.to_board()
