@@ -89,6 +89,36 @@ def reference_engine(ctx: Context) -> list[Row]:
     ]
 
 
+@measurement
+def env_steps(ctx: Context) -> list[Row]:
+    """RuneRun-v0 with a uniformly random masked policy, battles included, default opponents
+    (the rank's shipped pool, else the budget drafter with its opponent bank). A warm-up of as
+    many untimed steps first fills the bank for the rounds a random policy reaches."""
+    import numpy as np
+
+    from rune_env.envs.run_env import RuneRunEnv
+    n = ctx.args.env_steps
+    if n <= 0:
+        return []
+    env = RuneRunEnv(rules=ctx.rules)
+    rng = np.random.default_rng(ctx.args.seed)
+    obs, info = env.reset(seed=ctx.args.seed)
+
+    def steps(count: int) -> None:
+        nonlocal obs, info
+        for _ in range(count):
+            legal = np.flatnonzero(info["action_mask"])
+            obs, _, term, trunc, info = env.step(int(legal[int(rng.integers(len(legal)))]))
+            if term or trunc:
+                obs, info = env.reset()
+
+    steps(n)                      # warm-up
+    t0 = time.perf_counter()
+    steps(n)
+    elapsed = time.perf_counter() - t0
+    return [Row("env_steps_per_s", "env steps (random masked policy)", n / elapsed, "steps/s")]
+
+
 # -- machine and versions --------------------------------------------------------------------
 
 def pin_to_one_core() -> int | None:
@@ -202,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=1000, help="board pairs (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the pairs (default 0)")
     parser.add_argument("--rules", help="a rules YAML file (default: configs/rules/default.yaml)")
+    parser.add_argument("--env-steps", type=int, default=10000,
+                        help="timed env steps after as many warm-up steps (0: skip; default 10000)")
     args = parser.parse_args(argv)
     if args.pairs < 1:
         parser.error("--pairs must be at least 1")

@@ -31,13 +31,14 @@ def script(name: str, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_benchmark_json():
-    r = script("benchmark", "--pairs", "20", "--json")
+    r = script("benchmark", "--pairs", "20", "--env-steps", "200", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert {"reference_battles_per_s", "median_duration", "median_casts", "pairs", "machine",
             "versions"} <= set(out)
     assert out["pairs"] == 20
     assert out["reference_battles_per_s"] > 0
+    assert out["env_steps_per_s"] > 0
     assert 0 < out["median_duration"] <= 60
     assert out["median_casts"] >= 0
     assert isinstance(out["machine"], dict) and "cpu" in out["machine"]
@@ -46,7 +47,7 @@ def test_benchmark_json():
 
 @pytest.mark.slow
 def test_benchmark_table():
-    r = script("benchmark", "--pairs", "5", "--seed", "3")
+    r = script("benchmark", "--pairs", "5", "--seed", "3", "--env-steps", "0")
     assert r.returncode == 0, r.stderr
     assert "reference engine" in r.stdout and "battles/s" in r.stdout
     assert "standard_pairs(5, 3)" in r.stdout
