@@ -78,11 +78,29 @@ def head_to_head(results: dict[str, dict], rules) -> dict[str, dict[str, float]]
     return matrix
 
 
-def write_tensorboard(out_dir: Path, label: str, summary: dict, cores) -> None:
-    """One sub-run per agent, every agent with the same tags (NaN for a core it never played)."""
+BOARD_IMAGES = 4   # runs per agent whose final board is drawn into TensorBoard
+
+
+def final_boards(runs: list[dict], rules, count: int = BOARD_IMAGES) -> list:
+    """The board each of the first `count` runs took into its last battle."""
+    return [Board.from_json(r["battles"][-1]["board"], rules) for r in runs[:count] if r["battles"]]
+
+
+def write_board_images(writer, tag: str, boards: list, rules, step: int = 0) -> None:
+    """Pictures of boards (rune_env.pictures) as TensorBoard images, one per board."""
+    from rune_env.pictures import board_rgb_array
+    for i, b in enumerate(boards):
+        writer.add_image(f"{tag}/{i}", board_rgb_array(b, rules, annotate=True), step,
+                         dataformats="HWC")
+
+
+def write_tensorboard(out_dir: Path, label: str, summary: dict, cores, boards=(), rules=None) -> None:
+    """One sub-run per agent, every agent with the same tags (NaN for a core it never played),
+    and pictures of the boards its first runs ended with (tag boards/final/<i>)."""
     from torch.utils.tensorboard import SummaryWriter
     safe = label.replace("/", "_")
     with SummaryWriter(str(out_dir / "tb" / safe)) as w:
+        write_board_images(w, "boards/final", list(boards), rules)
         for tag in TB_TAGS:
             w.add_scalar(f"eval/{tag}", summary[tag], 0)
         for core in cores:
@@ -142,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
             w.writerow([n, s["episodes"], s["battle_win_rate"], *s["battle_ci"], s["mean_wins"],
                         *s["wins_ci"], s["clear_rate"], *s["clear_ci"], s["rounds_survived"]])
     for n, s in summaries.items():
-        write_tensorboard(out_dir, n, s, list(rules.spec.cores))
+        write_tensorboard(out_dir, n, s, list(rules.spec.cores),
+                          final_boards(results[n]["runs"], rules), rules)
     out = {"rank": a.rank, "seed": a.seed, "rules_hash": rules.hash,
            "opponents": opponents_label(a.opponents, rules, a.rank),
            "agents": {n: {k: s[k] for k in ("episodes", "battle_win_rate", "battle_ci",

@@ -192,10 +192,27 @@ def build_callbacks(cfg: dict, run_dir: Path, eval_env_kwargs: dict):
                 res = evaluate(PolicyAgent(self.model), self.episodes, self.seed, eval_env_kwargs)
                 for key in ("battle_win_rate", "mean_wins", "clear_rate", "rounds_survived"):
                     self.logger.record(f"eval/{key}", res[key])
+                self._board_images(res["runs"])
                 with open(run_dir / "eval_history.jsonl", "a") as fh:
                     res.pop("runs")
                     fh.write(json.dumps({"timesteps": self.num_timesteps, **res}) + "\n")
             return True
+
+        def _board_images(self, runs) -> None:
+            """What the policy builds now: its final boards of the first evaluation runs, drawn."""
+            from rune_env.pictures import board_rgb_array
+            from rune_env.rules import Board, default_rules
+            rules = default_rules()
+            for fmt in self.logger.output_formats:
+                writer = getattr(fmt, "writer", None)
+                if writer is None:
+                    continue
+                for i, run in enumerate(runs[:4]):
+                    if run["battles"]:
+                        board = Board.from_json(run["battles"][-1]["board"], rules)
+                        writer.add_image(f"boards/eval/{i}", board_rgb_array(board, rules, annotate=True),
+                                         self.num_timesteps, dataformats="HWC")
+                writer.flush()
 
     ckpt = CheckpointCallback(save_freq=max(1, cfg["checkpoint_every"] // cfg["n_envs"]),
                               save_path=str(run_dir / "checkpoints"), name_prefix="model")

@@ -327,3 +327,29 @@ def test_evaluate_labels_model_paths(smoke):
     from agents.policy import PolicyAgent
     agent = make_agent(str(model))
     assert isinstance(agent, PolicyAgent) and agent.model.num_timesteps == 256
+
+
+def test_evaluate_writes_board_pictures_to_tensorboard(evaluation):
+    """Each agent's sub-run holds pictures of the boards its first runs ended with (3 runs here,
+    so images boards/final/0..2), each the board picture's size (rune_env.pictures)."""
+    assert evaluation["result"].returncode == 0, evaluation["result"].stderr
+    for name in ("random", "scripted"):
+        ea = EventAccumulator(str(evaluation["out"] / "tb" / name), size_guidance={"images": 0})
+        ea.Reload()
+        tags = set(ea.Tags()["images"])
+        assert {"boards/final/0", "boards/final/1", "boards/final/2"} <= tags, (name, tags)
+        img = ea.Images("boards/final/0")[0]
+        assert img.width > 100 and img.height > 100
+
+
+def test_train_periodic_evaluation_writes_board_pictures(tmp_path):
+    """Training with the periodic evaluation on writes the evaluated boards as images at each
+    evaluation (tag boards/eval/<i>), so a benchmarker sees what the policy builds over time."""
+    config = tiny_config(tmp_path / "tiny.yaml", eval={"every": 128, "episodes": 1, "seed": 0})
+    runs = tmp_path / "runs"
+    r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "pics")
+    assert r.returncode == 0, r.stderr
+    ea = EventAccumulator(str(runs / "pics" / "tb" / "run_1"), size_guidance={"images": 0})
+    ea.Reload()
+    assert "boards/eval/0" in ea.Tags()["images"]
+    assert len(ea.Images("boards/eval/0")) >= 1
