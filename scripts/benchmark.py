@@ -80,6 +80,7 @@ def reference_engine(ctx: Context) -> list[Row]:
         elapsed += time.perf_counter() - t0
         results.append(r)
     ctx.notes["reference_results"] = results
+    ctx.notes["reference_battles_per_s"] = len(pairs) / elapsed
     return [
         Row("reference_battles_per_s", "reference engine", len(pairs) / elapsed, "battles/s"),
         Row("median_duration", "median battle duration",
@@ -87,6 +88,43 @@ def reference_engine(ctx: Context) -> list[Row]:
         Row("median_casts", "median casts (both sides)",
             float(statistics.median(sum(r.casts) for r in results)), "casts", "{:.1f}"),
     ]
+
+
+@measurement
+def fast_engine(ctx: Context) -> list[Row]:
+    """The compiled engine (rune_env.battle.fast) on the same pairs: one thread on the pinned core
+    (board encoding included), then batched over every core the OS allows. Compilation is
+    loaded from the disk cache (or done) before timing and reported on its own."""
+    import os
+
+    from rune_env.battle.fast import fast_battles, warm_up
+    t0 = time.perf_counter()
+    warm_up(ctx.rules)
+    compile_s = time.perf_counter() - t0
+    pairs = ctx.pairs
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        fast_battles(pairs, ctx.rules, workers=1)
+        best = min(best, time.perf_counter() - t0)
+    rows = [Row("fast_compile_s", "fast engine first call (compile or cache load)", compile_s, "s",
+                "{:.2f}"),
+            Row("fast_battles_per_s", "fast engine, one core", len(pairs) / best, "battles/s")]
+    if "reference_battles_per_s" in ctx.notes:
+        rows.append(Row("fast_speedup", "fast / reference, one core",
+                        len(pairs) / best / ctx.notes["reference_battles_per_s"], "x"))
+    if hasattr(os, "sched_setaffinity"):       # let the batch use every core
+        os.sched_setaffinity(0, range(os.cpu_count() or 1))
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        fast_battles(pairs, ctx.rules)
+        best = min(best, time.perf_counter() - t0)
+    if ctx.notes.get("pinned") is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {ctx.notes["pinned"]})
+    rows.append(Row("batch_battles_per_s", f"fast engine batched, {os.cpu_count()} cores",
+                    len(pairs) / best, "battles/s"))
+    return rows
 
 
 @measurement
@@ -188,6 +226,7 @@ def versions(rules: Rules) -> dict[str, Any]:
         "numpy": _version("numpy"),
         "pydantic": _version("pydantic"),
         "pyyaml": _version("PyYAML"),
+        "numba": _version("numba"),
     }
 
 
@@ -198,6 +237,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rules = load_rules(args.rules) if args.rules else default_rules()
     pairs = standard_pairs(args.pairs, args.seed, rules)
     ctx = Context(args=args, rules=rules, pairs=pairs)
+    ctx.notes["pinned"] = pinned
     rows: list[Row] = []
     for fn in MEASUREMENTS:
         rows.extend(fn(ctx))

@@ -304,8 +304,9 @@ def affinity_multipliers(rules: Rules, opponent: SideSetup) -> dict[str, float]:
         if total <= 0:
             out[k] = 1.0
             continue
-        beaten = sum(weights.get(b, 0.0) for b in rules.beats[k]) / total
-        beating = sum(weights.get(b, 0.0) for b in rules.beaten_by[k]) / total
+        # summed in the kinds' table order (not set order), so the last bit never varies
+        beaten = sum(weights.get(b, 0.0) for b in rules.kinds if b in rules.beats[k]) / total
+        beating = sum(weights.get(b, 0.0) for b in rules.kinds if b in rules.beaten_by[k]) / total
         out[k] = min(spec.max, max(spec.min, 1.0 + spec.slope * (beaten - beating)))
     return out
 

@@ -1,0 +1,1057 @@
+"""The compiled battle loop: the reference engine (`rune_env/battle/engine.py`) step for step.
+
+Every function mirrors the reference with the same order of operations, so that the floating
+point comes out bit for bit the same (power factors multiplied in the D-12 order, flow
+multipliers as `1 + (m - 1) * s * v`, milliseconds as `floor(x * 1000 + 0.5 + 1e-9)`):
+
+    reference (engine.py / analysis.py)     here
+    SideSetup.of, Mods.of, _new_side        setup_side
+    affinity_multipliers                    affinity
+    analyse (cached, dropped on a change)   analyse (S_DIRTY: recomputed at the next read)
+    _erode, _reserve                        erode
+    _cast with its extra casts, _hit,       cast
+      _absorb, _heal, _light_unseal,
+      _unseal, _curse, _freeze, _strongest
+    Battle.run, _next_time, _end_effects,   play
+      _turn, _mimic_copies, _judge_timeout
+
+Rules come as two flat arrays `ri` / `rf` (see compile.py). The state of a battle is four arrays,
+preallocated once per worker thread and reused for every battle it plays (no allocation, no
+Python object in the loop):
+
+    C   int64   [2 + 2M, N, cols]  per side and cell (C_* columns): occupant, seal, wards,
+                               timers, the analysis' flags and acting flows, scratch lists;
+                               rows 2.. hold the analysis memo (M = MEMO entries per side)
+    CF  float64 [2 + 2M, N, cols]  per side and cell (CF_* columns): power, amplify factor,
+                               resonance, the feeders' best strength per kind, the acting
+                               flows' strengths; rows 2..: the memo
+    X   int64   [2, rows, W]   per side (X_* rows): scalars (row X_S, S_* columns), modifier list,
+                               hand, scheduled unseals, occupied cells, resonance orbits, scratch;
+                               the battle's clock and outcome are side 0's S_T, S_OVER, S_ERROR
+    XF  float64 [2, rows, WF]  per side (XF_* rows): float scalars (SF_*), affinity, resonance
+                               multipliers, the cast snapshot, scratch
+
+A knockout sets S_OVER to the winner and the code returns at once (the reference raises
+`BattleOver`). The analysis is recomputed only when a seal, an unseal or a reserve changed the
+side's board (S_DIRTY), at the next read, like the reference's cached `Analysis`; and as seals
+and unseals often go back and forth, the last MEMO analyses of each side are remembered, keyed
+by the sealed runes and the count of reserves (an exact copy of what a recomputation gives). The
+erosion target is cached the same way (S_TARGET_OK). A cast first copies its rune's acting
+flows into a snapshot (the reference passes them as arguments): a light's unseal in the middle
+of the cast may recompute the analysis, and the rest of the cast and its second cast must still
+use the old flows. The set of occupied cells never changes in a battle (a reserve only replaces the
+occupant), so the analysis and the erosion walk only those.
+
+Speed and compile time shape the code. The functions that run in the loop are compiled without
+numba's reference counting (`_nrt=False`: they allocate nothing), because a call between compiled
+functions would otherwise incref and decref every array argument, atomic operations that cost
+more than the battle itself; for the same reason no array views are made in the loop. There are
+few functions, because numba links and re-optimizes every callee into each caller (the cold
+compile time grows with the call tree); `play` reaches `cast` from one place only (the turn's
+cast and the mimics' copies are one loop). Integer literals are never passed to a compiled
+function (numba would compile one version per literal value).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .compile import (AI_ABS, AI_BONUS, AI_WARDS, AIW, F_AFF_MAX, F_AFF_MIN, F_AFF_SLOPE,
+                      F_AMP_INC, F_ATTUNE, F_BASE_HP, F_BASE_INTERVAL_S, F_CURSE_HEAL_X, F_DEATH,
+                      F_DELAY_X, F_DRAW_TOL, F_DRIZZLE_X, F_DURATION_S, F_HP_PER_ROUND,
+                      F_OD_PER_S, F_OD_START, F_OPP_MULT, F_REFLECT_CAP, F_STORM_BUDGET_S,
+                      F_STRONG_TOL, FF_CDX, FF_CURSE, FF_FDX, FF_MULT, FF_REFL, FF_STORM,
+                      FF_STRIP, FFW, FI_DRIZ, FI_EROS, FI_EXTRA, FI_FROM, FI_OVER, FIW, G_IN,
+                      G_INN, G_NB, G_NBN, G_OUT, G_OUTN, G_RING, GW, HEADER, K_ATTACK, K_BEATS,
+                      K_HITS, K_INTO_N, K_OPP, KF_BASE, KF_CURSE, KF_FREEZE, KF_WEAR, KFW,
+                      KIND_ID, KW, MF_AMP, MF_CFS, MF_FLOW, MF_HP, MF_INT, MF_POWX, MF_RADD,
+                      MF_UNS, MFW, MI_ANY, MI_DIV, MI_EXTRA, MI_LOOSE, MI_OWARDS, MIW, N_CASTING,
+                      N_KINDS, O_CELLS, O_LEN, O_PAT, RF_CX, RF_FLOW, RF_GX, RF_KIND, RF_MOD,
+                      RF_PL, RF_PN, RF_RX, RI_ART, RI_DELAY_PERIOD, RI_DIVISOR, RI_DRIZZLE_MAX,
+                      RI_EARTH_WARDS, RI_F, RI_FLOW, RI_G, RI_GEO, RI_INTO, RI_KIND, RI_MOD,
+                      RI_N, RI_O, RI_ORB, RI_OW, RI_P, RI_PER_CYCLE, RI_UNS)
+
+# kind ids (fixed by the code: rules.config.KINDS)
+K_WATER = KIND_ID["water"]
+K_EARTH = KIND_ID["earth"]
+K_LIGHT = KIND_ID["light"]
+K_ICE = KIND_ID["ice"]
+K_AMPLIFY = KIND_ID["amplify"]
+K_RESONATOR = KIND_ID["resonator"]
+K_DELAY = KIND_ID["delay"]
+K_NODE = KIND_ID["node"]
+K_MIMIC = KIND_ID["mimic"]
+NC = N_CASTING   # kinds 0..NC-1 cast
+NK = N_KINDS
+
+# C columns (C_TURN and C_AMPL.. are lists down the cell axis / per cell)
+(C_KIND, C_GRADE, C_EGRADE, C_BONUS, C_SEALED, C_WARDS, C_SERIAL, C_FROZEN, C_DCOUNT, C_TURN,
+ C_VALID, C_DELAYED, C_ACTN, C_AMPN, C_LIVE, C_OIDX, C_AMPL) = range(17)
+AMP_CAP = 18                 # distinct amplifiers of one cell: all lie within distance 2 (18)
+C_ACTF = C_AMPL + AMP_CAP    # + F columns: the acting flows of each cell, table order
+# The analysis memo: entry e of side s is C[2 + s * MEMO + e] (valid, delayed, number of
+# acting flows, the acting flows) and CF[2 + s * MEMO + e] (power, the flows' strengths).
+MEMO = 8                     # analyses remembered per side (see `analyse`)
+MEMO_OCC = 62                # memo only for boards of at most this many runes (a 64-bit mask)
+# CF columns
+CF_POWER, CF_AMPF, CF_RES, CF_BEST = 0, 1, 2, 3
+CF_ACTS = CF_BEST + NC       # + F columns: the acting flows' strengths
+# X rows
+(X_S, X_MODS, X_HK, X_HG, X_HU, X_PT, X_PC, X_PS, X_DUE, X_LNK, X_SNAPF, X_OCC, X_ORBS,
+ X_MKEY, X_MEPOCH, N_XR) = range(16)
+# XF rows
+XF_S, XF_AFF, XF_RESM, XF_SNAPS, XF_WTS, XF_MREFL, N_XFR = range(7)
+# side int scalars (X[s, X_S, ...]); S_T, S_OVER and S_ERROR are used in side 0's row only
+(S_INTERVAL, S_DOLL, S_SEAL_CAP, S_EROSIONS, S_OUTER, S_UNSEAL_MS, S_ANY_KIND, S_SUN, S_NTURN,
+ S_NMODS, S_NHAND, S_CURSE, S_DRIZZLE, S_BUDGET, S_BUDGET_MAX, S_TURN_POS, S_NEXT, S_CASTS,
+ S_TURNS, S_SEALED, S_UNSEALED, S_NPEND, S_DIRTY, S_OFF, S_NOCC, S_NORB, S_TARGET,
+ S_TARGET_OK, S_MASK, S_EPOCH, S_MNEXT, S_MUSED, S_MEMO_ON, S_T, S_OVER, S_ERROR,
+ N_SI) = range(37)
+# side float scalars (XF[s, XF_S, ...])
+SF_MAXHP, SF_HP, SF_BARRIER, SF_AMP_X, SF_FLOW_X, SF_CFS, SF_REFLECT, N_SF = range(8)
+
+NOT_OVER = -1
+PEND_CAP = 256   # warding-seal unseals pending at once on one side (beyond: status 1)
+# status of a battle (S_ERROR): 0 played; 1 more unseals pending than PEND_CAP; 2 a board
+# record out of range. Not 0: `fast_battles` replays that battle with the reference engine.
+
+
+def make_state(ri, hand_cap, mods_cap):
+    """The four state arrays of one worker (see the module docstring)."""
+    N = ri[RI_N]
+    F = ri[RI_F]
+    W = max(N_SI, mods_cap, hand_cap, PEND_CAP, N, F, ri[RI_O], MEMO, 8)
+    WF = max(N_SF, NK, ri[RI_P], F, MEMO, 1)
+    C = np.zeros((2 + 2 * MEMO, N, C_ACTF + F), np.int64)
+    CF = np.zeros((2 + 2 * MEMO, N, CF_ACTS + F), np.float64)
+    X = np.zeros((2, N_XR, W), np.int64)
+    XF = np.zeros((2, N_XFR, WF), np.float64)
+    return C, CF, X, XF
+
+
+make_state_jit = njit(cache=True)(make_state)
+
+
+@njit(cache=True, inline='always')
+def _ms(seconds):
+    """Rules.ms: whole milliseconds, rounded half up (D-6a). (In the loop the same expression
+    is written out.)"""
+    return int(math.floor(seconds * 1000.0 + 0.5 + 1e-9))
+
+
+# -- set-up -------------------------------------------------------------------------------------
+
+@njit(cache=True, _nrt=False)
+def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
+    """SideSetup.of + Mods.of + Battle._new_side for side s from its board record at `off`.
+    False if the record holds a cell or grade out of range (a board that skipped validation):
+    the battle is then left to the reference engine."""
+    N = ri[RI_N]
+    geo = ri[RI_GEO]
+    xs = X[s, X_S]
+    xf = XF[s, XF_S]
+    rnd = enc[off]
+    core = enc[off + 1]
+    nr = enc[off + 3]
+    na = enc[off + 4]
+    nh = enc[off + 5]
+    nb = enc[off + 6]
+    nrel = enc[off + 7]
+    p_runes = off + HEADER
+    p_arts = p_runes + 3 * nr
+    p_hand = p_arts + 2 * na
+    p_boss = p_hand + 2 * nh
+    p_rel = p_boss + nb
+    mods = X[s, X_MODS]
+    nm = 0
+    if core >= 0:
+        mods[nm] = core
+        nm += 1
+    for i in range(nb):
+        mods[nm] = enc[p_boss + i]
+        nm += 1
+    for i in range(nrel):
+        mods[nm] = enc[p_rel + i]
+        nm += 1
+    # Mods.of: products, sums and switches in the order core, boss rules, relics
+    interval_x = 1.0
+    hp_x = 1.0
+    amp_x = 1.0
+    flow_x = 1.0
+    extra = 0
+    out_wards = 0
+    loose = False
+    any_kind = False
+    res_add = 0.0
+    divisor = -1
+    cfs = 0.0
+    unseal_s = -1.0
+    mi0 = ri[RI_MOD]
+    mf0 = ri[RF_MOD]
+    for j in range(nm):
+        mi = mi0 + mods[j] * MIW
+        mf = mf0 + mods[j] * MFW
+        interval_x *= rf[mf + MF_INT]
+        hp_x *= rf[mf + MF_HP]
+        amp_x *= rf[mf + MF_AMP]
+        flow_x *= rf[mf + MF_FLOW]
+        extra += ri[mi + MI_EXTRA]
+        out_wards += ri[mi + MI_OWARDS]
+        if ri[mi + MI_LOOSE]:
+            loose = True
+        if ri[mi + MI_ANY]:
+            any_kind = True
+        res_add += rf[mf + MF_RADD]
+        d = ri[mi + MI_DIV]
+        if d >= 0 and d > divisor:
+            divisor = d
+        if rf[mf + MF_CFS] > cfs:
+            cfs = rf[mf + MF_CFS]
+        u = rf[mf + MF_UNS]
+        if u >= 0.0 and (unseal_s < 0.0 or u < unseal_s):
+            unseal_s = u
+    if divisor < 0:
+        divisor = ri[RI_DIVISOR]
+    if max_hp_given == max_hp_given:     # not NaN: the board's max_hp
+        max_hp = max_hp_given
+    else:
+        max_hp = rf[F_BASE_HP] + rf[F_HP_PER_ROUND] * (rnd - 1)
+    max_hp *= hp_x
+
+    Cs = C[s]
+    for c in range(N):
+        # read for every cell (the others are read for occupied cells only, set below)
+        Cs[c, C_KIND] = -1
+        Cs[c, C_LIVE] = 0
+        Cs[c, C_VALID] = 0
+    outer = 0
+    max_grade = ri[RI_G]
+    for i in range(nr):
+        c = enc[p_runes + 3 * i]
+        g = enc[p_runes + 3 * i + 2]
+        if c < 0 or c >= N or g < 1 or g > max_grade:
+            return False
+        Cs[c, C_KIND] = enc[p_runes + 3 * i + 1]
+        Cs[c, C_GRADE] = enc[p_runes + 3 * i + 2]
+        Cs[c, C_BONUS] = 0
+        Cs[c, C_SEALED] = 0
+        Cs[c, C_WARDS] = 0
+        Cs[c, C_SERIAL] = 0
+        Cs[c, C_FROZEN] = 0
+        Cs[c, C_DCOUNT] = 0
+        r = ri[geo + c * GW + G_RING]
+        if r > outer:
+            outer = r
+    doll = 0
+    a0 = ri[RI_ART]
+    for i in range(na):
+        cell = enc[p_arts + 2 * i]
+        if cell < 0 or cell >= N:
+            return False
+        a = a0 + enc[p_arts + 2 * i + 1] * AIW
+        doll += ri[a + AI_ABS]
+        for j in range(-1, ri[geo + cell * GW + G_NBN]):
+            c = cell if j < 0 else ri[geo + cell * GW + G_NB + j]
+            if ri[a + AI_BONUS] > Cs[c, C_BONUS]:
+                Cs[c, C_BONUS] = ri[a + AI_BONUS]
+            if Cs[c, C_KIND] >= 0:
+                Cs[c, C_WARDS] += ri[a + AI_WARDS]
+    nturn = 0
+    nocc = 0
+    for c in range(N):
+        k = Cs[c, C_KIND]
+        if k < 0:
+            continue
+        g = Cs[c, C_GRADE] + Cs[c, C_BONUS]
+        Cs[c, C_EGRADE] = g if g < max_grade else max_grade
+        if ri[geo + c * GW + G_RING] == outer:
+            Cs[c, C_WARDS] += out_wards
+            if k == K_EARTH:
+                Cs[c, C_WARDS] += ri[RI_EARTH_WARDS]
+        if k < NC:
+            Cs[nturn, C_TURN] = c
+            nturn += 1
+        X[s, X_OCC, nocc] = c
+        Cs[c, C_OIDX] = nocc
+        nocc += 1
+    for i in range(nh):
+        if enc[p_hand + 2 * i + 1] < 1 or enc[p_hand + 2 * i + 1] > max_grade:
+            return False
+        X[s, X_HK, i] = enc[p_hand + 2 * i]
+        X[s, X_HG, i] = enc[p_hand + 2 * i + 1]
+        X[s, X_HU, i] = 0
+    # the resonance orbits that could ever complete: every cell occupied (no cell is ever
+    # emptied or filled during a battle, a reserve only replaces the occupant)
+    norb = 0
+    orb = ri[RI_ORB]
+    ow = 2 + ri[RI_OW]
+    for o in range(ri[RI_O]):
+        full = True
+        for j in range(ri[orb + o * ow + O_LEN]):
+            if Cs[ri[orb + o * ow + O_CELLS + j], C_KIND] < 0:
+                full = False
+                break
+        if full:
+            X[s, X_ORBS, norb] = o
+            norb += 1
+    pn = ri[RF_PN]
+    pl = ri[RF_PL]
+    for p in range(ri[RI_P]):
+        XF[s, XF_RESM, p] = (rf[pl + p] if loose else rf[pn + p]) + res_add
+
+    interval = _ms(rf[F_BASE_INTERVAL_S] * interval_x)
+    xs[S_INTERVAL] = interval
+    xs[S_DOLL] = doll
+    xs[S_SEAL_CAP] = nr // divisor
+    xs[S_EROSIONS] = ri[RI_PER_CYCLE] + extra
+    xs[S_OUTER] = outer
+    xs[S_UNSEAL_MS] = _ms(unseal_s) if unseal_s >= 0.0 else -1
+    xs[S_ANY_KIND] = 1 if any_kind else 0
+    xs[S_SUN] = enc[off + 2]
+    xs[S_NTURN] = nturn
+    xs[S_NMODS] = nm
+    xs[S_NHAND] = nh
+    xs[S_CURSE] = 0
+    xs[S_DRIZZLE] = 0
+    xs[S_BUDGET_MAX] = _ms(rf[F_STORM_BUDGET_S])
+    xs[S_BUDGET] = xs[S_BUDGET_MAX]
+    xs[S_TURN_POS] = 0
+    xs[S_NEXT] = interval if nturn > 0 else -1
+    xs[S_CASTS] = 0
+    xs[S_TURNS] = 0
+    xs[S_SEALED] = 0
+    xs[S_UNSEALED] = 0
+    xs[S_NPEND] = 0
+    xs[S_DIRTY] = 1
+    xs[S_OFF] = off
+    xs[S_NOCC] = nocc
+    xs[S_NORB] = norb
+    xs[S_TARGET_OK] = 0
+    xs[S_MASK] = 0
+    xs[S_EPOCH] = 0
+    xs[S_MNEXT] = 0
+    xs[S_MUSED] = 0
+    xs[S_MEMO_ON] = 1 if nocc <= MEMO_OCC else 0
+    xf[SF_MAXHP] = max_hp
+    xf[SF_HP] = max_hp
+    xf[SF_BARRIER] = 0.0
+    xf[SF_AMP_X] = amp_x
+    xf[SF_FLOW_X] = flow_x
+    xf[SF_CFS] = cfs
+    xf[SF_REFLECT] = 0.0
+    return True
+
+
+@njit(cache=True, _nrt=False)
+def affinity(ri, rf, C, X, XF, s, enc):
+    """affinity_multipliers: side s's factor per attack kind against the other side's board at
+    battle start. The weights are summed in the order of the opponent's `Board.runes`."""
+    o = 1 - s
+    off = X[o, X_S, S_OFF]
+    nr = enc[off + 3]
+    wts = XF[s, XF_WTS]
+    for k in range(NK):
+        wts[k] = 0.0
+    gx = ri[RF_GX]
+    total = 0.0
+    for i in range(nr):
+        c = enc[off + HEADER + 3 * i]
+        k = enc[off + HEADER + 3 * i + 1]
+        if k < NC:
+            w = rf[gx + C[o, c, C_EGRADE] - 1]
+            wts[k] = wts[k] + w
+            total += w
+    kt = ri[RI_KIND]
+    for k in range(NK):
+        if ri[kt + k * KW + K_ATTACK] == 0 or total <= 0:
+            XF[s, XF_AFF, k] = 1.0
+            continue
+        beaten = 0.0
+        beating = 0.0
+        for b in range(NK):
+            if ri[kt + k * KW + K_BEATS + b]:
+                beaten += wts[b]
+            if ri[kt + b * KW + K_BEATS + k]:
+                beating += wts[b]
+        beaten = beaten / total
+        beating = beating / total
+        v = 1.0 + rf[F_AFF_SLOPE] * (beaten - beating)
+        v = max(rf[F_AFF_MIN], v)
+        XF[s, XF_AFF, k] = min(rf[F_AFF_MAX], v)
+
+
+# -- the analysis -------------------------------------------------------------------------------
+
+@njit(cache=True, _nrt=False)
+def analyse(ri, rf, C, CF, X, XF, s):
+    """analysis.analyse for side s: powers, acting flows, delay, amplify factors, reflect share.
+
+    Power (D-12) = base x grade x ring x flows (table order) x attunement x resonance x
+    amplifies (casting order) x opposition x delay x core x boss rules x relics.
+    Only occupied cells are visited (in casting order); the others stay not live, not valid."""
+    F = ri[RI_F]
+    no = X[s, X_S, S_NOCC]
+    memo = X[s, X_S, S_MEMO_ON] == 1
+    if memo:
+        # the analysis is a function of the board: the sealed runes (S_MASK, a bit per occupied
+        # cell) and the occupants (S_EPOCH counts the reserves). Seals and unseals often go back
+        # and forth (the warding seal, light), so a few past analyses are remembered: a hit
+        # copies back exactly what the computation below would produce.
+        key = X[s, X_S, S_MASK]
+        epoch = X[s, X_S, S_EPOCH]
+        for e in range(X[s, X_S, S_MUSED]):
+            if X[s, X_MKEY, e] == key and X[s, X_MEPOCH, e] == epoch:
+                me = 2 + s * MEMO + e
+                for i in range(no):
+                    c = X[s, X_OCC, i]
+                    C[s, c, C_LIVE] = 1 if C[s, c, C_SEALED] == 0 else 0
+                    C[s, c, C_VALID] = C[me, c, 0]
+                    C[s, c, C_DELAYED] = C[me, c, 1]
+                    na = C[me, c, 2]
+                    C[s, c, C_ACTN] = na
+                    CF[s, c, CF_POWER] = CF[me, c, 0]
+                    for j in range(na):
+                        C[s, c, C_ACTF + j] = C[me, c, 3 + j]
+                        CF[s, c, CF_ACTS + j] = CF[me, c, 1 + j]
+                XF[s, XF_S, SF_REFLECT] = XF[s, XF_MREFL, e]
+                X[s, X_S, S_DIRTY] = 0
+                return
+    geo = ri[RI_GEO]
+    no = X[s, X_S, S_NOCC]
+    for i in range(no):
+        c = X[s, X_OCC, i]
+        C[s, c, C_LIVE] = 1 if C[s, c, C_SEALED] == 0 else 0
+        CF[s, c, CF_RES] = 0.0
+        C[s, c, C_AMPN] = 0
+        for k in range(NC):
+            CF[s, c, CF_BEST + k] = 0.0
+    # resonance: every cell of the orbit holds a live rune of one kind or a resonator, and one
+    # rune of the kind itself; the strongest complete pattern counts; resonators never grow
+    orb = ri[RI_ORB]
+    ow = 2 + ri[RI_OW]
+    for oi in range(X[s, X_S, S_NORB]):
+        base = orb + X[s, X_ORBS, oi] * ow
+        L = ri[base + O_LEN]
+        ok = True
+        k1 = -1
+        for j in range(L):
+            c = ri[base + O_CELLS + j]
+            if C[s, c, C_LIVE] == 0:
+                ok = False
+                break
+            k = C[s, c, C_KIND]
+            if k != K_RESONATOR:
+                if k1 < 0:
+                    k1 = k
+                elif k != k1:
+                    ok = False
+                    break
+        if not ok or k1 < 0:
+            continue
+        mult = XF[s, XF_RESM, ri[base + O_PAT]]
+        for j in range(L):
+            c = ri[base + O_CELLS + j]
+            if C[s, c, C_KIND] != K_RESONATOR and mult > CF[s, c, CF_RES]:
+                CF[s, c, CF_RES] = mult
+    # feeders (the best strength per feeding kind) and amplifiers (a set per cell)
+    sun = X[s, X_S, S_SUN]
+    cfs = XF[s, XF_S, SF_CFS]
+    has_node = False
+    for i in range(no):
+        c = X[s, X_OCC, i]
+        if C[s, c, C_LIVE] == 0:
+            continue
+        if C[s, c, C_KIND] == K_NODE:
+            has_node = True
+        g = geo + c * GW
+        for j in range(ri[g + G_INN]):
+            a = ri[g + G_IN + j]
+            if C[s, a, C_LIVE]:
+                ka = C[s, a, C_KIND]
+                if ka < NC:
+                    if 1.0 > CF[s, c, CF_BEST + ka]:
+                        CF[s, c, CF_BEST + ka] = 1.0
+                elif ka == K_AMPLIFY:
+                    n = C[s, c, C_AMPN]
+                    new = True
+                    for q in range(n):
+                        if C[s, c, C_AMPL + q] == a:
+                            new = False
+                    if new:
+                        C[s, c, C_AMPL + n] = a
+                        C[s, c, C_AMPN] = n + 1
+        if ri[g + G_RING] == 1 and cfs > 0 and sun >= 0:
+            if cfs > CF[s, c, CF_BEST + sun]:
+                CF[s, c, CF_BEST + sun] = cfs
+    if has_node:
+        for i in range(no):
+            node = X[s, X_OCC, i]
+            if not (C[s, node, C_LIVE] and C[s, node, C_KIND] == K_NODE):
+                continue
+            # D-19: the live non-node runes next to a node feed and amplify each other
+            g = geo + node * GW
+            nl = 0
+            for j in range(ri[g + G_NBN]):
+                c = ri[g + G_NB + j]
+                if C[s, c, C_LIVE] and C[s, c, C_KIND] != K_NODE:
+                    X[s, X_LNK, nl] = c
+                    nl += 1
+            for ia in range(nl):
+                a = X[s, X_LNK, ia]
+                ka = C[s, a, C_KIND]
+                for ib in range(nl):
+                    if ia == ib:
+                        continue
+                    b = X[s, X_LNK, ib]
+                    if ka < NC:
+                        if 1.0 > CF[s, b, CF_BEST + ka]:
+                            CF[s, b, CF_BEST + ka] = 1.0
+                    elif ka == K_AMPLIFY:
+                        n = C[s, b, C_AMPN]
+                        new = True
+                        for q in range(n):
+                            if C[s, b, C_AMPL + q] == a:
+                                new = False
+                        if new:
+                            C[s, b, C_AMPL + n] = a
+                            C[s, b, C_AMPN] = n + 1
+    gx = ri[RF_GX]
+    amp_x = XF[s, XF_S, SF_AMP_X]
+    for i in range(no):
+        c = X[s, X_OCC, i]
+        if C[s, c, C_LIVE] and C[s, c, C_KIND] == K_AMPLIFY:
+            r = CF[s, c, CF_RES] if CF[s, c, CF_RES] > 0.0 else 1.0
+            CF[s, c, CF_AMPF] = 1.0 + rf[F_AMP_INC] * rf[gx + C[s, c, C_EGRADE] - 1] * r * amp_x
+    # powers
+    flow_x = XF[s, XF_S, SF_FLOW_X]
+    outer = X[s, X_S, S_OUTER]
+    nm = X[s, X_S, S_NMODS]
+    kt = ri[RI_KIND]
+    into = ri[RI_INTO]
+    fl = ri[RI_FLOW]
+    ffl = ri[RF_FLOW]
+    kf = ri[RF_KIND]
+    rx = ri[RF_RX]
+    mf0 = ri[RF_MOD]
+    reflect = 0.0
+    for i in range(no):
+        c = X[s, X_OCC, i]
+        k = C[s, c, C_KIND]
+        if C[s, c, C_LIVE] == 0 or k >= NC:
+            C[s, c, C_VALID] = 0
+            continue
+        C[s, c, C_VALID] = 1
+        g = geo + c * GW
+        ring = ri[g + G_RING]
+        p = rf[kf + k * KFW + KF_BASE]
+        p *= rf[gx + C[s, c, C_EGRADE] - 1]
+        p *= rf[rx + ring - 1]
+        na = 0
+        for j in range(ri[kt + k * KW + K_INTO_N]):
+            f = ri[into + k * F + j]
+            strength = CF[s, c, CF_BEST + ri[fl + f * FIW + FI_FROM]]
+            if strength > 0:
+                C[s, c, C_ACTF + na] = f
+                CF[s, c, CF_ACTS + na] = strength
+                na += 1
+                # analysis.flow_multiplier
+                p *= 1.0 + (rf[ffl + f * FFW + FF_MULT] - 1.0) * strength * flow_x
+        C[s, c, C_ACTN] = na
+        if CF[s, c, CF_BEST + k] > 0:
+            p *= 1.0 + (rf[F_ATTUNE] - 1.0) * CF[s, c, CF_BEST + k] * flow_x
+        if CF[s, c, CF_RES] > 0.0:
+            p *= CF[s, c, CF_RES]
+        n_a = C[s, c, C_AMPN]
+        if n_a > 0:
+            # the amplifies in casting order (insertion sort of a short list)
+            for q in range(1, n_a):
+                v = C[s, c, C_AMPL + q]
+                j = q - 1
+                while j >= 0 and C[s, c, C_AMPL + j] > v:
+                    C[s, c, C_AMPL + j + 1] = C[s, c, C_AMPL + j]
+                    j -= 1
+                C[s, c, C_AMPL + j + 1] = v
+            for q in range(n_a):
+                p *= CF[s, C[s, c, C_AMPL + q], CF_AMPF]
+        for j in range(ri[g + G_NBN]):
+            m = ri[g + G_NB + j]
+            if C[s, m, C_LIVE] and ri[kt + k * KW + K_OPP + C[s, m, C_KIND]]:
+                p *= rf[F_OPP_MULT]
+                break
+        dl = 0
+        for j in range(ri[g + G_INN]):
+            a = ri[g + G_IN + j]
+            if C[s, a, C_LIVE] and C[s, a, C_KIND] == K_DELAY:
+                dl = 1
+                break
+        C[s, c, C_DELAYED] = dl
+        if dl:
+            p *= rf[F_DELAY_X]
+        isout = 1 if ring == outer else 0
+        for j in range(nm):
+            p *= rf[mf0 + X[s, X_MODS, j] * MFW + MF_POWX + 2 * k + isout]
+        CF[s, c, CF_POWER] = p
+        for j in range(na):
+            reflect += rf[ffl + C[s, c, C_ACTF + j] * FFW + FF_REFL] * CF[s, c, CF_ACTS + j]
+    XF[s, XF_S, SF_REFLECT] = min(reflect, rf[F_REFLECT_CAP])
+    X[s, X_S, S_DIRTY] = 0
+    if memo:
+        e = X[s, X_S, S_MNEXT]
+        X[s, X_S, S_MNEXT] = (e + 1) % MEMO
+        if X[s, X_S, S_MUSED] < MEMO:
+            X[s, X_S, S_MUSED] += 1
+        X[s, X_MKEY, e] = X[s, X_S, S_MASK]
+        X[s, X_MEPOCH, e] = X[s, X_S, S_EPOCH]
+        XF[s, XF_MREFL, e] = XF[s, XF_S, SF_REFLECT]
+        me = 2 + s * MEMO + e
+        for i in range(no):
+            c = X[s, X_OCC, i]
+            C[me, c, 0] = C[s, c, C_VALID]
+            C[me, c, 1] = C[s, c, C_DELAYED]
+            na = C[s, c, C_ACTN]
+            C[me, c, 2] = na
+            CF[me, c, 0] = CF[s, c, CF_POWER]
+            for j in range(na):
+                C[me, c, 3 + j] = C[s, c, C_ACTF + j]
+                CF[me, c, 1 + j] = CF[s, c, CF_ACTS + j]
+
+
+# -- erosion ------------------------------------------------------------------------------------
+
+@njit(cache=True, _nrt=False)
+def erode(ri, C, X, v):
+    """Battle._erode against the victim v (D-31): doll, target, ward, cap, seal; then
+    Battle._reserve: a hand rune takes the sealed cell (D-33)."""
+    if X[v, X_S, S_DOLL] > 0:
+        X[v, X_S, S_DOLL] -= 1
+        return
+    if X[v, X_S, S_TARGET_OK] == 0:
+        # the outermost ring holding unsealed runes, the highest effective grade, the earliest
+        geo = ri[RI_GEO]
+        target = -1
+        t_ring = 0
+        t_g = 0
+        for i in range(X[v, X_S, S_NOCC]):
+            c = X[v, X_OCC, i]
+            if C[v, c, C_SEALED]:
+                continue
+            r = ri[geo + c * GW + G_RING]
+            g = C[v, c, C_EGRADE]
+            if target < 0 or r > t_ring or (r == t_ring and g > t_g):
+                target = c
+                t_ring = r
+                t_g = g
+        X[v, X_S, S_TARGET] = target
+        X[v, X_S, S_TARGET_OK] = 1
+    target = X[v, X_S, S_TARGET]
+    if target < 0:
+        return
+    if C[v, target, C_WARDS] > 0:
+        C[v, target, C_WARDS] -= 1
+        return
+    if X[v, X_S, S_SEALED] - X[v, X_S, S_UNSEALED] >= X[v, X_S, S_SEAL_CAP]:
+        return
+    C[v, target, C_SEALED] = 1
+    X[v, X_S, S_MASK] ^= 1 << C[v, target, C_OIDX]
+    X[v, X_S, S_SEALED] += 1
+    C[v, target, C_SERIAL] += 1
+    X[v, X_S, S_DIRTY] = 1
+    X[v, X_S, S_TARGET_OK] = 0
+    if X[v, X_S, S_UNSEAL_MS] >= 0:
+        q = X[v, X_S, S_NPEND]
+        if q >= PEND_CAP:
+            X[0, X_S, S_ERROR] = 1
+        else:
+            X[v, X_PT, q] = X[0, X_S, S_T] + X[v, X_S, S_UNSEAL_MS]
+            X[v, X_PC, q] = target
+            X[v, X_PS, q] = C[v, target, C_SERIAL]
+            X[v, X_S, S_NPEND] = q + 1
+    # the reserve: same kind (tree: any kind, same kind first), highest grade, lowest slot
+    k = C[v, target, C_KIND]
+    any_kind = X[v, X_S, S_ANY_KIND]
+    best = -1
+    best_same = False
+    best_g = 0
+    for i in range(X[v, X_S, S_NHAND]):
+        if X[v, X_HU, i]:
+            continue
+        same = X[v, X_HK, i] == k
+        if not (same or any_kind):
+            continue
+        g = X[v, X_HG, i]
+        if best < 0 or (same and not best_same) or (same == best_same and g > best_g):
+            best = i
+            best_same = same
+            best_g = g
+    if best >= 0:
+        X[v, X_HU, best] = 1
+        C[v, target, C_KIND] = X[v, X_HK, best]
+        C[v, target, C_GRADE] = best_g
+        eg = best_g + C[v, target, C_BONUS]
+        mg = ri[RI_G]
+        C[v, target, C_EGRADE] = eg if eg < mg else mg
+        C[v, target, C_SEALED] = 0
+        X[v, X_S, S_MASK] ^= 1 << C[v, target, C_OIDX]
+        X[v, X_S, S_EPOCH] += 1
+        C[v, target, C_WARDS] = 0
+        C[v, target, C_FROZEN] = 0
+        C[v, target, C_DCOUNT] = 0
+        C[v, target, C_SERIAL] += 1
+
+
+# -- one cast -----------------------------------------------------------------------------------
+
+@njit(cache=True, _nrt=False)
+def cast(ri, rf, C, CF, X, XF, s, cell, kind, power, grade):
+    """Battle._cast with repeat 0, for the rune at `cell` (for a mimic's copy: the source's
+    cell) with `kind`, `power` and `grade`: the acting flows of `cell` are copied into the
+    snapshot, then the cast (steps 1-10 of E-3) runs once, and once more for each extra cast its
+    flows give (a thundercloud's second cast is the same cast again). True if the battle is over.
+    """
+    o = 1 - s
+    na = C[s, cell, C_ACTN]
+    fl = ri[RI_FLOW]
+    ffl = ri[RF_FLOW]
+    n_cast = 1
+    for j in range(na):
+        X[s, X_SNAPF, j] = C[s, cell, C_ACTF + j]
+        XF[s, XF_SNAPS, j] = CF[s, cell, CF_ACTS + j]
+        n_cast += ri[fl + X[s, X_SNAPF, j] * FIW + FI_EXTRA]
+    flow_x = XF[s, XF_S, SF_FLOW_X]
+    t = X[0, X_S, S_T]
+    kt = ri[RI_KIND] + kind * KW
+    kf = ri[RF_KIND] + kind * KFW
+    death = rf[F_DEATH]
+    over = False
+    for _rep in range(n_cast):
+        if ri[kt + K_ATTACK]:
+            factor = 1.0
+            if X[s, X_S, S_DRIZZLE] > 0:
+                X[s, X_S, S_DRIZZLE] -= 1
+                factor = rf[F_DRIZZLE_X]
+            for j in range(na):
+                strip = rf[ffl + X[s, X_SNAPF, j] * FFW + FF_STRIP]
+                if strip > 0 and XF[o, XF_S, SF_BARRIER] > 0:
+                    removed = XF[o, XF_S, SF_BARRIER] * strip * XF[s, XF_SNAPS, j]
+                    XF[o, XF_S, SF_BARRIER] -= removed
+            wear = rf[kf + KF_WEAR]
+            for _h in range(ri[kt + K_HITS]):
+                # Battle._hit (overdrive_multiplier, _absorb, the check, then the reflection)
+                od = 1.0 + rf[F_OD_PER_S] * max(0.0, math.floor(t / 1000) - rf[F_OD_START])
+                damage = power * XF[s, XF_AFF, kind] * od * factor
+                reflect = 0.0
+                if XF[o, XF_S, SF_BARRIER] > 0:
+                    if X[o, X_S, S_DIRTY]:
+                        analyse(ri, rf, C, CF, X, XF, o)
+                    reflect = XF[o, XF_S, SF_REFLECT]
+                barrier = XF[o, XF_S, SF_BARRIER]
+                if damage * wear >= barrier:
+                    absorbed = barrier / wear
+                    XF[o, XF_S, SF_BARRIER] = 0.0
+                else:
+                    absorbed = damage
+                    XF[o, XF_S, SF_BARRIER] = barrier - damage * wear
+                XF[o, XF_S, SF_HP] -= damage - absorbed
+                if XF[o, XF_S, SF_HP] <= death:
+                    X[0, X_S, S_OVER] = s
+                    over = True
+                    break
+                if reflect > 0:
+                    back = reflect * damage
+                    barrier = XF[s, XF_S, SF_BARRIER]
+                    if back * 1.0 >= barrier:
+                        absorbed = barrier / 1.0
+                        XF[s, XF_S, SF_BARRIER] = 0.0
+                    else:
+                        absorbed = back
+                        XF[s, XF_S, SF_BARRIER] = barrier - back * 1.0
+                    XF[s, XF_S, SF_HP] -= back - absorbed
+                    if XF[s, XF_S, SF_HP] <= death:
+                        X[0, X_S, S_OVER] = o
+                        over = True
+                        break
+            if over:
+                break
+        if kind == K_WATER or kind == K_LIGHT:
+            # Battle._heal
+            overflow = False
+            for j in range(na):
+                if ri[fl + X[s, X_SNAPF, j] * FIW + FI_OVER]:
+                    overflow = True
+            amount = power
+            if X[s, X_S, S_CURSE] > t:
+                amount *= rf[F_CURSE_HEAL_X]
+            hp = XF[s, XF_S, SF_HP] + amount
+            max_hp = XF[s, XF_S, SF_MAXHP]
+            over_hp = max(0.0, hp - max_hp)
+            XF[s, XF_S, SF_HP] = min(hp, max_hp)
+            if overflow and over_hp > 0:
+                XF[s, XF_S, SF_BARRIER] += over_hp
+            if kind == K_LIGHT:
+                # Battle._light_unseal: the highest effective grade first, ties by casting order
+                for _u in range(ri[ri[RI_UNS] + grade - 1]):
+                    best = -1
+                    best_g = 0
+                    for i in range(X[s, X_S, S_NOCC]):
+                        c = X[s, X_OCC, i]
+                        if C[s, c, C_SEALED] and (best < 0 or C[s, c, C_EGRADE] > best_g):
+                            best = c
+                            best_g = C[s, c, C_EGRADE]
+                    if best < 0:
+                        break
+                    # Battle._unseal
+                    C[s, best, C_SEALED] = 0
+                    X[s, X_S, S_MASK] ^= 1 << C[s, best, C_OIDX]
+                    X[s, X_S, S_UNSEALED] += 1
+                    X[s, X_S, S_DIRTY] = 1
+                    X[s, X_S, S_TARGET_OK] = 0
+        elif kind == K_EARTH:
+            XF[s, XF_S, SF_BARRIER] += power
+        # the curse: the longer of the rune's own and its flows', x every curse-duration flow
+        curse_s = rf[kf + KF_CURSE]
+        for j in range(na):
+            curse_s = max(curse_s, rf[ffl + X[s, X_SNAPF, j] * FFW + FF_CURSE])
+        if curse_s > 0:
+            x = 1.0
+            for j in range(na):
+                x *= 1.0 + (rf[ffl + X[s, X_SNAPF, j] * FFW + FF_CDX] - 1.0) * XF[s, XF_SNAPS, j] \
+                    * flow_x
+            until = t + int(math.floor(curse_s * x * 1000.0 + 0.5 + 1e-9))
+            if until > X[o, X_S, S_CURSE]:
+                X[o, X_S, S_CURSE] = until
+        if kind == K_ICE:
+            # Battle._freeze: the opponent's strongest turn rune, neither sealed nor frozen
+            x = 1.0
+            for j in range(na):
+                x *= 1.0 + (rf[ffl + X[s, X_SNAPF, j] * FFW + FF_FDX] - 1.0) * XF[s, XF_SNAPS, j] \
+                    * flow_x
+            duration = int(math.floor(rf[kf + KF_FREEZE] * x * 1000.0 + 0.5 + 1e-9))
+            if X[o, X_S, S_DIRTY]:
+                analyse(ri, rf, C, CF, X, XF, o)
+            tol = rf[F_STRONG_TOL]
+            victim = -1
+            best_p = 0.0
+            for i in range(X[o, X_S, S_NTURN]):
+                c = C[o, i, C_TURN]
+                if C[o, c, C_VALID] and C[o, c, C_FROZEN] <= t:
+                    p = CF[o, c, CF_POWER]
+                    if victim < 0:
+                        victim = c
+                        best_p = p
+                    elif p > best_p and abs(p - best_p) > tol * max(abs(p), abs(best_p)):
+                        victim = c
+                        best_p = p
+            if victim >= 0:
+                C[o, victim, C_FROZEN] = t + duration
+        for j in range(na):
+            for _e in range(ri[fl + X[s, X_SNAPF, j] * FIW + FI_EROS]):
+                erode(ri, C, X, o)
+        for j in range(na):
+            storm = rf[ffl + X[s, X_SNAPF, j] * FFW + FF_STORM]
+            if storm > 0 and X[o, X_S, S_NEXT] >= 0:
+                delay = min(int(math.floor(storm * XF[s, XF_SNAPS, j] * 1000.0 + 0.5 + 1e-9)),
+                            X[o, X_S, S_BUDGET])
+                if delay > 0:
+                    X[o, X_S, S_BUDGET] -= delay
+                    X[o, X_S, S_NEXT] += delay
+        for j in range(na):
+            dz = ri[fl + X[s, X_SNAPF, j] * FIW + FI_DRIZ]
+            if dz > 0:
+                X[o, X_S, S_DRIZZLE] = min(ri[RI_DRIZZLE_MAX], X[o, X_S, S_DRIZZLE] + dz)
+    return over
+
+
+# -- the battle ---------------------------------------------------------------------------------
+
+@njit(cache=True, _nrt=False)
+def play(ri, rf, C, CF, X, XF, enc, off0, off1, hp0, hp1):
+    """Battle.__init__ + Battle.run. Returns (winner or -1, time in ms, knockout, error)."""
+    geo = ri[RI_GEO]
+    X[0, X_S, S_T] = 0
+    X[0, X_S, S_OVER] = NOT_OVER
+    X[0, X_S, S_ERROR] = 0
+    for s in range(2):
+        if not setup_side(ri, rf, C, X, XF, s, enc, off0 if s == 0 else off1,
+                          hp0 if s == 0 else hp1):
+            X[0, X_S, S_ERROR] = 2
+            return NOT_OVER, 0, False, 2
+    for s in range(2):
+        affinity(ri, rf, C, X, XF, s, enc)
+    duration = int(math.floor(rf[F_DURATION_S] * 1000.0 + 0.5 + 1e-9))
+    tol = rf[F_STRONG_TOL]
+    period = ri[RI_DELAY_PERIOD]
+    cx = ri[RF_CX]
+    over = False
+    while True:
+        # Battle._next_time: the earliest turn or scheduled unseal
+        t = -1
+        for s in range(2):
+            nt = X[s, X_S, S_NEXT]
+            if nt >= 0 and (t < 0 or nt < t):
+                t = nt
+            for i in range(X[s, X_S, S_NPEND]):
+                pt = X[s, X_PT, i]
+                if t < 0 or pt < t:
+                    t = pt
+        if t < 0 or t > duration:
+            break
+        X[0, X_S, S_T] = t
+        # Battle._end_effects (no trace): due warding-seal unseals in (t, cell, serial) order,
+        # each acting only if its seal is still the cell's newest
+        for s in range(2):
+            q = X[s, X_S, S_NPEND]
+            if q == 0:
+                continue
+            nd = 0
+            for i in range(q):
+                if X[s, X_PT, i] <= t:
+                    X[s, X_DUE, nd] = i
+                    nd += 1
+            if nd == 0:
+                continue
+            for i in range(1, nd):
+                v = X[s, X_DUE, i]
+                j = i - 1
+                while j >= 0:
+                    u = X[s, X_DUE, j]
+                    if X[s, X_PT, u] != X[s, X_PT, v]:
+                        after = X[s, X_PT, u] > X[s, X_PT, v]
+                    elif X[s, X_PC, u] != X[s, X_PC, v]:
+                        after = X[s, X_PC, u] > X[s, X_PC, v]
+                    else:
+                        after = X[s, X_PS, u] > X[s, X_PS, v]
+                    if not after:
+                        break
+                    X[s, X_DUE, j + 1] = u
+                    j -= 1
+                X[s, X_DUE, j + 1] = v
+            for i in range(nd):
+                e = X[s, X_DUE, i]
+                c = X[s, X_PC, e]
+                if C[s, c, C_SEALED] and C[s, c, C_SERIAL] == X[s, X_PS, e]:
+                    C[s, c, C_SEALED] = 0          # Battle._unseal
+                    X[s, X_S, S_MASK] ^= 1 << C[s, c, C_OIDX]
+                    X[s, X_S, S_UNSEALED] += 1
+                    X[s, X_S, S_DIRTY] = 1
+                    X[s, X_S, S_TARGET_OK] = 0
+            keep = 0
+            for i in range(q):
+                if X[s, X_PT, i] > t:
+                    X[s, X_PT, keep] = X[s, X_PT, i]
+                    X[s, X_PC, keep] = X[s, X_PC, i]
+                    X[s, X_PS, keep] = X[s, X_PS, i]
+                    keep += 1
+            X[s, X_S, S_NPEND] = keep
+        for s in range(2):
+            if X[s, X_S, S_NEXT] != t:
+                continue
+            # Battle._turn
+            cell = C[s, X[s, X_S, S_TURN_POS], C_TURN]
+            X[s, X_S, S_TURNS] += 1
+            k = C[s, cell, C_KIND]
+            can = k >= 0 and k < NC and C[s, cell, C_SEALED] == 0 and C[s, cell, C_FROZEN] <= t
+            if can:
+                if X[s, X_S, S_DIRTY]:
+                    analyse(ri, rf, C, CF, X, XF, s)
+                if C[s, cell, C_DELAYED]:
+                    # D-18: affected turns alternate skip, cast
+                    C[s, cell, C_DCOUNT] += 1
+                    if C[s, cell, C_DCOUNT] % period != 0:
+                        can = False
+            if can:
+                X[s, X_S, S_CASTS] += 1
+                # the cast, then Battle._mimic_copies: each unsealed mimic outward of the cell (in
+                # casting order) whose strongest unsealed inward casting rune is this one copies
+                # it; one loop, one call site of cast
+                power = CF[s, cell, CF_POWER]
+                gs = geo + cell * GW
+                jm = 0
+                while True:
+                    if cast(ri, rf, C, CF, X, XF, s, cell, k, power, C[s, cell, C_EGRADE]):
+                        over = True
+                        break
+                    found = False
+                    while jm < ri[gs + G_OUTN]:
+                        m = ri[gs + G_OUT + jm]
+                        jm += 1
+                        if C[s, m, C_KIND] != K_MIMIC or C[s, m, C_SEALED]:
+                            continue
+                        if X[s, X_S, S_DIRTY]:
+                            analyse(ri, rf, C, CF, X, XF, s)
+                        gm = geo + m * GW
+                        src = -1
+                        best_p = 0.0
+                        for j in range(ri[gm + G_INN]):
+                            c = ri[gm + G_IN + j]
+                            if C[s, c, C_VALID]:
+                                p = CF[s, c, CF_POWER]
+                                if src < 0:
+                                    src = c
+                                    best_p = p
+                                elif p > best_p and abs(p - best_p) > tol * max(abs(p),
+                                                                                abs(best_p)):
+                                    src = c
+                                    best_p = p
+                        if src == cell:
+                            power = CF[s, cell, CF_POWER] * rf[cx + C[s, m, C_EGRADE] - 1]
+                            k = C[s, cell, C_KIND]
+                            found = True
+                            break
+                    if not found:
+                        break
+                if over:
+                    break
+            X[s, X_S, S_TURN_POS] += 1
+            X[s, X_S, S_NEXT] = t + X[s, X_S, S_INTERVAL]
+            if X[s, X_S, S_TURN_POS] == X[s, X_S, S_NTURN]:
+                # the end of the cycle: the storm budget refills, the erosions
+                X[s, X_S, S_TURN_POS] = 0
+                X[s, X_S, S_BUDGET] = X[s, X_S, S_BUDGET_MAX]
+                for _ in range(X[s, X_S, S_EROSIONS]):
+                    erode(ri, C, X, 1 - s)
+        if over or X[0, X_S, S_ERROR]:
+            break
+    if over:
+        return X[0, X_S, S_OVER], t, True, X[0, X_S, S_ERROR]
+    # Battle._judge_timeout
+    r0 = XF[0, XF_S, SF_HP] / XF[0, XF_S, SF_MAXHP]
+    r1 = XF[1, XF_S, SF_HP] / XF[1, XF_S, SF_MAXHP]
+    if abs(r0 - r1) <= rf[F_DRAW_TOL]:
+        w = -1
+    elif r0 > r1:
+        w = 0
+    else:
+        w = 1
+    return w, duration, False, X[0, X_S, S_ERROR]
+
+
+@njit(cache=True, _nrt=False)
+def play_into(ri, rf, C, CF, X, XF, enc, offs, maxhp, a, b, j, winner, time, hp, max_hp, casts,
+              turns, seals, knockout, status):
+    """Play pair j (board records a and b) and write its results in row j."""
+    w, t_ms, ko, err = play(ri, rf, C, CF, X, XF, enc, offs[a], offs[b], maxhp[a], maxhp[b])
+    death = rf[F_DEATH]
+    winner[j] = w
+    time[j] = t_ms / 1000.0
+    knockout[j] = ko
+    status[j] = err
+    for s in range(2):
+        h = XF[s, XF_S, SF_HP]
+        hp[j, s] = 0.0 if h <= death else h    # Battle._reported_hp
+        max_hp[j, s] = XF[s, XF_S, SF_MAXHP]
+        casts[j, s] = X[s, X_S, S_CASTS]
+        turns[j, s] = X[s, X_S, S_TURNS]
+        seals[j, s] = X[s, X_S, S_SEALED] - X[s, X_S, S_UNSEALED]
+
+
+@njit(cache=True, nogil=True)
+def run_serial(ri, rf, enc, offs, maxhp, i0, i1, hand_cap, mods_cap, winner, time, hp, max_hp,
+               casts, turns, seals, knockout, status):
+    """Play every pair (i0[j], i1[j]) into row j of the outputs, on this thread. Releases the GIL:
+    `fast_battles` runs it on several threads at once, each on its own slice of the batch."""
+    C, CF, X, XF = make_state_jit(ri, hand_cap, mods_cap)
+    for j in range(i0.shape[0]):
+        play_into(ri, rf, C, CF, X, XF, enc, offs, maxhp, i0[j], i1[j], j, winner, time, hp,
+                  max_hp, casts, turns, seals, knockout, status)

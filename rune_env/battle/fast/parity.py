@@ -1,0 +1,150 @@
+"""Comparing the fast engine with the reference: board pairs to play and a field-by-field check.
+
+Used by `tests/test_fast_parity.py` and `scripts/parity_check.py`.
+
+* `parity_pairs(n, seed, rules)`: n seeded pairs, two thirds from the game's own sampler
+  (`random_board`, rounds 1..12) and one third from `stress_board`, which packs rings 1-2 (and
+  some of ring 3) with runes of every kind, full hands, many relics and boss rules, up to four
+  artifacts and sometimes a small max HP, so that the rarer interactions (mimic copies of a
+  light or a thundercloud, node links, delays, warding-seal unseals, tree reserves, storms
+  against the budget, reflection, drizzle...) happen often.
+* `coverage_boards(rules)`: boards that together field every core (and every sun element),
+  boss rule, relic, artifact and rune kind, whatever the samplers drew.
+* `compare(out, j, ref)`: the fields of row j of `fast_battles` output that differ from the
+  reference `BattleResult`: winner, time, casts, turns, seals and the reason exactly, HP and max
+  HP within `HP_REL` (relative).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...rules.board import Board
+from ...rules.config import CASTING_KINDS, KINDS, Rules
+from ...rules.geometry import geometry
+from ...rules.sampling import random_board
+
+HP_REL = 1e-9
+
+
+def stress_board(rng: np.random.Generator, rules: Rules) -> Board:
+    """A crowded legal board: many runes of all kinds, modifiers, artifacts, a full hand."""
+    spec = rules.spec
+    geo = geometry(rules.radius)
+    n_open = int(rng.integers(0, 7))
+    open_sectors = frozenset(int(s) for s in rng.choice(6, size=n_open, replace=False))
+    cells = [c for c in range(geo.n_cells) if geo.sector[c] < 0 or geo.sector[c] in open_sectors]
+    n_runes = int(rng.integers(1, min(len(cells), 24) + 1))
+    weights = np.array([1.0 / geo.ring[c] ** 2 for c in cells])
+    chosen = rng.choice(len(cells), size=n_runes, replace=False, p=weights / weights.sum())
+    # supports are likelier than in the game's sampler: their interactions are the rare ones
+    kinds = list(KINDS)
+    kw = np.array([1.0 if k in CASTING_KINDS else 1.6 for k in kinds])
+    kw /= kw.sum()
+    runes = {}
+    for i in chosen:
+        runes[cells[int(i)]] = (kinds[int(rng.choice(len(kinds), p=kw))],
+                                int(rng.integers(1, rules.max_grade + 1)))
+    cores = list(spec.cores)
+    core = cores[int(rng.integers(len(cores)))] if rng.random() < 0.9 else None
+    sun_element = None
+    if core is not None and spec.cores[core].core_flow_strength > 0:
+        sun_element = CASTING_KINDS[int(rng.integers(len(CASTING_KINDS)))]
+    names = list(spec.artifacts)
+    n_art = int(rng.integers(0, spec.run.artifact_slots_max + 1))
+    artifacts = {cells[int(i)]: names[int(rng.integers(len(names)))]
+                 for i in rng.choice(len(cells), size=min(n_art, len(cells)), replace=False)}
+    relic_names = list(spec.relics)
+    relics = tuple(relic_names[int(i)] for i in rng.choice(
+        len(relic_names), size=int(rng.integers(0, min(5, len(relic_names)) + 1)), replace=False))
+    boss_names = list(spec.boss_rules)
+    bosses = tuple(boss_names[int(i)] for i in rng.choice(
+        len(boss_names), size=int(rng.integers(0, min(3, len(boss_names)) + 1)), replace=False))
+    hand = tuple((kinds[int(rng.integers(len(kinds)))], int(rng.integers(1, rules.max_grade + 1)))
+                 for _ in range(int(rng.integers(0, spec.run.hand_slots_max + 1))))
+    rnd = int(rng.integers(1, 13))
+    max_hp = float(rng.choice([30.0, 60.0, 150.0, 400.0])) if rng.random() < 0.25 else None
+    return Board(runes=runes, artifacts=artifacts, hand=hand, core=core, sun_element=sun_element,
+                 open_sectors=open_sectors, relics=relics, boss_rules=bosses, round=rnd,
+                 max_hp=max_hp)
+
+
+def coverage_boards(rules: Rules) -> list[Board]:
+    """Boards that together field every core (the sun with every element), boss rule, relic,
+    artifact and rune kind (one board per name, crowded rings 1-2)."""
+    spec = rules.spec
+    geo = geometry(rules.radius)
+    inner = [c for c in range(geo.n_cells) if geo.ring[c] < geo.radius]
+    out = []
+    rng = np.random.default_rng(12345)
+
+    def base(**kw):
+        cells = rng.choice(len(inner), size=min(14, len(inner)), replace=False)
+        kinds = list(KINDS)
+        runes = {inner[int(c)]: (kinds[int(rng.integers(len(kinds)))],
+                                 int(rng.integers(1, rules.max_grade + 1))) for c in cells}
+        hand = tuple((kinds[int(rng.integers(len(kinds)))], 1) for _ in range(3))
+        return Board(runes=runes, hand=hand, round=6, **kw)
+
+    for core, mod in spec.cores.items():
+        if mod.core_flow_strength > 0:
+            for el in CASTING_KINDS:
+                out.append(base(core=core, sun_element=el))
+        else:
+            out.append(base(core=core))
+    for b in spec.boss_rules:
+        out.append(base(boss_rules=(b,)))
+    for r in spec.relics:
+        out.append(base(relics=(r,)))
+    for a in spec.artifacts:
+        out.append(base(artifacts={inner[0]: a, inner[7]: a}))
+    for k in KINDS:
+        runes = {c: (k, 1 + c % rules.max_grade) for c in inner[:8]}
+        runes.update({c: (CASTING_KINDS[c % len(CASTING_KINDS)], 1) for c in inner[8:16]})
+        out.append(Board(runes=runes, hand=((k, 2),), round=4))
+    return out
+
+
+def parity_pairs(n: int, seed: int, rules: Rules) -> list[tuple[Board, Board]]:
+    """n seeded pairs: two of three from random_board (rounds 1..12), one from stress_board."""
+    rng = np.random.default_rng(seed)
+    pairs = []
+    for i in range(n):
+        if i % 3 == 2:
+            pairs.append((stress_board(rng, rules), stress_board(rng, rules)))
+        else:
+            rnd = 1 + i % 12
+            pairs.append((random_board(rng, rnd, rules), random_board(rng, rnd, rules)))
+    return pairs
+
+
+def _close(a: float, b: float) -> bool:
+    return a == b or abs(a - b) <= HP_REL * max(abs(a), abs(b))
+
+
+def compare(out: dict, j: int, ref) -> list[str]:
+    """The fields of row j of `fast_battles` output that differ from the reference result."""
+    bad = []
+    w = int(out["winner"][j])
+    if (None if w < 0 else w) != ref.winner:
+        bad.append(f"winner: fast {w}, reference {ref.winner}")
+    if float(out["time"][j]) != ref.time:
+        bad.append(f"time: fast {out['time'][j]!r}, reference {ref.time!r}")
+    if bool(out["knockout"][j]) != (ref.reason == "knockout"):
+        bad.append(f"reason: fast knockout={bool(out['knockout'][j])}, reference {ref.reason}")
+    for key in ("casts", "turns", "seals"):
+        fast = (int(out[key][j, 0]), int(out[key][j, 1]))
+        if fast != tuple(getattr(ref, key)):
+            bad.append(f"{key}: fast {fast}, reference {tuple(getattr(ref, key))}")
+    for key in ("hp", "max_hp"):
+        fast = (float(out[key][j, 0]), float(out[key][j, 1]))
+        refv = tuple(getattr(ref, key))
+        if not all(_close(a, b) and not math.isnan(a) for a, b in zip(fast, refv)):
+            bad.append(f"{key}: fast {fast!r}, reference {refv!r}")
+    return bad
+
+
+def hp_bits_equal(out: dict, j: int, ref) -> bool:
+    """True if both HP values are equal to the last bit."""
+    return float(out["hp"][j, 0]) == ref.hp[0] and float(out["hp"][j, 1]) == ref.hp[1]
