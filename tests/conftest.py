@@ -42,3 +42,30 @@ def board(runes: dict | None = None, **kw) -> Board:
             value = list(value)
         data[key] = value
     return Board.from_json(data, frozen_rules(), source="test board")
+
+
+# -- helpers shared by the hand-worked rule tests ------------------------------------------------
+def run(b0, b1=None):
+    """A traced battle under the frozen rules; the default opponent is an empty board."""
+    from rune_env.battle import battle
+    return battle(b0, b1 if b1 is not None else board({}), frozen_rules(), trace=True)
+
+
+def events(r, type_, **match):
+    """The trace's events of one type whose fields equal `match`."""
+    return [e for e in r.events
+            if e["type"] == type_ and all(e.get(k) == v for k, v in match.items())]
+
+
+def first_cast(r, cell, side=0):
+    return events(r, "cast", side=side, cell=cell)[0]
+
+
+def approx(x):
+    return pytest.approx(x, rel=1e-12)
+
+
+def soak(k=3, sector=5):
+    """k grade-III resonators in ring 3 sector `sector` (open it with open_sectors=[sector]):
+    the opponent's erosions seal them first, so the runes under test stay unsealed."""
+    return {f"3:{3 * sector + j}": ("resonator", 3) for j in range(k)}

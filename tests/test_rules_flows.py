@@ -7,31 +7,13 @@ runes (empty, or supports only) gives affinity x1 (D-26); damage is checked befo
 first (outermost ring, highest grade), so that the runes under test stay unsealed.
 """
 import pytest
-from conftest import board, frozen_rules
-
-from rune_env.battle import battle
+from conftest import board, run, events, first_cast, approx, soak
 
 
-def run(b0, b1=None):
-    return battle(b0, b1 if b1 is not None else board({}), frozen_rules(), trace=True)
 
 
-def events(r, type_, **match):
-    return [e for e in r.events
-            if e["type"] == type_ and all(e.get(k) == v for k, v in match.items())]
 
 
-def first_cast(r, cell, side=0):
-    return events(r, "cast", side=side, cell=cell)[0]
-
-
-def approx(x):
-    return pytest.approx(x, rel=1e-12)
-
-
-def soak(k=3, sector=5):
-    """k grade-III resonators in ring 3 sector `sector` (open it with open_sectors=[sector])."""
-    return {f"3:{3 * sector + j}": ("resonator", 3) for j in range(k)}
 
 
 # -- the multipliers: inner rune in 1:0, fed rune in 2:0 (ring 2: x1.25) ----------------------

@@ -5,23 +5,12 @@ Every expected value is worked out by hand from RULES.md and the frozen config
 damage matters (overdrive starts after 20 s). A side whose opponent has a single rune cannot
 seal it (cap floor(1/2) = 0), which keeps erosion out of the way.
 """
-import pytest
-from conftest import board, frozen_rules
+from conftest import board, frozen_rules, run, events, approx
 
 from rune_env.battle import battle
 
 
-def run(b0, b1=None):
-    return battle(b0, b1 if b1 is not None else board({}), frozen_rules(), trace=True)
 
-
-def events(r, type_, **match):
-    return [e for e in r.events
-            if e["type"] == type_ and all(e.get(k) == v for k, v in match.items())]
-
-
-def approx(x):
-    return pytest.approx(x, rel=1e-12)
 
 
 def test_turns_only_for_casting_runes_in_casting_order():
