@@ -803,3 +803,18 @@ def test_render_ansi_shows_the_board():
     assert "Fi1" in text.split("shop")[0] and re.search(r"round 2\b", text, re.I)
     assert "last battle (round 1): win" in text
     assert controlled_env(opponents=empty_opponent).render() is None     # no render_mode
+
+
+def test_metadata_names_the_rules_and_env_version():
+    """The env's metadata (its spec for tools) carries the rules hash and the env version, the same
+    values info reports at every step."""
+    import gymnasium as gym
+
+    import rune_env  # noqa: F401
+    from rune_env.envs.run_env import ENV_VERSION
+    env = gym.make("rune_env/RuneRun-v0", opponents="generator")
+    _, info = env.reset(seed=0)
+    meta = env.unwrapped.metadata
+    assert meta["rules_hash"] == info["rules_hash"] == env.unwrapped.rules.hash
+    assert meta["env_version"] == info["env_version"] == ENV_VERSION
+    assert "ansi" in meta["render_modes"] and "rgb_array" in meta["render_modes"]

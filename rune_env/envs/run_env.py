@@ -100,6 +100,8 @@ class RuneRunEnv(gym.Env):
     seeded from the run's generator), render_mode ("ansi": the board and state as text; "rgb_array": the board
     picture, an (H, W, 3) uint8 array).
 
+    **Metadata**: render modes, and this env's rules_hash and env_version.
+
     **Info**: action_mask, round, mana, lamps, wins, losses, draws, cleared, over, rules_hash,
     env_version, and "battle" (the battle's summary) only in a step that fought one.
     """
@@ -142,6 +144,9 @@ class RuneRunEnv(gym.Env):
         self.battle_fn = battle_fn
         self.table = action_table(self.rules)
         self.encoder = Encoder(self.rules)
+        # the spec's metadata names the rules and the env version too (as info does each step)
+        self.metadata = {**type(self).metadata, "rules_hash": self.rules.hash,
+                         "env_version": ENV_VERSION}
         self.action_space = spaces.Discrete(len(self.table))
         layout = self.encoder.layout
         if obs_mode == "flat":
