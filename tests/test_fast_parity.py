@@ -273,3 +273,79 @@ def test_empty_batch_unchecked_board_and_dice_variant():
         assert out["time"][j] == ref.time and tuple(out["hp"][j]) == ref.hp
         assert tuple(out["casts"][j]) == ref.casts
     assert len({tuple(out["hp"][j]) for j in range(4)}) > 1, "seeds should change dice battles"
+
+
+def _reference_analysis(board, rules):
+    from rune_env.battle.analysis import SideSetup, analyse
+    setup = SideSetup.of(board, rules)
+    n = setup.geo.n_cells
+    return setup, analyse(setup, [board.runes.get(c) for c in range(n)], [False] * n)
+
+
+@pytest.mark.parametrize("which", ["frozen", "retuned"])
+def test_board_analyser_is_the_reference_analysis(which):
+    """`BoardAnalyser` (the observation encoder's powers and the drafter's values) gives the
+    reference analysis at battle start exactly: every casting rune's power to the last bit, the
+    delay, the effective grade, the acting flows in table order, the interval."""
+    from rune_env.battle.fast import BoardAnalyser
+    rules = frozen_rules() if which == "frozen" else _retuned_rules()
+    an = BoardAnalyser(rules)
+    flow_index = {f.id: i for i, f in enumerate(rules.spec.flows)}
+    boards = [b for pair in _sample(rules)[:600] for b in pair] if which == "frozen" else \
+        [b for pair in parity_pairs(150, 7, rules) for b in pair] + coverage_boards(rules)
+    for board in boards:
+        setup, ref = _reference_analysis(board, rules)
+        power, info, interval = an(board)
+        assert interval == setup.interval_ms
+        for c in range(setup.geo.n_cells):
+            if c in ref.powers:
+                rp = ref.powers[c]
+                assert power[c] == rp.power, (c, board.to_json(rules))
+                assert bool(info[c, 0]) == rp.delayed
+                assert list(info[c, 3:3 + info[c, 2]]) == [flow_index[f] for f in rp.flows]
+            else:
+                assert power[c] == -1.0
+            assert info[c, 1] == ref.effective_grade.get(c, 0)
+
+
+def test_drafter_value_is_the_reference_value():
+    """The heuristic drafter values boards with the compiled analysis; the value equals the one
+    computed from the reference analysis exactly (so drafted boards do not depend on it)."""
+    from rune_env.run.drafter import _board_value, _board_value_reference
+    rules = frozen_rules()
+    boards = [b for pair in _sample(rules)[:500] for b in pair] + coverage_boards(rules)
+    assert any(k == "mimic" for b in boards for k, _ in b.runes.values())
+    for board in boards:
+        assert _board_value(board, rules) == _board_value_reference(board, rules), \
+            board.to_json(rules)
+
+
+def test_observation_powers_are_the_reference_powers():
+    """The observation's power feature (log1p(power) / 8, capped at 1) comes from the compiled
+    analysis; it equals the one computed from the reference analysis for random run states."""
+    import math
+
+    from rune_env.envs.observation import POWER_LOG_SCALE, Encoder
+    from rune_env.rules.config import KINDS as ALL_KINDS
+    from rune_env.run.drafter import HeuristicDrafter
+    from rune_env.run.loop import apply, new_run
+    rules = frozen_rules()
+    enc = Encoder(rules)
+    layout = enc.layout
+    n_cells, width = layout.shapes["board"]
+    power_col = len(ALL_KINDS) + 2 + len(rules.spec.artifacts)
+    checked = 0
+    for seed in range(6):
+        state = new_run(seed, rules)
+        drafter = HeuristicDrafter(rules, noise=0.3, seed=seed)
+        while not state.over and state.round <= 8:
+            obs = enc.encode_flat(state)[layout.slices["board"]].reshape(n_cells, width)
+            if state.board:
+                _, ref = _reference_analysis(state.to_board(), rules)
+                for c in range(n_cells):
+                    want = min(1.0, math.log1p(ref.powers[c].power) / POWER_LOG_SCALE) \
+                        if c in ref.powers else 0.0
+                    assert obs[c, power_col] == np.float32(want)
+                checked += 1
+            apply(state, drafter.act(state))
+    assert checked > 100

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..battle.analysis import SideSetup, analyse
 from ..rules.config import CASTING_KINDS, KINDS, Rules
+from ..rules.board import Board
 from ..rules.geometry import geometry
-from ..run.loop import is_open, sector_cost
+from ..run.loop import open_cells, sector_cost
 from ..run.state import RunState
 
 REWARD_CATEGORIES = ("artifact", "mana", "hand_slot", "artifact_slot", "base_stat")
@@ -75,6 +75,13 @@ class ObservationLayout:
 
 
 class Encoder:
+    """Encodes a RunState. The flat vector is written in place, part by part; the board part
+    (runes, artifacts, open cells and the runes' powers, the costly one) is remembered per board,
+    because most steps (buys, sells, rerolls, choices) leave the board as it was. The powers come
+    from the compiled engine (`BoardAnalyser`), equal to the reference analysis bit for bit."""
+
+    BOARD_MEMO = 4096    # boards remembered (a dict cleared when full)
+
     def __init__(self, rules: Rules):
         self.rules = rules
         self.layout = ObservationLayout.of(rules)
@@ -89,96 +96,130 @@ class Encoder:
         self.cat_i = {c: i for i, c in enumerate(REWARD_CATEGORIES)}
         self.n_kinds = len(KINDS)
         self.n_art = len(spec.artifacts)
+        self.max_grade = float(rules.max_grade)
+        self._powers = None          # BoardAnalyser, made at the first board with runes
+        self._boards: dict = {}
+        self._offsets = {name: s.start for name, s in self.layout.slices.items()}
 
-    def encode_dict(self, state: RunState) -> dict[str, np.ndarray]:
+    def __getstate__(self) -> dict:
+        # the compiled helper and the memo are rebuilt on use (envs are pickled for subprocesses)
+        return {**self.__dict__, "_powers": None, "_boards": {}}
+
+    def _board_block(self, state: RunState) -> np.ndarray:
+        key = (frozenset(state.board.items()), frozenset(state.artifacts.items()),
+               frozenset(state.open_sectors), state.core, state.sun_element, tuple(state.relics))
+        block = self._boards.get(key)
+        if block is not None:
+            return block
+        n, (_, width) = self.geo.n_cells, self.layout.shapes["board"]
+        nk, na = self.n_kinds, self.n_art
+        block = np.zeros((n, width), dtype=np.float32)
+        for c, (k, g) in state.board.items():
+            block[c, self.kind_i[k]] = 1.0
+            block[c, nk] = g / self.max_grade
+        block[:, nk + 1] = open_cells(self.rules, state.open_sectors)
+        for c, art in state.artifacts.items():
+            block[c, nk + 2 + self.art_i[art]] = 1.0
+        if state.board:
+            if self._powers is None:
+                from ..battle.fast import BoardAnalyser
+                self._powers = BoardAnalyser(self.rules)
+            board = Board(runes=state.board, artifacts=state.artifacts, core=state.core,
+                          sun_element=state.sun_element, relics=tuple(state.relics))
+            powers = self._powers(board)[0]
+            for c in state.board:
+                p = powers[c]
+                if p >= 0.0:
+                    block[c, nk + 2 + na] = min(1.0, math.log1p(p) / POWER_LOG_SCALE)
+        if len(self._boards) >= self.BOARD_MEMO:
+            self._boards.clear()
+        self._boards[key] = block
+        return block
+
+    def encode_flat(self, state: RunState) -> np.ndarray:
         L = self.layout
         spec = self.rules.spec
-        out = {name: np.zeros(shape, dtype=np.float32) for name, shape in L.shapes.items()}
+        out = np.zeros(L.size, dtype=np.float32)
+        o = self._offsets
         nk, na = self.n_kinds, self.n_art
-        max_g = float(self.rules.max_grade)
-        board = out["board"]
-        powers = {}
-        if state.board:
-            b = state.to_board()
-            setup = SideSetup.of(b, self.rules)
-            n = self.geo.n_cells
-            an = analyse(setup, [b.runes.get(c) for c in range(n)], [False] * n)
-            powers = {c: rp.power for c, rp in an.powers.items()}
-        for c in range(self.geo.n_cells):
-            rune = state.board.get(c)
-            if rune is not None:
-                board[c, self.kind_i[rune[0]]] = 1.0
-                board[c, nk] = rune[1] / max_g
-            board[c, nk + 1] = 1.0 if is_open(state, c) else 0.0
-            art = state.artifacts.get(c)
-            if art is not None:
-                board[c, nk + 2 + self.art_i[art]] = 1.0
-            if c in powers:
-                board[c, nk + 2 + na] = min(1.0, math.log1p(powers[c]) / POWER_LOG_SCALE)
+        board = self._board_block(state)
+        out[L.slices["board"]] = board.reshape(-1)
+        base = o["hand"]
+        width = nk + 1
         for h, (k, g) in enumerate(state.hand):
-            out["hand"][h, self.kind_i[k]] = 1.0
-            out["hand"][h, nk] = g / max_g
-        shop = out["shop"]
+            out[base + h * width + self.kind_i[k]] = 1.0
+            out[base + h * width + nk] = g / self.max_grade
+        base = o["shop"]
         for i, offer in enumerate(state.shop_runes):
             if offer is not None:
-                shop[i * nk + self.kind_i[offer]] = 1.0
-        base = len(state.shop_runes) * nk
+                out[base + i * nk + self.kind_i[offer]] = 1.0
+        base += len(state.shop_runes) * nk
         for i, offer in enumerate(state.shop_artifacts):
             if offer is not None:
-                shop[base + i * na + self.art_i[offer]] = 1.0
+                out[base + i * na + self.art_i[offer]] = 1.0
+        base = o["inventory"]
         for i, art in enumerate(state.artifact_inventory):
-            out["inventory"][i, self.art_i[art]] = 1.0
+            out[base + i * na + self.art_i[art]] = 1.0
         run = spec.run
-        boss_rounds = [r for r in state.boss_schedule if r >= state.round]
-        next_boss = min(boss_rounds) if boss_rounds else None
+        next_boss = None
+        for r in state.boss_schedule:
+            if r >= state.round and (next_boss is None or r < next_boss):
+                next_boss = r
         cost = sector_cost(state)
-        values = {
-            "mana": state.mana / MANA_SCALE,
-            "round": state.round / run.round_cap,
-            "lamps": state.lamps / run.lamps,
-            "wins": state.wins / run.wins_to_clear,
-            "losses": state.losses / run.round_cap,
-            "draws": state.draws / run.round_cap,
-            "hand_slots": state.hand_slots / run.hand_slots_max,
-            "artifact_slots": state.artifact_slots / run.artifact_slots_max,
-            "sector_cost": (cost / max(spec.sectors.open_costs)) if cost is not None else 1.0,
-            "prep_actions": state.prep_actions / run.action_cap,
-            "hp_bonus": state.hp_bonus,
-            "rounds_to_boss": ((next_boss - state.round) / run.boss_every) if next_boss else 1.0,
-            "rank": state.rank / max(1, len(spec.ranks) - 1),
-        }
-        out["scalars"][:] = np.clip([values[s] for s in SCALARS], 0.0, 1.0)
+        values = (
+            state.mana / MANA_SCALE,
+            state.round / run.round_cap,
+            state.lamps / run.lamps,
+            state.wins / run.wins_to_clear,
+            state.losses / run.round_cap,
+            state.draws / run.round_cap,
+            state.hand_slots / run.hand_slots_max,
+            state.artifact_slots / run.artifact_slots_max,
+            (cost / max(spec.sectors.open_costs)) if cost is not None else 1.0,
+            state.prep_actions / run.action_cap,
+            state.hp_bonus,
+            ((next_boss - state.round) / run.boss_every) if next_boss else 1.0,
+            state.rank / max(1, len(spec.ranks) - 1),
+        )   # in SCALARS order
+        base = o["scalars"]
+        for i, v in enumerate(values):
+            out[base + i] = 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
+        base = o["core"]
         if state.core is not None:
-            out["core"][self.core_i[state.core]] = 1.0
+            out[base + self.core_i[state.core]] = 1.0
         if state.sun_element is not None:
-            out["core"][len(self.core_i) + self.elem_i[state.sun_element]] = 1.0
+            out[base + len(self.core_i) + self.elem_i[state.sun_element]] = 1.0
+        base = o["relics"]
         for r in state.relics:
-            out["relics"][self.relic_i[r]] = 1.0
+            out[base + self.relic_i[r]] = 1.0
         if next_boss is not None:
+            base = o["bosses"]
             for b in state.boss_schedule[next_boss]:
-                out["bosses"][self.boss_i[b]] = 1.0
+                out[base + self.boss_i[b]] = 1.0
         pend = state.pending
         if pend is not None:
-            p = out["pending"]
-            p[("core", "reward", "relic").index(pend["kind"])] = 1.0
-            off = 3
+            p = o["pending"]
+            out[p + ("core", "reward", "relic").index(pend["kind"])] = 1.0
+            off = p + 3
             if pend["kind"] == "core":
                 for c in pend["options"]:
-                    p[off + self.core_i[c]] = 1.0
+                    out[off + self.core_i[c]] = 1.0
             off += len(self.core_i)
             width = len(REWARD_CATEGORIES) + na
             if pend["kind"] == "reward":
                 for i, opt in enumerate(pend["options"]):
                     cat, _, art = opt.partition(":")
-                    p[off + i * width + self.cat_i[cat]] = 1.0
+                    out[off + i * width + self.cat_i[cat]] = 1.0
                     if art:
-                        p[off + i * width + len(REWARD_CATEGORIES) + self.art_i[art]] = 1.0
+                        out[off + i * width + len(REWARD_CATEGORIES) + self.art_i[art]] = 1.0
             off += run.reward_choices * width
             if pend["kind"] == "relic":
                 for i, opt in enumerate(pend["options"]):
-                    p[off + i * len(self.relic_i) + self.relic_i[opt]] = 1.0
+                    out[off + i * len(self.relic_i) + self.relic_i[opt]] = 1.0
         return out
 
-    def encode_flat(self, state: RunState) -> np.ndarray:
-        d = self.encode_dict(state)
-        return np.concatenate([d[name].reshape(-1) for name in self.layout.shapes])
+    def encode_dict(self, state: RunState) -> dict[str, np.ndarray]:
+        """The same content as `encode_flat`, one array per part (views of one flat vector)."""
+        flat = self.encode_flat(state)
+        return {name: flat[s].reshape(self.layout.shapes[name])
+                for name, s in self.layout.slices.items()}

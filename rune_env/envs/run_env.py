@@ -19,6 +19,7 @@ from ..run.loop import IllegalAction, apply, legal_mask, new_run, why_illegal
 from ..run.opponents import BudgetOpponents, PoolOpponents, load_pool
 from ..run.ranks import rank_index
 from ..run.state import RunState
+from ..battle.engines import battle_function, default_engine
 from .observation import Encoder
 
 ENV_VERSION = "0.1.0"
@@ -114,7 +115,8 @@ class RuneRunEnv(gym.Env):
                  clear_bonus: float = 5.0, margin_weight: float = 0.5, max_rounds: int | None = None,
                  obs_mode: str = "flat", illegal_action: str = "raise",
                  illegal_penalty: float = -0.1, render_mode: str | None = None,
-                 battle_fn: Callable | None = None, variant: str | None = None):
+                 battle_fn: Callable | None = None, variant: str | None = None,
+                 engine: str | None = None):
         self.rules = resolve_rules(rules, rules_overrides)
         # the dice variant (RULES.md section 12); None: the rules' `variant`
         self.variant = variant or self.rules.spec.variant
@@ -141,7 +143,10 @@ class RuneRunEnv(gym.Env):
         self.illegal_action = illegal_action
         self.illegal_penalty = illegal_penalty
         self.render_mode = render_mode
-        self.battle_fn = battle_fn
+        # the battle engine: "fast" (compiled, the default) or "reference"; None: $RUNE_ENGINE,
+        # else "fast" (rune_env/battle/engines.py). Both give the same battles.
+        self.engine = engine or default_engine()
+        self.battle_fn = battle_fn or battle_function(self.engine)
         self.table = action_table(self.rules)
         self.encoder = Encoder(self.rules)
         # the spec's metadata names the rules and the env version too (as info does each step)
@@ -156,6 +161,7 @@ class RuneRunEnv(gym.Env):
                 name: spaces.Box(0.0, 1.0, shape, np.float32) for name, shape in layout.shapes.items()})
         self.state: RunState | None = None
         self._last_battle: dict | None = None
+        self._mask: np.ndarray | None = None    # legal actions of self.state (set by _info)
 
     # -- the Gymnasium API --------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -190,6 +196,8 @@ class RuneRunEnv(gym.Env):
         if self.state.over:
             raise RuntimeError("the episode is over: call reset()")
         action = int(action)
+        # the one action's check (cheap, and right even if someone edited self.state); the
+        # whole mask is computed once per step, in _info, for the next step's policy
         reason = why_illegal(self.state, action)
         if reason is not None:
             if self.illegal_action == "raise":
@@ -198,8 +206,8 @@ class RuneRunEnv(gym.Env):
             info = self._info()
             info["illegal"] = reason
             return self._obs(), float(self.illegal_penalty), False, False, info
-        step = apply(self.state, action, self.opponents,
-                     self.battle_fn, self.variant)
+        step = apply(self.state, action, self.opponents, self.battle_fn, self.variant,
+                     assume_legal=True)
         self._last_battle = step.battle
         reward = self._reward(step.battle)
         terminated = self.state.over
@@ -231,7 +239,8 @@ class RuneRunEnv(gym.Env):
 
     def _info(self, battle: dict | None = None) -> dict[str, Any]:
         s = self.state
-        info = {"action_mask": legal_mask(s), "round": s.round, "mana": s.mana, "lamps": s.lamps,
+        self._mask = legal_mask(s)
+        info = {"action_mask": self._mask, "round": s.round, "mana": s.mana, "lamps": s.lamps,
                 "wins": s.wins, "losses": s.losses, "draws": s.draws, "cleared": s.cleared,
                 "over": s.over, "rules_hash": self.rules.hash, "env_version": ENV_VERSION}
         # "battle" only in steps that fought one (Gymnasium's vector envs batch info keys and
@@ -242,9 +251,11 @@ class RuneRunEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         """Legal actions now (sb3-contrib MaskablePPO reads this method)."""
-        if self.state is None or self.state.over:
-            return np.ones(len(self.table), dtype=bool) if self.state is None else legal_mask(self.state)
-        return legal_mask(self.state)
+        if self.state is None:
+            return np.ones(len(self.table), dtype=bool)
+        if self._mask is None:
+            self._mask = legal_mask(self.state)
+        return self._mask
 
     def describe_action(self, action: int) -> str:
         return self.table.actions[int(action)].name
@@ -271,6 +282,7 @@ class RuneRunEnv(gym.Env):
         self.core = saved["core"]
         self.np_random.bit_generator.state = copy.deepcopy(saved["np_random"])
         self.state = RunState.from_json(saved["run"], self.rules) if saved["run"] else None
+        self._mask = None
 
     # -- rendering ------------------------------------------------------------------------------
     def render(self):
@@ -341,7 +353,8 @@ class RuneDraftEnv(RuneRunEnv):
             self.state.over = True
             info["over"] = True
             info["round"] = info["battle"]["round"]   # the run loop has already moved on
-            info["action_mask"] = legal_mask(self.state)
+            self._mask = legal_mask(self.state)
+            info["action_mask"] = self._mask
         return obs, reward, terminated, truncated, info
 
     def _reward(self, battle: dict | None) -> float:

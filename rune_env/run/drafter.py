@@ -38,8 +38,86 @@ PER_RUNE_BONUS = 0.03
 CASTER_HALF = 2.0     # a board with this many casting runes keeps half its value (see board_value)
 
 
+_VALUES: dict = {}        # board_value memo: (rules hash, board content) -> value
+VALUE_MEMO = 200_000     # entries; the memo is cleared when full
+
+
 def board_value(board: Board, rules: Rules) -> float:
-    """The drafter's estimate of a board's strength (see the module docstring)."""
+    """The drafter's estimate of a board's strength (see the module docstring). A pure function
+    of the board's runes, artifacts, core, sun element, boss rules and relics, so it is
+    remembered: the drafter values the same candidate boards again and again."""
+    key = (rules.hash, frozenset(board.runes.items()), frozenset(board.artifacts.items()),
+           board.core, board.sun_element, board.boss_rules, board.relics)
+    value = _VALUES.get(key)
+    if value is None:
+        if len(_VALUES) >= VALUE_MEMO:
+            _VALUES.clear()
+        value = _VALUES[key] = _board_value(board, rules)
+    return value
+
+
+class _Compiled:
+    """The compiled analysis (one per rules and thread of use) and per-flow tables."""
+
+    def __init__(self, rules: Rules):
+        from ..battle.fast import BoardAnalyser
+        self.analyser = BoardAnalyser(rules)
+        # per flow index (the kernel's table order): extra casts and erosions it adds
+        self.extra = tuple(f.extra_casts for f in rules.spec.flows)
+        self.erosions = tuple(f.erosions for f in rules.spec.flows)
+
+
+_COMPILED: dict = {}
+
+
+def _compiled(rules: Rules) -> _Compiled:
+    c = _COMPILED.get(rules.hash)
+    if c is None:
+        c = _COMPILED[rules.hash] = _Compiled(rules)
+    return c
+
+
+def _board_value(board: Board, rules: Rules) -> float:
+    """board_value from the compiled analysis (the same numbers as the reference analysis,
+    `_board_value_reference`, summed in the same order; tests compare the two)."""
+    casting = rules.casting_kinds
+    turns = sum(1 for k, _ in board.runes.values() if k in casting)
+    if turns == 0:
+        return 0.0
+    comp = _compiled(rules)
+    power, info, interval_ms = comp.analyser(board)
+    extra_of, erosions_of = comp.extra, comp.erosions
+
+    def worth(c: int, kind: str, p: float) -> float:
+        row = info[c].tolist()
+        acting = row[3:3 + row[2]]
+        return _worth(rules, kind, p, sum(extra_of[f] for f in acting),
+                      sum(erosions_of[f] for f in acting), bool(row[0]))
+
+    runes = board.runes
+    total = 0.0
+    for c in sorted(runes):           # the reference's analysis lists powers by cell
+        if power[c] >= 0.0:
+            total += worth(c, runes[c][0], float(power[c]))
+    geo = geometry(rules.radius)
+    for m, (kind, _) in runes.items():
+        if kind != "mimic":
+            continue
+        src = None
+        for c in geo.inward[m]:       # the first strongest, as max() picks it
+            if power[c] >= 0.0 and (src is None or power[c] > power[src]):
+                src = c
+        if src is not None:
+            factor = rules.spec.runes.mimic.copy_x_by_grade[int(info[m, 1]) - 1]
+            total += worth(src, runes[src][0], float(power[src]) * factor)
+    staying = turns / (turns + CASTER_HALF)
+    per_turn = total / turns * staying * (1.0 + PER_RUNE_BONUS * len(runes))
+    return per_turn * rules.ms(rules.spec.battle.base_interval_s) / interval_ms
+
+
+def _board_value_reference(board: Board, rules: Rules) -> float:
+    """board_value from the reference analysis (the readable definition; tests check that
+    `_board_value` equals it)."""
     setup = SideSetup.of(board, rules)
     n = setup.geo.n_cells
     occ = [board.runes.get(c) for c in range(n)]
@@ -68,6 +146,14 @@ def board_value(board: Board, rules: Rules) -> float:
 
 
 def _cast_worth(rules: Rules, kind: str, power: float, flows: dict, delayed: bool) -> float:
+    extra = sum(rules.flow_by_id[f].extra_casts for f in flows)
+    erosions = sum(rules.flow_by_id[f].erosions for f in flows)
+    return _worth(rules, kind, power, extra, erosions, delayed)
+
+
+def _worth(rules: Rules, kind: str, power: float, extra: int, erosions: int, delayed: bool) -> float:
+    """A cast's worth: damage (x hits, x the kind's weight) or healing/barrier at their weight,
+    x (1 + the flows' extra casts), + 3 per erosion the flows add, / the delay's period."""
     spec = rules.rune_specs[kind]
     if kind in rules.attack_kinds:
         v = power * spec.hits * KIND_WEIGHT.get(kind, 1.0)
@@ -75,8 +161,6 @@ def _cast_worth(rules: Rules, kind: str, power: float, flows: dict, delayed: boo
         v = power * KIND_WEIGHT["heal"]
     else:
         v = power * KIND_WEIGHT["barrier"]
-    extra = sum(rules.flow_by_id[f].extra_casts for f in flows)
-    erosions = sum(rules.flow_by_id[f].erosions for f in flows)
     v *= 1 + extra
     v += 3.0 * erosions
     if delayed:

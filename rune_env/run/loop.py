@@ -11,12 +11,13 @@ why an action is not legal; `apply` raises `IllegalAction` with that reason.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 import numpy as np
 
 from ..battle.analysis import SideSetup, analyse
-from ..battle.engine import battle as reference_battle
+from ..battle.engines import battle_function
 from ..battle.result import BattleResult
 from ..rules.board import Board
 from ..rules.config import CASTING_KINDS, KINDS, Rules, default_rules
@@ -315,66 +316,146 @@ def _merge_problem(state: RunState, kind: str, grade: int, h: int | None, c: int
     return None
 
 
-def legal_mask(state: RunState) -> np.ndarray:
-    """A bool per action id: True where `why_illegal` is None. Computed group by group with
-    numpy (the env calls it every step); tests check it against `why_illegal` action by action."""
-    rules = state.rules
+@dataclass(frozen=True)
+class _MaskTables:
+    """What `legal_mask` needs that depends only on the rules, built once per rules object."""
+
+    size: int
+    slices: dict                 # action kind -> slice of its ids
+    shapes: dict                 # action kind -> shape of its block
+    open_by_sectors: dict        # frozenset of open sectors -> bool per cell (filled lazily)
+    sector: np.ndarray           # cell -> sector of the outermost ring, -1 inside
+    prices: dict                 # rune kind -> price
+    art_prices: dict             # artifact -> price
+    hand_max: int
+    art_max: int
+    n_cells: int
+    cores_flowing: frozenset     # cores with a sun flow (an element to choose)
+
+
+@lru_cache(maxsize=8)
+def _mask_tables_of(rules_hash: str, rules: Rules) -> _MaskTables:
     table = action_table(rules)
     spec = rules.spec
     geo = geometry(rules.radius)
-    mask = np.zeros(len(table), dtype=bool)
+    slices, shapes = {}, {}
+    for kind, (start, shape) in table.groups.items():
+        n = int(np.prod(shape)) if shape else 1
+        slices[kind] = slice(start, start + n)
+        shapes[kind] = shape
+    return _MaskTables(
+        size=len(table), slices=slices, shapes=shapes, open_by_sectors={},
+        sector=np.array(geo.sector, dtype=np.int64), prices=dict(rules.prices),
+        art_prices={a: m.price for a, m in spec.artifacts.items()},
+        hand_max=spec.run.hand_slots_max, art_max=spec.run.artifact_slots_max,
+        n_cells=geo.n_cells,
+        cores_flowing=frozenset(c for c, m in spec.cores.items() if m.core_flow_strength > 0))
+
+
+def _mask_tables(rules: Rules) -> _MaskTables:
+    return _mask_tables_of(rules.hash, rules)
+
+
+def open_cells(rules: Rules, open_sectors) -> np.ndarray:
+    """A bool per cell: open to runes and artifacts with these outer sectors open (remembered
+    per set of sectors; do not modify the array)."""
+    t = _mask_tables(rules)
+    key = frozenset(open_sectors)
+    cells = t.open_by_sectors.get(key)
+    if cells is None:
+        cells = (t.sector < 0) | np.isin(t.sector, list(key))
+        cells.setflags(write=False)
+        t.open_by_sectors[key] = cells
+    return cells
+
+
+def legal_mask(state: RunState) -> np.ndarray:
+    """A bool per action id: True where `why_illegal` is None. Computed block by block with
+    numpy from tables built once per rules (the env calls it every step); tests check it against
+    `why_illegal` for every action id over many random states."""
+    rules = state.rules
+    t = _mask_tables(rules)
+    mask = np.zeros(t.size, dtype=bool)
     if state.over:
         return mask
-    G = table.groups
-
-    def put(kind: str, values) -> None:
-        start, shape = G[kind]
-        n = int(np.prod(shape)) if shape else 1
-        mask[start:start + n] = np.asarray(values, dtype=bool).reshape(-1)
-
+    S = t.slices
     pend = state.pending
     if pend is not None:
         kind = {"core": "choose_core", "reward": "choose_reward", "relic": "choose_relic"}[pend["kind"]]
-        start, shape = G[kind]
+        block = S[kind]
         if kind == "choose_core":
-            for i, core in enumerate(table.cores):
-                mask[start + i] = core in pend["options"]
+            cores = action_table(rules).cores
+            for i, core in enumerate(cores):
+                mask[block.start + i] = core in pend["options"]
         else:
-            mask[start:start + min(shape[0], len(pend["options"]))] = True
+            mask[block.start:block.start + min(t.shapes[kind][0], len(pend["options"]))] = True
         return mask
-    n_cells = geo.n_cells
-    open_cells = np.array([is_open(state, c) for c in range(n_cells)])
+    spec = rules.spec
+    n_cells = t.n_cells
+    open_ = open_cells(rules, state.open_sectors)
+    board, hand, mana = state.board, state.hand, state.mana
     occupied = np.zeros(n_cells, dtype=bool)
-    occupied[list(state.board)] = True
+    if board:
+        occupied[list(board)] = True
     has_art = np.zeros(n_cells, dtype=bool)
-    has_art[list(state.artifacts)] = True
-    if state.core is not None and spec.cores[state.core].core_flow_strength > 0:
-        put("set_sun_element", [e != state.sun_element for e in table.elements])
-    hand_free = len(state.hand) < state.hand_slots
-    put("buy_rune", [o is not None and hand_free and state.mana >= rules.prices[o]
-                     for o in state.shop_runes])
-    art_free = _artifact_count(state) < state.artifact_slots
-    put("buy_artifact", [o is not None and art_free and state.mana >= spec.artifacts[o].price
-                         for o in state.shop_artifacts])
-    put("reroll", [state.mana >= spec.run.reroll_cost])
-    hmax = spec.run.hand_slots_max
-    in_hand = np.arange(hmax) < len(state.hand)
-    put("place", in_hand[:, None] & (open_cells & ~occupied)[None, :])
-    put("pick_up", occupied & hand_free)
-    put("sell", in_hand)
-    put("merge_hand", [h < len(state.hand) and _merge_problem(state, *state.hand[h], h, None) is None
-                       for h in range(hmax)])
-    put("merge_board", [c in state.board and _merge_problem(state, *state.board[c], None, c) is None
-                        for c in range(n_cells)])
+    if state.artifacts:
+        has_art[list(state.artifacts)] = True
+    if state.core in t.cores_flowing:
+        block = S["set_sun_element"]
+        elements = action_table(rules).elements
+        for i, e in enumerate(elements):
+            mask[block.start + i] = e != state.sun_element
+    n_hand = len(hand)
+    hand_free = n_hand < state.hand_slots
+    if hand_free:
+        start = S["buy_rune"].start
+        for i, o in enumerate(state.shop_runes):
+            if o is not None and mana >= t.prices[o]:
+                mask[start + i] = True
+    if _artifact_count(state) < state.artifact_slots:
+        start = S["buy_artifact"].start
+        for i, o in enumerate(state.shop_artifacts):
+            if o is not None and mana >= t.art_prices[o]:
+                mask[start + i] = True
+    mask[S["reroll"]] = mana >= spec.run.reroll_cost
+    free = open_ & ~occupied
+    if n_hand:
+        block = S["place"]
+        mask[block.start:block.start + n_hand * n_cells] = np.tile(free, n_hand)
+        mask[S["sell"].start:S["sell"].start + n_hand] = True
+    if hand_free:
+        mask[S["pick_up"]] = occupied
+    # D-11 merges: a rune merges when hand and board hold at least merge_count runes of its kind
+    # and grade in all (itself included), below the highest grade
+    if n_hand or board:
+        need = spec.grades.merge_count
+        max_grade = rules.max_grade
+        counts: dict = {}
+        for r in hand:
+            counts[r] = counts.get(r, 0) + 1
+        for r in board.values():
+            counts[r] = counts.get(r, 0) + 1
+        start = S["merge_hand"].start
+        for h, r in enumerate(hand):
+            if r[1] < max_grade and counts[r] >= need:
+                mask[start + h] = True
+        start = S["merge_board"].start
+        for c, r in board.items():
+            if r[1] < max_grade and counts[r] >= need:
+                mask[start + c] = True
     cost = sector_cost(state)
-    put("open_sector", [s not in state.open_sectors and cost is not None and state.mana >= cost
-                        for s in range(6)])
-    amax = spec.run.artifact_slots_max
-    in_inv = np.arange(amax) < len(state.artifact_inventory)
-    put("place_artifact", in_inv[:, None] & (open_cells & ~has_art)[None, :])
-    put("pick_up_artifact", has_art)
-    put("sell_artifact", in_inv)
-    put("ready", [True])
+    if cost is not None and mana >= cost:
+        start = S["open_sector"].start
+        for sec in range(t.shapes["open_sector"][0]):
+            if sec not in state.open_sectors:
+                mask[start + sec] = True
+    n_inv = len(state.artifact_inventory)
+    if n_inv:
+        block = S["place_artifact"]
+        mask[block.start:block.start + n_inv * n_cells] = np.tile(open_ & ~has_art, n_inv)
+        mask[S["sell_artifact"].start:S["sell_artifact"].start + n_inv] = True
+    mask[S["pick_up_artifact"]] = has_art
+    mask[S["ready"]] = True
     return mask
 
 
@@ -387,10 +468,14 @@ DICE_SEED_LIMIT = 2**32   # the dice variant's per-battle seeds (D-49 keys take 
 
 
 def apply(state: RunState, action: int, opponents: OpponentSource | None = None,
-          battle_fn: BattleFn | None = None, variant: str | None = None) -> StepInfo:
+          battle_fn: BattleFn | None = None, variant: str | None = None,
+          assume_legal: bool = False) -> StepInfo:
     """Apply one action in place. Raises IllegalAction (with the reason) if it is not legal.
-    `variant` (default: the rules' own) "dice" seeds each battle from the run's generator."""
-    reason = why_illegal(state, action)
+    `variant` (default: the rules' own) "dice" seeds each battle from the run's generator.
+    `battle_fn` (default: the default engine, `rune_env.battle.engines`) fights the battles.
+    `assume_legal`: the caller has already checked the action against `legal_mask(state)` (the
+    env does, every step), so the check is not repeated."""
+    reason = None if assume_legal else why_illegal(state, action)
     if reason is not None:
         table = action_table(state.rules)
         name = table.actions[action].name if 0 <= action < len(table) else str(action)
@@ -549,7 +634,7 @@ def _fight(state: RunState, opponents: OpponentSource | None, battle_fn: BattleF
     me = state.to_board()
     seat = player_seat(state.round)
     pair = (me, opp) if seat == 0 else (opp, me)
-    fight = battle_fn or reference_battle
+    fight = battle_fn or battle_function()
     if (variant or rules.spec.variant) == "dice":
         # the dice variant: a per-battle seed from the run's generator, so a run seed (and a
         # saved run) fixes its dice too

@@ -40,9 +40,9 @@ import numpy as np
 from ...rules.board import Board
 from ...rules.config import Rules, default_rules
 from ..result import BattleResult
-from .compile import encode_pairs
+from .compile import RI_N, encode_pairs
 
-__all__ = ["fast_battle", "fast_battles", "warm_up"]
+__all__ = ["BoardAnalyser", "fast_battle", "fast_battles", "warm_up"]
 
 MIN_PER_THREAD = 32      # fewer battles than this per thread: play them on one thread
 CHUNKS_PER_THREAD = 8    # the batch is cut into about this many chunks per thread
@@ -166,6 +166,53 @@ def fast_battle(board0: Board, board1: Board, rules: Rules | None = None, seed: 
         turns=(int(out["turns"][0, 0]), int(out["turns"][0, 1])),
         seals=(int(out["seals"][0, 0]), int(out["seals"][0, 1])),
         reason="knockout" if out["knockout"][0] else "timeout", events=None)
+
+
+class BoardAnalyser:
+    """`analysis.analyse` of a board at battle start (no seals), compiled: the same numbers as
+    the reference (the kernel mirrors it operation for operation; `tests/test_fast_parity.py`
+    checks it on random boards). For the observation encoder (powers) and the heuristic drafter
+    (powers, delays, effective grades, acting flows, interval). One object keeps its work arrays;
+    not thread-safe (one per thread).
+
+        an = BoardAnalyser(rules)
+        power, info, interval_ms = an(board)
+        # power: float64 (n_cells,), -1.0 where no casting rune (or a sealed one: none at start)
+        # info: int64 (n_cells, 3 + n_flows): delayed, effective grade (0: empty), number of
+        #       acting flows, then the acting flows' indices in `rules.spec.flows` order
+    """
+
+    def __init__(self, rules: Rules | None = None):
+        from .compile import RI_F, compile_rules
+        self.rules = rules or default_rules()
+        self._k = _kernel()
+        self._ri, self._rf, _ = compile_rules(self.rules)
+        self.n_cells = int(self._ri[RI_N])
+        self.n_flows = int(self._ri[RI_F])
+        self._caps = (0, 0)
+        self._state = None
+
+    def __getstate__(self) -> dict:
+        # the kernel module and the work arrays are rebuilt after unpickling
+        return {**self.__dict__, "_k": None, "_state": None, "_caps": (0, 0)}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._k = _kernel()
+
+    def __call__(self, board: Board) -> tuple[np.ndarray, np.ndarray, int]:
+        ri, rf, enc, offs, _maxhp, _i0, _i1, hand_cap, mods_cap = encode_pairs([(board, board)],
+                                                                                self.rules)
+        if self._state is None or hand_cap > self._caps[0] or mods_cap > self._caps[1]:
+            caps = (max(hand_cap, 8), max(mods_cap, 8))
+            self._state = self._k.make_state(ri, *caps)
+            self._caps = caps
+        power = np.empty(self.n_cells, dtype=np.float64)
+        info = np.empty((self.n_cells, 3 + self.n_flows), dtype=np.int64)
+        interval = self._k.board_analysis(ri, rf, *self._state, enc, offs[0], power, info)
+        if interval < 0:
+            raise ValueError("board record out of range (an unvalidated board?)")
+        return power, info, int(interval)
 
 
 def warm_up(rules: Rules | None = None) -> None:

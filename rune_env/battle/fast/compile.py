@@ -92,7 +92,10 @@ def _mod_ids(rules: Rules):
     for name in spec.relics:
         mod_id[("relic", name)] = len(mod_id)
     art_id = {name: i for i, name in enumerate(spec.artifacts)}
-    return mod_id, art_id
+    # the encoder's per-group tables, built here once rather than at every encode_pairs call
+    by_group = {g: {name: i for (group, name), i in mod_id.items() if group == g}
+                for g in ("core", "boss", "relic")}
+    return mod_id, art_id, by_group
 
 
 def compile_rules(rules: Rules):
@@ -274,10 +277,8 @@ def encode_pairs(pairs, rules: Rules):
     of a batch: keep it lean.)
     """
     ri, rf, ids = compile_rules(rules)
-    mod_id, art_id = ids
-    core_id = {name: i for (group, name), i in mod_id.items() if group == "core"}
-    boss_id = {name: i for (group, name), i in mod_id.items() if group == "boss"}
-    relic_id = {name: i for (group, name), i in mod_id.items() if group == "relic"}
+    _mod_id, art_id, by_group = ids
+    core_id, boss_id, relic_id = by_group["core"], by_group["boss"], by_group["relic"]
     kid = KIND_ID
     flat: list[int] = []
     offsets: list[int] = []

@@ -1055,3 +1055,37 @@ def run_serial(ri, rf, enc, offs, maxhp, i0, i1, hand_cap, mods_cap, winner, tim
     for j in range(i0.shape[0]):
         play_into(ri, rf, C, CF, X, XF, enc, offs, maxhp, i0[j], i1[j], j, winner, time, hp,
                   max_hp, casts, turns, seals, knockout, status)
+
+
+@njit(cache=True, nogil=True)
+def board_analysis(ri, rf, C, CF, X, XF, enc, off, power, info):
+    """`analysis.analyse` of the board record at `off` at battle start (no seals), for the
+    observation encoder and the heuristic drafter. Per cell c: power[c] = the power of a casting
+    rune, or -1.0; info[c] = (delayed, effective grade (0: empty), number of acting flows, the
+    acting flows' ids in table order...). C, CF, X, XF are a worker state from `make_state`.
+    Returns the side's interval in ms, or -1 if the record is out of range (a board that skipped
+    validation: the caller then uses the reference)."""
+    N = ri[RI_N]
+    if not setup_side(ri, rf, C, X, XF, 0, enc, off, np.nan):
+        return -1
+    analyse(ri, rf, C, CF, X, XF, 0)
+    for c in range(N):
+        if C[0, c, C_KIND] < 0:
+            power[c] = -1.0
+            info[c, 0] = 0
+            info[c, 1] = 0
+            info[c, 2] = 0
+            continue
+        info[c, 1] = C[0, c, C_EGRADE]
+        if C[0, c, C_VALID]:
+            power[c] = CF[0, c, CF_POWER]
+            info[c, 0] = C[0, c, C_DELAYED]
+            na = C[0, c, C_ACTN]
+            info[c, 2] = na
+            for j in range(na):
+                info[c, 3 + j] = C[0, c, C_ACTF + j]
+        else:
+            power[c] = -1.0
+            info[c, 0] = 0
+            info[c, 2] = 0
+    return X[0, X_S, S_INTERVAL]
