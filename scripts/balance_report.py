@@ -31,6 +31,7 @@ from rune_env.battle.engine import battle as reference_battle  # noqa: E402
 from rune_env.rules import load_rules  # noqa: E402
 from rune_env.run import apply, new_run  # noqa: E402
 from rune_env.run.drafter import HeuristicDrafter  # noqa: E402
+from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
 
 ROUNDS = 12
 
@@ -152,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variant", choices=("deterministic", "dice"),
                    help="the game variant (default: the rules file's `variant`)")
     p.add_argument("--json", action="store_true")
+    add_engine_argument(p)
     a = p.parse_args(argv)
+    use_engine(a.engine)
     rep = report(a.rules, a.battles, a.runs, a.seed, a.jobs, a.variant)
     print(json.dumps(rep, indent=1) if a.json else format_report(rep))
     return 0

@@ -2,6 +2,7 @@
 """Benchmark: how fast battles run, on the standard set of board pairs.
 
     python scripts/benchmark.py [--json] [--pairs N] [--seed S] [--rules FILE]
+                                [--env-steps N] [--train-steps N] [--train-config FILE]
 
 The standard set is `standard_pairs(N, S)` (default 1000 pairs, seed 0; rounds 1..12 evenly).
 Measured on ONE core (the process is pinned to one CPU where the OS allows it); only the battles
@@ -11,6 +12,15 @@ Reported:
   reference_battles_per_s   battles per second of the reference engine (rune_env.battle)
   median_duration           median battle duration in game seconds (60 at a timeout)
   median_casts              median casts per battle, both sides summed
+  fast_compile_s            the fast engine's first call (disk-cache load, or a cold compile)
+  fast_battles_per_s        the fast engine on one core (board encoding included)
+  fast_speedup              fast / reference, per core
+  batch_battles_per_s       fast_battles over every core
+  env_steps_per_s           RuneRun-v0 steps/s, random masked policy, one core, battles included
+  train_fps                 MaskablePPO frames/s on RuneRun-v0 (n_envs and hyperparameters of
+                            --train-config, default configs/train/apprentice.yaml), one core
+  train_fps_stub            the same on a stub env with the same spaces and no game work
+  train_fps_ratio           train_fps / train_fps_stub (the issue asks for >= 0.8)
 
 Extending: each measurement is a function decorated with `@measurement`; it gets the shared
 `Context` (rules, pairs, args) and returns a list of `Row`s. The JSON output has every row's key
@@ -157,6 +167,61 @@ def env_steps(ctx: Context) -> list[Row]:
     return [Row("env_steps_per_s", "env steps (random masked policy)", n / elapsed, "steps/s")]
 
 
+@measurement
+def training(ctx: Context) -> list[Row]:
+    """MaskablePPO training frames/s on RuneRun-v0 and on a stub with the same spaces that does
+    no game work (`rune_env.envs.stub`; episodes as long as RuneRun-v0's mean in this run), with
+    the same n_envs and hyperparameters (those of --train-config, vectorised in this process
+    (DummyVecEnv) on the pinned core, one torch thread). Each is timed over --train-steps steps
+    after one untimed rollout; RuneRun-v0 first (its default opponents), then the stub."""
+    n = ctx.args.train_steps
+    if n <= 0:
+        return []
+    import gymnasium as gym
+    import torch
+    import yaml
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    import rune_env  # noqa: F401 - registers the envs
+    from rune_env.envs.stub import StubRunEnv
+
+    cfg = yaml.safe_load(Path(ctx.args.train_config).read_text(encoding="utf-8"))
+    torch.set_num_threads(1)
+    n_envs = int(cfg.get("n_envs", 1))
+    env_kwargs = dict(cfg.get("env_kwargs") or {})
+    env_kwargs.pop("opponents", None)     # the rank's default opponents, as env_steps uses
+    env_kwargs["rules"] = ctx.rules
+
+    def fps(make_env) -> tuple[float, list]:
+        venv = DummyVecEnv([lambda i=i: Monitor(make_env(i)) for i in range(n_envs)])
+        venv.seed(ctx.args.seed)
+        model = MaskablePPO(cfg.get("policy", "MlpPolicy"), venv, seed=ctx.args.seed, verbose=0,
+                            device="cpu", policy_kwargs=cfg.get("policy_kwargs") or None,
+                            **cfg.get("ppo", {}))
+        rollout = model.n_steps * n_envs
+        model.learn(total_timesteps=rollout)                 # untimed: first rollout and update
+        t0 = time.perf_counter()
+        model.learn(total_timesteps=n, reset_num_timesteps=False)
+        elapsed = time.perf_counter() - t0
+        lengths = [len_ for e in venv.envs for len_ in e.get_episode_lengths()]
+        venv.close()
+        return (model.num_timesteps - rollout) / elapsed, lengths
+
+    real, lengths = fps(lambda i: gym.make(cfg.get("env_id", "rune_env/RuneRun-v0"), **env_kwargs))
+    mean_len = max(1, round(sum(lengths) / len(lengths))) if lengths else 100
+    probe = gym.make(cfg.get("env_id", "rune_env/RuneRun-v0"), **env_kwargs)
+    spaces = (probe.observation_space, probe.action_space)
+    probe.close()
+    stub, _ = fps(lambda i: StubRunEnv(*spaces, mean_len))
+    return [Row("train_fps", f"MaskablePPO on RuneRun-v0 ({n_envs} envs, one core)", real,
+                "steps/s"),
+            Row("train_fps_stub", f"... on a stub env (episodes of {mean_len} steps)", stub,
+                "steps/s"),
+            Row("train_fps_ratio", "RuneRun-v0 / stub", real / stub, "", "{:.2f}")]
+
+
 # -- machine and versions --------------------------------------------------------------------
 
 def pin_to_one_core() -> int | None:
@@ -274,6 +339,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rules", help="a rules YAML file (default: configs/rules/default.yaml)")
     parser.add_argument("--env-steps", type=int, default=10000,
                         help="timed env steps after as many warm-up steps (0: skip; default 10000)")
+    parser.add_argument("--train-steps", type=int, default=16384,
+                        help="timed MaskablePPO steps per env kind (0: skip; default 16384)")
+    parser.add_argument("--train-config", default=str(REPO / "configs" / "train" / "apprentice.yaml"),
+                        help="the training config whose n_envs and hyperparameters are used")
     args = parser.parse_args(argv)
     if args.pairs < 1:
         parser.error("--pairs must be at least 1")

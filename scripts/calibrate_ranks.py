@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 from agents import make_agent  # noqa: E402
 from agents.evaluation import evaluate, wilson  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
+from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
 
 DEFAULT_POOLS = ROOT / "configs" / "opponents"
 
@@ -37,7 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pools-dir", default=str(DEFAULT_POOLS))
     p.add_argument("--ranks", nargs="*", default=None, help="default: every rank")
     p.add_argument("--json", action="store_true")
+    add_engine_argument(p)
     a = p.parse_args(argv)
+    use_engine(a.engine)
     rules = default_rules()
     ranks = a.ranks or [r.id for r in rules.spec.ranks]
     out: dict = {"agent": a.agent, "episodes": a.episodes, "rules_hash": rules.hash, "ranks": {}}

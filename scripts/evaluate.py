@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
 from agents.evaluation import evaluate  # noqa: E402
-from rune_env.battle import battle  # noqa: E402
 from rune_env.rules import Board, default_rules  # noqa: E402
+from rune_env.battle.engines import add_engine_argument, battle_function, use_engine  # noqa: E402
 
 TB_TAGS = ("battle_win_rate", "mean_wins", "clear_rate", "rounds_survived", "lamps_left",
            "mean_battle_duration")
@@ -71,7 +71,7 @@ def head_to_head(results: dict[str, dict], rules) -> dict[str, dict[str, float]]
             for key in keys:
                 ba, bb = boards[a][key], boards[b][key]
                 for seat_a, pair in ((0, (ba, bb)), (1, (bb, ba))):
-                    r = battle(pair[0], pair[1], rules)
+                    r = battle_function()(pair[0], pair[1], rules)
                     score += 0.5 if r.winner is None else float(r.winner == seat_a)
                     count += 1
             matrix[a][b] = score / count if count else float("nan")
@@ -136,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--head-to-head", action="store_true")
     p.add_argument("--opponents", default=None,
                    help="a pool file, or 'generator' (default: the rank's shipped pool, as RuneRun-v0)")
+    add_engine_argument(p)
     a = p.parse_args(argv)
+    use_engine(a.engine)
     if a.seed < 0:
         p.error("--seed must be >= 0 (evaluation seeds stay apart from training seeds)")
     rules = default_rules()

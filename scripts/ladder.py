@@ -24,16 +24,16 @@ sys.path.insert(0, str(ROOT))
 from agents import make_agent  # noqa: E402
 from agents.evaluation import evaluate  # noqa: E402
 from agents.ratings import fit_bradley_terry  # noqa: E402
-from rune_env.battle import battle  # noqa: E402
 from rune_env.rules import Board, default_rules  # noqa: E402
 from rune_env.run.opponents import PoolError, load_pool  # noqa: E402
+from rune_env.battle.engines import add_engine_argument, battle_function, use_engine  # noqa: E402
 
 
 def score(a: Board, b: Board, rules) -> list[float]:
     """a's score in both seatings (1 win, 0.5 draw)."""
     out = []
     for seat, pair in ((0, (a, b)), (1, (b, a))):
-        r = battle(pair[0], pair[1], rules)
+        r = battle_function()(pair[0], pair[1], rules)
         out.append(0.5 if r.winner is None else float(r.winner == seat))
     return out
 
@@ -47,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
     p.add_argument("--out", default=None)
+    add_engine_argument(p)
     a = p.parse_args(argv)
+    use_engine(a.engine)
     rules = default_rules()
     rng = np.random.default_rng(a.seed)
     boards: dict[str, dict] = {}

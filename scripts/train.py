@@ -280,7 +280,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run-name")
     p.add_argument("--resume", action="store_true")
     p.add_argument("--runs-dir", default=str(ROOT / "runs"))
+    from rune_env.battle.engines import add_engine_argument, use_engine
+    add_engine_argument(p)     # or env_kwargs: {engine: reference} in the config
     a = p.parse_args(argv)
+    use_engine(a.engine)
     try:
         cfg = load_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})
     except ConfigError as exc:

@@ -818,3 +818,41 @@ def test_metadata_names_the_rules_and_env_version():
     assert meta["rules_hash"] == info["rules_hash"] == env.unwrapped.rules.hash
     assert meta["env_version"] == info["env_version"] == ENV_VERSION
     assert "ansi" in meta["render_modes"] and "rgb_array" in meta["render_modes"]
+
+
+# -- the battle engine switch ----------------------------------------------------------------------
+def _trajectory(env: RuneRunEnv, seed: int, steps: int) -> list:
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed)
+    out = [obs.tobytes()]
+    for _ in range(steps):
+        legal = np.flatnonzero(info["action_mask"])
+        obs, reward, term, trunc, info = env.step(int(legal[int(rng.integers(len(legal)))]))
+        b = info.get("battle")
+        out.append((obs.tobytes(), reward, term, None if b is None else
+                    (b["outcome"], b["time"], tuple(b["casts"]), tuple(b["hp"]))))
+        if term or trunc:
+            obs, info = env.reset()
+    return out
+
+
+def test_engine_switch_plays_the_same_runs(monkeypatch):
+    """The fast engine is the default; engine="reference" (and RUNE_ENGINE=reference) switch back,
+    and both play the same runs: the same observations, rewards and battles, step for step."""
+    from rune_env.battle import battle
+    from rune_env.battle.fast import fast_battle
+    monkeypatch.delenv("RUNE_ENGINE", raising=False)
+    fast = RuneRunEnv(rules=RULES, opponents="generator")
+    assert fast.engine == "fast" and fast.battle_fn is fast_battle
+    ref = RuneRunEnv(rules=RULES, opponents="generator", engine="reference")
+    assert ref.battle_fn is battle
+    a, b = _trajectory(fast, 3, 400), _trajectory(ref, 3, 400)
+    assert sum(1 for x in a[1:] if x[3] is not None) >= 10     # battles were fought
+    assert a == b
+    monkeypatch.setenv("RUNE_ENGINE", "reference")
+    assert RuneRunEnv(rules=RULES, opponents="generator").battle_fn is battle
+    monkeypatch.setenv("RUNE_ENGINE", "turbo")
+    with pytest.raises(ValueError, match="RUNE_ENGINE='turbo'"):
+        RuneRunEnv(rules=RULES)
+    with pytest.raises(ValueError, match="unknown battle engine 'turbo'"):
+        RuneRunEnv(rules=RULES, engine="turbo")

@@ -36,3 +36,18 @@ def battle_function(name: str | None = None) -> Callable:
         from .engine import battle
         return battle
     raise ValueError(f"unknown battle engine {name!r} (one of {', '.join(ENGINES)})")
+
+
+def add_engine_argument(parser) -> None:
+    """The scripts' switch: `--engine fast|reference` (default: $RUNE_ENGINE, else fast)."""
+    parser.add_argument("--engine", choices=ENGINES, default=None,
+                        help="battle engine (default: $RUNE_ENGINE, else fast; both play the "
+                             "same battles, the reference is the readable one)")
+
+
+def use_engine(name: str | None) -> None:
+    """Make `name` this process's default engine, and its children's (subprocess envs)."""
+    if name is not None:
+        if name not in ENGINES:
+            raise ValueError(f"unknown battle engine {name!r} (one of {', '.join(ENGINES)})")
+        os.environ[ENGINE_VARIABLE] = name

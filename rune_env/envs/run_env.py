@@ -71,7 +71,8 @@ class RuneRunEnv(gym.Env):
     **Actions**: `Discrete(N)`, N = len(action table) (see `action_names()` and
     `describe_action(id)`); one id per concrete action, e.g. "place 0 -> 2:3" moves hand slot 0
     to cell 2:3. `action_masks()` (and `info["action_mask"]`) marks the legal ones, for
-    sb3-contrib's MaskablePPO. `ready` ends the round's preparation and runs the battle as one
+    sb3-contrib's MaskablePPO; it is computed once per reset/step/set_state (edit `env.state`
+    only through steps, or call `set_state`). `ready` ends the round's preparation and runs the battle as one
     deterministic transition inside the step; reward and relic choices are steps too.
 
     **Observations**: `obs_mode="flat"` (default): `Box(0, 1, (D,), float32)`; `layout()` names
@@ -98,8 +99,10 @@ class RuneRunEnv(gym.Env):
     Board`; or an agent), rules (a Rules, a YAML path) and rules_overrides, unlocked (rune kinds;
     default all), reward_mode, clear_bonus, margin_weight, max_rounds, obs_mode, illegal_action,
     illegal_penalty, variant (None: the rules' `variant`; "dice": the dice variant, each battle
-    seeded from the run's generator), render_mode ("ansi": the board and state as text; "rgb_array": the board
-    picture, an (H, W, 3) uint8 array).
+    seeded from the run's generator), engine ("fast", the compiled engine, or "reference"; None:
+    $RUNE_ENGINE, else "fast"; both give the same battles), battle_fn (a battle function that
+    overrides the engine), render_mode ("ansi": the board and state as text; "rgb_array": the
+    board picture, an (H, W, 3) uint8 array).
 
     **Metadata**: render modes, and this env's rules_hash and env_version.
 

@@ -420,8 +420,8 @@ def legal_mask(state: RunState) -> np.ndarray:
     mask[S["reroll"]] = mana >= spec.run.reroll_cost
     free = open_ & ~occupied
     if n_hand:
-        block = S["place"]
-        mask[block.start:block.start + n_hand * n_cells] = np.tile(free, n_hand)
+        # a view of the place block as (hand slot, cell): the free cells for each held rune
+        mask[S["place"]].reshape(t.hand_max, n_cells)[:n_hand] = free
         mask[S["sell"].start:S["sell"].start + n_hand] = True
     if hand_free:
         mask[S["pick_up"]] = occupied
@@ -451,8 +451,7 @@ def legal_mask(state: RunState) -> np.ndarray:
                 mask[start + sec] = True
     n_inv = len(state.artifact_inventory)
     if n_inv:
-        block = S["place_artifact"]
-        mask[block.start:block.start + n_inv * n_cells] = np.tile(open_ & ~has_art, n_inv)
+        mask[S["place_artifact"]].reshape(t.art_max, n_cells)[:n_inv] = open_ & ~has_art
         mask[S["sell_artifact"].start:S["sell_artifact"].start + n_inv] = True
     mask[S["pick_up_artifact"]] = has_art
     mask[S["ready"]] = True
@@ -697,6 +696,11 @@ def _achieve(state: RunState, name: str) -> None:
 
 def _has_sixfold(board: Board, rules: Rules) -> bool:
     """The node achievement's test: a whole-ring (fold 6) resonance on the board at battle start."""
+    geo = geometry(rules.radius)
+    # a pattern counts only if each of its cells holds a rune: most boards fill no whole ring,
+    # and then the analysis is not needed
+    if not any(all(c in board.runes for c in cells) for _ring, cells in geo.patterns.get(6, ())):
+        return False
     setup = SideSetup.of(board, rules)
     n = setup.geo.n_cells
     occ = [board.runes.get(c) for c in range(n)]

@@ -40,7 +40,7 @@ import numpy as np
 from ...rules.board import Board
 from ...rules.config import Rules, default_rules
 from ..result import BattleResult
-from .compile import RI_N, encode_pairs
+from .compile import RI_N, encode_board, encode_pairs
 
 __all__ = ["BoardAnalyser", "fast_battle", "fast_battles", "warm_up"]
 
@@ -191,6 +191,7 @@ class BoardAnalyser:
         self.n_flows = int(self._ri[RI_F])
         self._caps = (0, 0)
         self._state = None
+        self._zero = np.int64(0)     # the record's offset (typed once: no per-call conversion)
 
     def __getstate__(self) -> dict:
         # the kernel module and the work arrays are rebuilt after unpickling
@@ -201,15 +202,14 @@ class BoardAnalyser:
         self._k = _kernel()
 
     def __call__(self, board: Board) -> tuple[np.ndarray, np.ndarray, int]:
-        ri, rf, enc, offs, _maxhp, _i0, _i1, hand_cap, mods_cap = encode_pairs([(board, board)],
-                                                                                self.rules)
+        ri, rf, enc, hand_cap, mods_cap = encode_board(board, self.rules)
         if self._state is None or hand_cap > self._caps[0] or mods_cap > self._caps[1]:
             caps = (max(hand_cap, 8), max(mods_cap, 8))
             self._state = self._k.make_state(ri, *caps)
             self._caps = caps
         power = np.empty(self.n_cells, dtype=np.float64)
         info = np.empty((self.n_cells, 3 + self.n_flows), dtype=np.int64)
-        interval = self._k.board_analysis(ri, rf, *self._state, enc, offs[0], power, info)
+        interval = self._k.board_analysis(ri, rf, *self._state, enc, self._zero, power, info)
         if interval < 0:
             raise ValueError("board record out of range (an unvalidated board?)")
         return power, info, int(interval)

@@ -267,6 +267,47 @@ def compile_rules(rules: Rules):
     return out
 
 
+def _append_record(flat: list, b, core_id: dict, boss_id: dict, relic_id: dict,
+                   art_id: dict) -> int:
+    """Append board b's record (module docstring) to `flat`; returns its number of modifiers."""
+    kid = KIND_ID
+    runes = b.runes
+    arts = b.artifacts
+    hand = b.hand
+    bosses = b.boss_rules
+    relics = b.relics
+    core = b.core
+    sun = b.sun_element
+    flat += (b.round, -1 if core is None else core_id[core], -1 if sun is None else kid[sun],
+             len(runes), len(arts), len(hand), len(bosses), len(relics))
+    for c, (k, g) in runes.items():
+        flat += (c, kid[k], g)
+    if arts:
+        for c, a in arts.items():
+            flat += (c, art_id[a])
+    if hand:
+        for k, g in hand:
+            flat += (kid[k], g)
+    if bosses or relics:
+        for x in bosses:
+            flat.append(boss_id[x])
+        for x in relics:
+            flat.append(relic_id[x])
+    return len(bosses) + len(relics) + (core is not None)
+
+
+def encode_board(board, rules: Rules):
+    """One board's record: (ri, rf, enc, hand_cap, mods_cap), for `BoardAnalyser` (which reads
+    the record at offset 0)."""
+    ri, rf, ids = compile_rules(rules)
+    _mod_id, art_id, by_group = ids
+    flat: list[int] = []
+    mods = _append_record(flat, board, by_group["core"], by_group["boss"], by_group["relic"],
+                          art_id)
+    return ri, rf, np.frombuffer(array("i", flat), dtype=np.int32), max(1, len(board.hand)), \
+        max(1, mods)
+
+
 def encode_pairs(pairs, rules: Rules):
     """Encode board pairs for the kernel.
 
@@ -279,7 +320,6 @@ def encode_pairs(pairs, rules: Rules):
     ri, rf, ids = compile_rules(rules)
     _mod_id, art_id, by_group = ids
     core_id, boss_id, relic_id = by_group["core"], by_group["boss"], by_group["relic"]
-    kid = KIND_ID
     flat: list[int] = []
     offsets: list[int] = []
     max_hp: list[float] = []
@@ -297,34 +337,11 @@ def encode_pairs(pairs, rules: Rules):
                 offsets.append(len(flat))
                 mh = b.max_hp
                 max_hp.append(nan if mh is None else mh)
-                runes = b.runes
-                arts = b.artifacts
-                hand = b.hand
-                bosses = b.boss_rules
-                relics = b.relics
-                core = b.core
-                sun = b.sun_element
-                flat += (b.round, -1 if core is None else core_id[core],
-                         -1 if sun is None else kid[sun],
-                         len(runes), len(arts), len(hand), len(bosses), len(relics))
-                for c, (k, g) in runes.items():
-                    flat += (c, kid[k], g)
-                if arts:
-                    for c, a in arts.items():
-                        flat += (c, art_id[a])
-                if hand:
-                    for k, g in hand:
-                        flat += (kid[k], g)
-                    if len(hand) > hand_cap:
-                        hand_cap = len(hand)
-                if bosses or relics:
-                    for x in bosses:
-                        flat.append(boss_id[x])
-                    for x in relics:
-                        flat.append(relic_id[x])
-                    m = len(bosses) + len(relics) + (core is not None)
-                    if m > mods_cap:
-                        mods_cap = m
+                m = _append_record(flat, b, core_id, boss_id, relic_id, art_id)
+                if len(b.hand) > hand_cap:
+                    hand_cap = len(b.hand)
+                if m > mods_cap:
+                    mods_cap = m
             idx.append(i)
     enc = np.frombuffer(array("i", flat), dtype=np.int32) if flat else np.zeros(0, np.int32)
     pair_idx = np.array(idx, dtype=np.int64).reshape(-1, 2)

@@ -1,0 +1,39 @@
+"""A stub with RuneRun-v0's spaces that does no game work: the benchmark's baseline for the
+share of training time the env costs (scripts/benchmark.py, `train_fps_stub`).
+
+Constant observation (zeros), every action legal, reward 0, and every episode exactly
+`episode_length` steps (the benchmark sets it to the mean episode length RuneRun-v0 had in the
+same measurement), so MaskablePPO does the same work per step on both.
+"""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+
+
+class StubRunEnv(gym.Env):
+    metadata = {"render_modes": []}
+
+    def __init__(self, observation_space: gym.Space, action_space: gym.spaces.Discrete,
+                 episode_length: int):
+        if episode_length < 1:
+            raise ValueError(f"episode_length must be at least 1; got {episode_length}")
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.episode_length = int(episode_length)
+        self._obs = np.zeros(observation_space.shape, dtype=observation_space.dtype)
+        self._mask = np.ones(action_space.n, dtype=bool)
+        self._t = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self._t = 0
+        return self._obs, {"action_mask": self._mask}
+
+    def step(self, action):
+        self._t += 1
+        done = self._t >= self.episode_length
+        return self._obs, 0.0, done, False, {"action_mask": self._mask}
+
+    def action_masks(self) -> np.ndarray:
+        return self._mask
