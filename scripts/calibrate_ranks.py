@@ -39,8 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ranks", nargs="*", default=None, help="default: every rank")
     p.add_argument("--json", action="store_true")
     add_engine_argument(p)
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch threads for policies (default 1: fastest for one observation)")
     a = p.parse_args(argv)
     use_engine(a.engine)
+    from agents.policy import limit_torch_threads
+    limit_torch_threads(a.torch_threads)
     rules = default_rules()
     ranks = a.ranks or [r.id for r in rules.spec.ranks]
     out: dict = {"agent": a.agent, "episodes": a.episodes, "rules_hash": rules.hash, "ranks": {}}

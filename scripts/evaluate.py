@@ -137,8 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--opponents", default=None,
                    help="a pool file, or 'generator' (default: the rank's shipped pool, as RuneRun-v0)")
     add_engine_argument(p)
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch threads for policies (default 1: fastest for one observation)")
     a = p.parse_args(argv)
     use_engine(a.engine)
+    from agents.policy import limit_torch_threads
+    limit_torch_threads(a.torch_threads)
     if a.seed < 0:
         p.error("--seed must be >= 0 (evaluation seeds stay apart from training seeds)")
     rules = default_rules()

@@ -48,8 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--out", default=None)
     add_engine_argument(p)
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch threads for policies (default 1: fastest for one observation)")
     a = p.parse_args(argv)
     use_engine(a.engine)
+    from agents.policy import limit_torch_threads
+    limit_torch_threads(a.torch_threads)
     rules = default_rules()
     rng = np.random.default_rng(a.seed)
     boards: dict[str, dict] = {}

@@ -2,16 +2,22 @@
 """Make an opponent pool for a rank from agents' boards ("ghosts").
 
     python scripts/make_opponents.py --rank R --agents A [A ...] [--runs N] [--seed S]
-                                     [--max-round M] --out FILE [--force]
+                                     [--max-round M] [--sample] [--engine E] --out FILE [--force]
 
 Each agent plays N runs; every board it takes into battle is recorded with its agent, run seed,
 round and rank. Ghosts of rank R are drafted with the opponent side's rules of R: from mentor up
 the drafting agent's income and starting mana are x the rank's opponent budget factor (D-44);
 journeyman's extra rune and sage's boss rules are added when a ghost is fielded, not here. The
 drafting runs play on past lost lamps and the 10th win up to round M (default 15), so every round
-gets ghosts. Duplicates are removed; a summary (boards per round, kinds, grades, cores) is
-printed; the pool file is written atomically (a killed run leaves the old file) and an existing
-file is kept unless --force.
+gets ghosts. The drafting runs meet the budget drafter (the opponents the PPO agents trained
+against), never a shipped pool, so a pool does not depend on the pools already in
+configs/opponents/. A board an agent drafted in several runs is kept once with its "count" (the
+pool fields it with that weight); a summary (boards and drafts per round, agents, kinds, grades,
+cores) is printed; the pool file is written atomically (a killed run leaves the old file) and an
+existing file is kept unless --force.
+
+The functions here (drafting_overrides, make_drafting_agent, ghosts_of, tally, summary) are also
+what scripts/build_pools.py builds the shipped pools with.
 """
 from __future__ import annotations
 
@@ -25,12 +31,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents import make_agent  # noqa: E402
+from agents import BASELINES, make_agent  # noqa: E402
 from agents.evaluation import eval_run_seed  # noqa: E402
+from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
 from rune_env.envs.run_env import RuneRunEnv  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
-from rune_env.run.opponents import Pool, save_pool  # noqa: E402
+from rune_env.run.opponents import Pool, ghost_count, save_pool  # noqa: E402
 from rune_env.run.ranks import rank_effects, rank_index  # noqa: E402
+
+# what the drafting runs battle: the budget drafter (see the module docstring)
+DRAFTING_OPPONENTS = "generator"
 
 
 def drafting_overrides(rules, rank: int) -> dict:
@@ -44,11 +54,32 @@ def drafting_overrides(rules, rank: int) -> dict:
     return out
 
 
+def is_trained(agent_name: str) -> bool:
+    """A trained policy (a saved model or exported policy), not a baseline or greedy:NOISE."""
+    return not (agent_name in BASELINES or agent_name.startswith("greedy:"))
+
+
+def make_drafting_agent(agent_name: str, rules, seed: int, sample: bool = False,
+                        path: str | Path | None = None):
+    """The agent `agent_name` (make_agent's names). A trained policy loads from `path` (default:
+    the name itself) and, with `sample`, samples its actions from the policy's distribution
+    instead of taking the likeliest one (diverse ghosts; reproducible: PolicyAgent seeds torch
+    with each run seed)."""
+    if not is_trained(agent_name):
+        if sample:
+            raise ValueError(f"agent {agent_name!r}: only trained policies sample their actions")
+        return make_agent(agent_name, rules, seed=seed)
+    from agents.policy import PolicyAgent
+    return PolicyAgent(str(path or agent_name), deterministic=not sample)
+
+
 def ghosts_of(agent_name: str, rank: int, runs: int, seed: int, max_round: int,
-              rules, env_kwargs: dict | None = None) -> list[dict]:
-    """Play `runs` drafting runs and return a ghost per battle (rounds 1..max_round)."""
-    agent = make_agent(agent_name, rules, seed=seed)
-    env = RuneRunEnv(rank=0, rules_overrides=drafting_overrides(rules, rank), **(env_kwargs or {}))
+              rules, env_kwargs: dict | None = None, agent=None) -> list[dict]:
+    """Play `runs` drafting runs and return a ghost per battle (rounds 1..max_round), labelled
+    `agent_name`. `agent`: an agent object to play (default: make_agent(agent_name))."""
+    agent = agent if agent is not None else make_agent(agent_name, rules, seed=seed)
+    kwargs = {"opponents": DRAFTING_OPPONENTS, **(env_kwargs or {})}
+    env = RuneRunEnv(rank=0, rules_overrides=drafting_overrides(rules, rank), **kwargs)
     rank_name = rules.spec.ranks[rank].id
     out = []
     for i in range(runs):
@@ -70,25 +101,62 @@ def ghosts_of(agent_name: str, rank: int, runs: int, seed: int, max_round: int,
     return out
 
 
+def _board_key(g: dict) -> str:
+    return json.dumps(g["board"], sort_keys=True)
+
+
 def dedupe(ghosts: list[dict]) -> list[dict]:
+    """One ghost per distinct (round, board), the first seen; no counts."""
     seen, out = set(), []
     for g in ghosts:
-        key = (g["round"], json.dumps(g["board"], sort_keys=True))
+        key = (g["round"], _board_key(g))
         if key not in seen:
             seen.add(key)
             out.append(g)
     return out
 
 
+def tally(ghosts: list[dict]) -> list[dict]:
+    """One ghost per distinct (round, agent, board), in first-seen order (so its "seed" is the
+    first run that drafted it), with "count": the drafts it stands for (existing counts add up).
+    Keyed by agent too, so every entry says truly which agent drafted it: a board two agents
+    both drafted is kept once for each, with each agent's count."""
+    index: dict[tuple, dict] = {}
+    out = []
+    for g in ghosts:
+        key = (g["round"], g.get("agent"), _board_key(g))
+        if key in index:
+            index[key]["count"] += ghost_count(g)
+        else:
+            index[key] = {**g, "count": ghost_count(g)}
+            out.append(index[key])
+    return out
+
+
+def by_round(ghosts: list[dict]) -> dict[int, list[dict]]:
+    rounds: dict[int, list[dict]] = {}
+    for g in ghosts:
+        rounds.setdefault(g["round"], []).append(g)
+    return dict(sorted(rounds.items()))
+
+
 def summary(pool: Pool) -> str:
-    lines = [f"pool for {pool.rank}: {sum(len(v) for v in pool.rounds.values())} boards"]
+    """Per round: distinct boards and the drafts they stand for; agents (boards/drafts), and the
+    rune kinds, grades and cores of the distinct boards."""
+    n_boards = sum(len(v) for v in pool.rounds.values())
+    n_drafts = sum(ghost_count(g) for v in pool.rounds.values() for g in v)
+    lines = [f"pool for {pool.rank}: {n_boards} boards ({n_drafts} drafts)"]
     for rnd, ghosts in sorted(pool.rounds.items()):
         kinds = Counter(k for g in ghosts for k, _ in g["board"]["runes"].values())
         grades = Counter(gr for g in ghosts for _, gr in g["board"]["runes"].values())
         cores = Counter(g["board"].get("core") for g in ghosts)
-        agents = Counter(g["agent"] for g in ghosts)
-        lines.append(f"round {rnd:>2}: {len(ghosts):>4} boards | agents "
-                     + ", ".join(f"{a} {n}" for a, n in agents.most_common())
+        agents = Counter(g.get("agent") for g in ghosts)
+        drafts = Counter()
+        for g in ghosts:
+            drafts[g.get("agent")] += ghost_count(g)
+        lines.append(f"round {rnd:>2}: {len(ghosts):>4} boards {sum(drafts.values()):>4} drafts"
+                     " | agents (boards/drafts) "
+                     + ", ".join(f"{a} {n}/{drafts[a]}" for a, n in agents.most_common())
                      + " | kinds " + ", ".join(f"{k} {n}" for k, n in kinds.most_common(5))
                      + " | grades " + ", ".join(f"{g}:{n}" for g, n in sorted(grades.items()))
                      + " | cores " + ", ".join(f"{c} {n}" for c, n in cores.most_common()))
@@ -104,7 +172,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-round", type=int, default=15)
     p.add_argument("--out", required=True)
     p.add_argument("--force", action="store_true")
+    p.add_argument("--sample", action="store_true",
+                   help="trained policies sample their actions (diverse ghosts) instead of taking "
+                        "the likeliest one")
+    add_engine_argument(p)
     a = p.parse_args(argv)
+    use_engine(a.engine)
+    if any(is_trained(name) for name in a.agents):
+        import torch
+        torch.set_num_threads(1)    # one observation at a time: extra threads only spin
     rules = default_rules()
     out = Path(a.out)
     if out.exists() and not a.force:
@@ -117,19 +193,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     ghosts: list[dict] = []
     for i, name in enumerate(a.agents):
+        seed = a.seed * 1000 + i
         try:
-            ghosts += ghosts_of(name, rank, a.runs, a.seed * 1000 + i, a.max_round, rules)
+            agent = make_drafting_agent(name, rules, seed, sample=a.sample and is_trained(name))
+            ghosts += ghosts_of(name, rank, a.runs, seed, a.max_round, rules, agent=agent)
         except ValueError as exc:
             print(f"error: agent {name!r}: {exc}", file=sys.stderr)
             return 2
-    ghosts = dedupe(ghosts)
-    rounds: dict[int, list[dict]] = {}
-    for g in ghosts:
-        rounds.setdefault(g["round"], []).append(g)
-    pool = Pool(rules_hash=rules.hash, rank=rules.spec.ranks[rank].id, rounds=rounds,
+    pool = Pool(rules_hash=rules.hash, rank=rules.spec.ranks[rank].id, rounds=by_round(tally(ghosts)),
                 provenance={"agents": a.agents, "runs": a.runs, "seed": a.seed,
-                            "max_round": a.max_round, "script": "scripts/make_opponents.py"})
-    save_pool(pool, out)
+                            "max_round": a.max_round, "sample": a.sample,
+                            "script": "scripts/make_opponents.py",
+                            "drafting_opponents": DRAFTING_OPPONENTS})
+    save_pool(pool, out, compact=True)
     print(summary(pool))
     print(f"written {out}")
     return 0

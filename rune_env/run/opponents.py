@@ -8,14 +8,18 @@ loop sets the boss rules and round on the board it returns and adds the rank's e
   would have had by that round (D-44: `opponent_budget_base + opponent_budget_per_round *
   (round - 1)`, x the rank's budget factor), with a core and artifacts, no relics.
   Its strength knob is `run.opponent_noise`: the share of random actions while drafting.
-- `PoolOpponents`: samples recorded boards ("ghosts") of the round from a pool file; where a
-  round has none, falls back to another source (default: the budget drafter).
+- `PoolOpponents`: samples recorded boards ("ghosts") of the round from a pool file, each with
+  the weight of its `count`; where a round has none, falls back to another source (default: the
+  budget drafter).
 
 Pool file (JSON, written atomically):
     {"format": "rune-env-pool", "version": 1, "rules_hash": "...", "rank": "apprentice",
      "provenance": {...free...},
      "rounds": {"1": [{"board": {board file}, "agent": "greedy", "seed": 3, "round": 1,
-                        "rank": "apprentice"}, ...], ...}}
+                        "rank": "apprentice", "count": 4}, ...], ...}}
+`count` (optional, a whole number >= 1, default 1): how many drafting runs drafted this very
+board, so a pool keeps each distinct board once and still fields it as often as its agents
+drafted it. A file without counts is sampled uniformly, exactly as before counts existed.
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..rules.board import Board, BoardError, write_json_atomic
+from ..rules.board import Board, BoardError, write_json_atomic, write_text_atomic
 from ..rules.config import Rules
 from .ranks import RankEffects
 
@@ -114,14 +118,40 @@ class Pool:
         return [Board.from_json(g["board"], rules, source=f"pool round {round_}")
                 for g in self.rounds.get(round_, [])]
 
+    def counts(self, round_: int) -> list[int]:
+        """The sampling weight of each ghost of the round (its `count`; 1 where absent)."""
+        return [ghost_count(g) for g in self.rounds.get(round_, [])]
+
     def to_json(self) -> dict[str, Any]:
         return {"format": POOL_FORMAT, "version": POOL_VERSION, "rules_hash": self.rules_hash,
                 "rank": self.rank, "provenance": self.provenance,
                 "rounds": {str(r): g for r, g in sorted(self.rounds.items())}}
 
 
-def save_pool(pool: Pool, path: str | Path) -> None:
-    write_json_atomic(Path(path), pool.to_json())
+def ghost_count(ghost: dict) -> int:
+    return int(ghost.get("count", 1))
+
+
+def save_pool(pool: Pool, path: str | Path, compact: bool = False) -> None:
+    """Write a pool atomically. `compact`: no indentation, one ghost per line (shipped pools
+    hold thousands of boards; this keeps them small and their diffs readable)."""
+    if not compact:
+        write_json_atomic(Path(path), pool.to_json())
+        return
+    write_text_atomic(Path(path), compact_pool_text(pool))
+
+
+def compact_pool_text(pool: Pool) -> str:
+    """The pool's JSON with the header on the first line and one ghost per line."""
+    def dump(value) -> str:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    data = pool.to_json()
+    header = dump({k: v for k, v in data.items() if k != "rounds"})
+    rounds = []
+    for key, ghosts in data["rounds"].items():
+        body = ",\n".join(dump(g) for g in ghosts)
+        rounds.append(f"{dump(key)}:[\n{body}\n]")
+    return header[:-1] + ',"rounds":{\n' + ",\n".join(rounds) + "\n}}\n"
 
 
 def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
@@ -159,6 +189,10 @@ def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
         for i, g in enumerate(ghosts):
             if not isinstance(g, dict) or "board" not in g:
                 raise PoolError(f"{path}: rounds[{key!r}][{i}]: a ghost needs a \"board\"")
+            count = g.get("count", 1)
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise PoolError(f"{path}: rounds[{key!r}][{i}].count: expected a whole number "
+                                f">= 1 (drafting runs that drafted this board), got {count!r}")
             try:
                 Board.from_json(g["board"], rules, source=f"rounds[{key!r}][{i}].board")
             except BoardError as exc:
@@ -178,9 +212,13 @@ class PoolOpponents:
     def __call__(self, round_: int, effects: RankEffects, boss_rules: list,
                  rng: np.random.Generator) -> Board:
         if round_ not in self._cache:
-            self._cache[round_] = self.pool.boards(round_, self.rules)
-        boards = self._cache[round_]
+            self._cache[round_] = (self.pool.boards(round_, self.rules),
+                                   np.cumsum(self.pool.counts(round_), dtype=np.int64))
+        boards, cumulative = self._cache[round_]
         if not boards:
             fallback = self.fallback or default_opponents(self.rules)
             return fallback(round_, effects, boss_rules, rng)
-        return boards[int(rng.integers(len(boards)))]
+        # one draw over the total count: with every count 1 this is the uniform draw
+        # rng.integers(len(boards)) of a pool without counts, so old pools field the same boards
+        pick = int(rng.integers(int(cumulative[-1])))
+        return boards[int(np.searchsorted(cumulative, pick, side="right"))]
