@@ -43,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--agents", nargs="+", required=True)
     p.add_argument("--pools", nargs="*", default=[])
     p.add_argument("--episodes", type=int, default=20)
-    p.add_argument("--samples", type=int, default=4, help="pool boards per agent board")
+    p.add_argument("--samples", type=int, default=4,
+                   help="pool boards per agent board, drawn by their counts")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
     p.add_argument("--out", default=None)
@@ -73,7 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         except PoolError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        pools[f"pool:{Path(path).stem}"] = {r: pool.boards(r, rules) for r in pool.rounds}
+        # each round's boards with their sampling weights (a ghost's count: how many drafting
+        # runs drafted it), so the ladder meets a pool's boards as often as the env fields them
+        pools[f"pool:{Path(path).stem}"] = {
+            r: (pool.boards(r, rules), np.array(pool.counts(r), dtype=float)) for r in pool.rounds}
     results: list[tuple[str, str, float]] = []
     names = list(boards)
     for i, x in enumerate(names):
@@ -83,10 +87,10 @@ def main(argv: list[str] | None = None) -> int:
                     results.append((x, y, s))
         for pname, by_round in pools.items():
             for (_, rnd), board in sorted(boards[x].items()):
-                options = by_round.get(rnd, [])
+                options, weights = by_round.get(rnd, ([], None))
                 if not options:
                     continue
-                for k in rng.choice(len(options), size=min(a.samples, len(options)), replace=False):
+                for k in rng.choice(len(options), size=a.samples, p=weights / weights.sum()):
                     for s in score(board, options[int(k)], rules):
                         results.append((x, pname, s))
     ratings = fit_bradley_terry(results)
