@@ -170,7 +170,8 @@ def env_steps(ctx: Context) -> list[Row]:
 @measurement
 def training(ctx: Context) -> list[Row]:
     """MaskablePPO training frames/s on RuneRun-v0 and on a stub with the same spaces that does
-    no game work (`rune_env.envs.stub`; episodes as long as RuneRun-v0's mean in this run), with
+    no game work (`rune_env.envs.stub`; episodes as long as RuneRun-v0's mean in this run, its
+    constant observation RuneRun-v0's first), with
     the same n_envs and hyperparameters (those of --train-config, vectorised in this process
     (DummyVecEnv) on the pinned core, one torch thread). Each is timed over --train-steps steps
     after one untimed rollout; RuneRun-v0 first (its default opponents), then the stub."""
@@ -213,8 +214,9 @@ def training(ctx: Context) -> list[Row]:
     mean_len = max(1, round(sum(lengths) / len(lengths))) if lengths else 100
     probe = gym.make(cfg.get("env_id", "rune_env/RuneRun-v0"), **env_kwargs)
     spaces = (probe.observation_space, probe.action_space)
+    first_obs, _ = probe.reset(seed=ctx.args.seed)    # the stub's constant observation
     probe.close()
-    stub, _ = fps(lambda i: StubRunEnv(*spaces, mean_len))
+    stub, _ = fps(lambda i: StubRunEnv(*spaces, mean_len, first_obs))
     return [Row("train_fps", f"MaskablePPO on RuneRun-v0 ({n_envs} envs, one core)", real,
                 "steps/s"),
             Row("train_fps_stub", f"... on a stub env (episodes of {mean_len} steps)", stub,

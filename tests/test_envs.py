@@ -853,6 +853,6 @@ def test_engine_switch_plays_the_same_runs(monkeypatch):
     assert RuneRunEnv(rules=RULES, opponents="generator").battle_fn is battle
     monkeypatch.setenv("RUNE_ENGINE", "turbo")
     with pytest.raises(ValueError, match="RUNE_ENGINE='turbo'"):
-        RuneRunEnv(rules=RULES)
+        RuneRunEnv(rules=RULES, opponents="generator")
     with pytest.raises(ValueError, match="unknown battle engine 'turbo'"):
-        RuneRunEnv(rules=RULES, engine="turbo")
+        RuneRunEnv(rules=RULES, opponents="generator", engine="turbo")

@@ -368,26 +368,36 @@ def test_pool_hash_mismatch_warns_and_strict_refuses(rules, tmp_path):
 
 
 def test_interrupted_pool_write_keeps_the_previous_file(rules, tmp_path, monkeypatch):
-    """Pool files are written atomically: a write that fails midway (json.dump raising after part
-    of the text) leaves the previous file whole and no temp file behind."""
+    """Pool files are written atomically: a write that fails midway (the file's write raising
+    after half of the text went out) leaves the previous file whole and no temp file behind."""
     path = tmp_path / "pool.json"
     first = _pool(rules)
     save_pool(first, path)
     before = path.read_bytes()
-    real_dump = json.dump
+    real_fdopen = board_module.os.fdopen
 
-    def broken_dump(obj, fh, **kw):
-        text = json.dumps(obj, **kw)
-        fh.write(text[: len(text) // 2])
-        fh.flush()
-        raise OSError("disk full (simulated)")
+    class HalfWriter:
+        def __init__(self, fh):
+            self.fh = fh
 
-    monkeypatch.setattr(board_module.json, "dump", broken_dump)
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+            return False
+
+        def write(self, text):
+            self.fh.write(text[: len(text) // 2])
+            self.fh.flush()
+            raise OSError("disk full (simulated)")
+
+    monkeypatch.setattr(board_module.os, "fdopen", lambda *a, **k: HalfWriter(real_fdopen(*a, **k)))
     second = _pool(rules)
     second.rounds[5] = [_ghost(WEAK, 5)]
     with pytest.raises(OSError, match="simulated"):
         save_pool(second, path)
-    monkeypatch.setattr(board_module.json, "dump", real_dump)
+    monkeypatch.setattr(board_module.os, "fdopen", real_fdopen)
     assert path.read_bytes() == before
     assert load_pool(path, rules).to_json() == first.to_json()
     assert sorted(os.listdir(tmp_path)) == ["pool.json"]

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from ..rules.config import CASTING_KINDS, KINDS, Rules
-from ..rules.board import Board
 from ..rules.geometry import geometry
 from ..run.loop import open_cells, sector_cost
 from ..run.state import RunState
@@ -74,6 +74,19 @@ class ObservationLayout:
                          for name, s in self.slices.items())
 
 
+class _BoardView(NamedTuple):
+    """What the compiled analysis reads of a board, straight from a RunState (no `Board`)."""
+
+    runes: dict
+    artifacts: dict
+    core: str | None
+    sun_element: str | None
+    relics: tuple
+    hand: tuple = ()
+    boss_rules: tuple = ()
+    round: int = 1
+
+
 class Encoder:
     """Encodes a RunState. The flat vector is written in place, part by part; the board part
     (runes, artifacts, open cells and the runes' powers, the costly one) is remembered per board,
@@ -106,6 +119,7 @@ class Encoder:
         return {**self.__dict__, "_powers": None, "_boards": {}}
 
     def _board_block(self, state: RunState) -> np.ndarray:
+        """The board part, flat (cells x features), remembered per board."""
         key = (frozenset(state.board.items()), frozenset(state.artifacts.items()),
                frozenset(state.open_sectors), state.core, state.sun_element, tuple(state.relics))
         block = self._boards.get(key)
@@ -114,59 +128,73 @@ class Encoder:
         n, (_, width) = self.geo.n_cells, self.layout.shapes["board"]
         nk, na = self.n_kinds, self.n_art
         block = np.zeros((n, width), dtype=np.float32)
-        for c, (k, g) in state.board.items():
-            block[c, self.kind_i[k]] = 1.0
-            block[c, nk] = g / self.max_grade
         block[:, nk + 1] = open_cells(self.rules, state.open_sectors)
+        flat = block.reshape(-1)
+        ones, at, values = [], [], []
+        kind_i, max_grade = self.kind_i, self.max_grade
+        for c, (k, g) in state.board.items():
+            ones.append(c * width + kind_i[k])
+            at.append(c * width + nk)
+            values.append(g / max_grade)
         for c, art in state.artifacts.items():
-            block[c, nk + 2 + self.art_i[art]] = 1.0
+            ones.append(c * width + nk + 2 + self.art_i[art])
         if state.board:
             if self._powers is None:
                 from ..battle.fast import BoardAnalyser
                 self._powers = BoardAnalyser(self.rules)
-            board = Board(runes=state.board, artifacts=state.artifacts, core=state.core,
-                          sun_element=state.sun_element, relics=tuple(state.relics))
-            powers = self._powers(board)[0]
+            view = _BoardView(state.board, state.artifacts, state.core, state.sun_element,
+                              tuple(state.relics))
+            powers = self._powers(view)[0].tolist()
+            col = nk + 2 + na
             for c in state.board:
                 p = powers[c]
                 if p >= 0.0:
-                    block[c, nk + 2 + na] = min(1.0, math.log1p(p) / POWER_LOG_SCALE)
+                    at.append(c * width + col)
+                    values.append(min(1.0, math.log1p(p) / POWER_LOG_SCALE))
+        flat[ones] = 1.0
+        flat[at] = values
         if len(self._boards) >= self.BOARD_MEMO:
             self._boards.clear()
-        self._boards[key] = block
-        return block
+        self._boards[key] = flat
+        return flat
 
     def encode_flat(self, state: RunState) -> np.ndarray:
+        """The flat observation. One-hot entries are gathered as indices and written at once;
+        the few other values likewise (a numpy write per entry costs more than the list)."""
         L = self.layout
         spec = self.rules.spec
+        run = spec.run
         out = np.zeros(L.size, dtype=np.float32)
         o = self._offsets
         nk, na = self.n_kinds, self.n_art
-        board = self._board_block(state)
-        out[L.slices["board"]] = board.reshape(-1)
+        out[L.slices["board"]] = self._board_block(state)
+        ones: list[int] = []
+        at: list[int] = []
+        values: list[float] = []
+        kind_i, art_i = self.kind_i, self.art_i
         base = o["hand"]
         width = nk + 1
         for h, (k, g) in enumerate(state.hand):
-            out[base + h * width + self.kind_i[k]] = 1.0
-            out[base + h * width + nk] = g / self.max_grade
+            ones.append(base + h * width + kind_i[k])
+            at.append(base + h * width + nk)
+            values.append(g / self.max_grade)
         base = o["shop"]
         for i, offer in enumerate(state.shop_runes):
             if offer is not None:
-                out[base + i * nk + self.kind_i[offer]] = 1.0
+                ones.append(base + i * nk + kind_i[offer])
         base += len(state.shop_runes) * nk
         for i, offer in enumerate(state.shop_artifacts):
             if offer is not None:
-                out[base + i * na + self.art_i[offer]] = 1.0
+                ones.append(base + i * na + art_i[offer])
         base = o["inventory"]
         for i, art in enumerate(state.artifact_inventory):
-            out[base + i * na + self.art_i[art]] = 1.0
-        run = spec.run
+            ones.append(base + i * na + art_i[art])
         next_boss = None
         for r in state.boss_schedule:
             if r >= state.round and (next_boss is None or r < next_boss):
                 next_boss = r
         cost = sector_cost(state)
-        values = (
+        scalars = (
             state.mana / MANA_SCALE,
             state.round / run.round_cap,
             state.lamps / run.lamps,
@@ -180,42 +208,45 @@ class Encoder:
             state.hp_bonus,
             ((next_boss - state.round) / run.boss_every) if next_boss else 1.0,
             state.rank / max(1, len(spec.ranks) - 1),
-        )   # in SCALARS order
-        base = o["scalars"]
-        for i, v in enumerate(values):
-            out[base + i] = 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
+        )   # in SCALARS order, clipped to [0, 1]
+        s0 = o["scalars"]
+        out[s0:s0 + len(scalars)] = [0.0 if v < 0.0 else (1.0 if v > 1.0 else v) for v in scalars]
         base = o["core"]
         if state.core is not None:
-            out[base + self.core_i[state.core]] = 1.0
+            ones.append(base + self.core_i[state.core])
         if state.sun_element is not None:
-            out[base + len(self.core_i) + self.elem_i[state.sun_element]] = 1.0
+            ones.append(base + len(self.core_i) + self.elem_i[state.sun_element])
         base = o["relics"]
         for r in state.relics:
-            out[base + self.relic_i[r]] = 1.0
+            ones.append(base + self.relic_i[r])
         if next_boss is not None:
             base = o["bosses"]
             for b in state.boss_schedule[next_boss]:
-                out[base + self.boss_i[b]] = 1.0
+                ones.append(base + self.boss_i[b])
         pend = state.pending
         if pend is not None:
             p = o["pending"]
-            out[p + ("core", "reward", "relic").index(pend["kind"])] = 1.0
+            ones.append(p + ("core", "reward", "relic").index(pend["kind"]))
             off = p + 3
             if pend["kind"] == "core":
                 for c in pend["options"]:
-                    out[off + self.core_i[c]] = 1.0
+                    ones.append(off + self.core_i[c])
             off += len(self.core_i)
             width = len(REWARD_CATEGORIES) + na
             if pend["kind"] == "reward":
                 for i, opt in enumerate(pend["options"]):
                     cat, _, art = opt.partition(":")
-                    out[off + i * width + self.cat_i[cat]] = 1.0
+                    ones.append(off + i * width + self.cat_i[cat])
                     if art:
-                        out[off + i * width + len(REWARD_CATEGORIES) + self.art_i[art]] = 1.0
+                        ones.append(off + i * width + len(REWARD_CATEGORIES) + art_i[art])
             off += run.reward_choices * width
             if pend["kind"] == "relic":
                 for i, opt in enumerate(pend["options"]):
-                    out[off + i * len(self.relic_i) + self.relic_i[opt]] = 1.0
+                    ones.append(off + i * len(self.relic_i) + self.relic_i[opt])
+        if ones:
+            out[ones] = 1.0
+        if at:
+            out[at] = values
         return out
 
     def encode_dict(self, state: RunState) -> dict[str, np.ndarray]:

@@ -33,6 +33,7 @@ results are always the reference's.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -114,6 +115,34 @@ def _run(pairs, rules: Rules, workers: int | None) -> dict[str, np.ndarray]:
     return out
 
 
+_LOCAL = threading.local()   # per thread: the work arrays of single battles
+
+
+def _run_one(board0: Board, board1: Board, rules: Rules) -> dict[str, np.ndarray]:
+    """One battle on this thread, reusing its work arrays (the env fights one battle per round:
+    allocating the arrays each time would cost more than the battle)."""
+    if rules.spec.variant != "deterministic":
+        return _run([(board0, board1)], rules, 1)     # raises the same error
+    k = _kernel()
+    ri, rf, enc, offs, maxhp, i0, i1, hand_cap, mods_cap = encode_pairs([(board0, board1)], rules)
+    cache = getattr(_LOCAL, "single", None)
+    if cache is None:
+        cache = _LOCAL.single = {}
+    entry = cache.get(rules.hash)
+    if entry is None or hand_cap > entry[0] or mods_cap > entry[1]:
+        caps = (max(hand_cap, 8), max(mods_cap, 8))
+        entry = cache[rules.hash] = (*caps, k.make_state(ri, *caps), _arrays(1),
+                                     np.zeros(1, dtype=np.int8))
+    _, _, state, out, status = entry
+    k.play_into(ri, rf, *state, enc, offs, maxhp, i0[0], i1[0], 0, out["winner"], out["time"],
+                out["hp"], out["max_hp"], out["casts"], out["turns"], out["seals"],
+                out["knockout"], status)
+    if status[0] != 0:
+        from ..engine import battle
+        _put(out, 0, battle(board0, board1, rules))
+    return out
+
+
 def _put(out: dict, j: int, r: BattleResult) -> None:
     out["winner"][j] = -1 if r.winner is None else r.winner
     out["time"][j] = r.time
@@ -156,7 +185,7 @@ def fast_battle(board0: Board, board1: Board, rules: Rules | None = None, seed: 
     if _is_dice(rules, variant):
         from ..engine import battle
         return battle(board0, board1, rules, seed=seed, variant="dice")
-    out = _run([(board0, board1)], rules, 1)
+    out = _run_one(board0, board1, rules)
     w = int(out["winner"][0])
     return BattleResult(
         winner=None if w < 0 else w, time=float(out["time"][0]),
