@@ -349,3 +349,27 @@ def test_observation_powers_are_the_reference_powers():
                 checked += 1
             apply(state, drafter.act(state))
     assert checked > 100
+
+
+def test_compiled_board_features_equal_the_python_encoding():
+    """The observation's board part comes from one compiled call (`BoardAnalyser.features`);
+    it equals the Python encoding of the same features (`Encoder._board_block_python`: kind
+    one-hot, grade, open, artifacts, log-scaled power) bit for bit, over random runs with
+    artifacts, sectors, cores and relics."""
+    from rune_env.envs.observation import Encoder
+    from rune_env.run.drafter import HeuristicDrafter
+    from rune_env.run.loop import apply, new_run
+    rules = frozen_rules()
+    enc = Encoder(rules)
+    checked = 0
+    for seed in range(8):
+        state = new_run(seed, rules)
+        drafter = HeuristicDrafter(rules, noise=0.4, seed=seed)
+        while not state.over and state.round <= 9:
+            fast = enc._board_block(state)
+            slow = enc._board_block_python(state)
+            assert fast.dtype == slow.dtype == np.float32
+            assert np.array_equal(fast, slow), (seed, state.round, state.to_json()["board"])
+            checked += bool(state.board) and bool(state.artifacts)
+            apply(state, drafter.act(state))
+    assert checked > 20     # boards with runes and artifacts were among them

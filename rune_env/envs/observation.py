@@ -119,44 +119,53 @@ class Encoder:
         return {**self.__dict__, "_powers": None, "_boards": {}}
 
     def _board_block(self, state: RunState) -> np.ndarray:
-        """The board part, flat (cells x features), remembered per board."""
+        """The board part, flat (cells x features), remembered per board. Written by one
+        compiled call (`BoardAnalyser.features`: the same values as `_board_block_python`,
+        tests compare the two), since most steps of a learner change the board."""
         key = (frozenset(state.board.items()), frozenset(state.artifacts.items()),
                frozenset(state.open_sectors), state.core, state.sun_element, tuple(state.relics))
-        block = self._boards.get(key)
-        if block is not None:
-            return block
+        flat = self._boards.get(key)
+        if flat is not None:
+            return flat
+        if self._powers is None:
+            from ..battle.fast import BoardAnalyser
+            self._powers = BoardAnalyser(self.rules)
+        n, (_, width) = self.geo.n_cells, self.layout.shapes["board"]
+        nk, na = self.n_kinds, self.n_art
+        flat = np.zeros(n * width, dtype=np.float32)
+        view = _BoardView(state.board, state.artifacts, state.core, state.sun_element,
+                          tuple(state.relics))
+        self._powers.features(view, open_cells(self.rules, state.open_sectors), flat, width,
+                              nk, nk + 1, nk + 2, nk + 2 + na, self.max_grade, POWER_LOG_SCALE)
+        if len(self._boards) >= self.BOARD_MEMO:
+            self._boards.clear()
+        self._boards[key] = flat
+        return flat
+
+    def _board_block_python(self, state: RunState) -> np.ndarray:
+        """The board part computed in Python from the compiled analysis' powers (the readable
+        definition of `_board_block`)."""
         n, (_, width) = self.geo.n_cells, self.layout.shapes["board"]
         nk, na = self.n_kinds, self.n_art
         block = np.zeros((n, width), dtype=np.float32)
         block[:, nk + 1] = open_cells(self.rules, state.open_sectors)
-        flat = block.reshape(-1)
-        ones, at, values = [], [], []
-        kind_i, max_grade = self.kind_i, self.max_grade
         for c, (k, g) in state.board.items():
-            ones.append(c * width + kind_i[k])
-            at.append(c * width + nk)
-            values.append(g / max_grade)
+            block[c, self.kind_i[k]] = 1.0
+            block[c, nk] = g / self.max_grade
         for c, art in state.artifacts.items():
-            ones.append(c * width + nk + 2 + self.art_i[art])
+            block[c, nk + 2 + self.art_i[art]] = 1.0
         if state.board:
             if self._powers is None:
                 from ..battle.fast import BoardAnalyser
                 self._powers = BoardAnalyser(self.rules)
             view = _BoardView(state.board, state.artifacts, state.core, state.sun_element,
                               tuple(state.relics))
-            powers = self._powers(view)[0].tolist()
-            col = nk + 2 + na
+            powers = self._powers(view)[0]
             for c in state.board:
-                p = powers[c]
+                p = float(powers[c])
                 if p >= 0.0:
-                    at.append(c * width + col)
-                    values.append(min(1.0, math.log1p(p) / POWER_LOG_SCALE))
-        flat[ones] = 1.0
-        flat[at] = values
-        if len(self._boards) >= self.BOARD_MEMO:
-            self._boards.clear()
-        self._boards[key] = flat
-        return flat
+                    block[c, nk + 2 + na] = min(1.0, math.log1p(p) / POWER_LOG_SCALE)
+        return block.reshape(-1)
 
     def encode_flat(self, state: RunState) -> np.ndarray:
         """The flat observation. One-hot entries are gathered as indices and written at once;

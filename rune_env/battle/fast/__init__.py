@@ -230,12 +230,28 @@ class BoardAnalyser:
         self.__dict__.update(state)
         self._k = _kernel()
 
-    def __call__(self, board: Board) -> tuple[np.ndarray, np.ndarray, int]:
-        ri, rf, enc, hand_cap, mods_cap = encode_board(board, self.rules)
+    def _work(self, hand_cap: int, mods_cap: int):
         if self._state is None or hand_cap > self._caps[0] or mods_cap > self._caps[1]:
             caps = (max(hand_cap, 8), max(mods_cap, 8))
-            self._state = self._k.make_state(ri, *caps)
+            self._state = self._k.make_state(self._ri, *caps)
             self._caps = caps
+        return self._state
+
+    def features(self, board, open_cells: np.ndarray, out: np.ndarray, width: int,
+                 col_grade: int, col_open: int, col_art: int, col_power: int,
+                 max_grade: float, log_scale: float) -> None:
+        """The observation encoder's board part in one compiled call (kernel.board_features);
+        `out` is a zeroed float32 vector of n_cells x width."""
+        ri, rf, enc, hand_cap, mods_cap = encode_board(board, self.rules)
+        state = self._work(hand_cap, mods_cap)
+        if not self._k.board_features(ri, rf, *state, enc, self._zero, open_cells, out, width,
+                                      col_grade, col_open, col_art, col_power, max_grade,
+                                      log_scale):
+            raise ValueError("board record out of range (an unvalidated board?)")
+
+    def __call__(self, board: Board) -> tuple[np.ndarray, np.ndarray, int]:
+        ri, rf, enc, hand_cap, mods_cap = encode_board(board, self.rules)
+        self._work(hand_cap, mods_cap)
         power = np.empty(self.n_cells, dtype=np.float64)
         info = np.empty((self.n_cells, 3 + self.n_flows), dtype=np.int64)
         interval = self._k.board_analysis(ri, rf, *self._state, enc, self._zero, power, info)

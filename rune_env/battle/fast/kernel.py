@@ -1089,3 +1089,34 @@ def board_analysis(ri, rf, C, CF, X, XF, enc, off, power, info):
             info[c, 0] = 0
             info[c, 2] = 0
     return X[0, X_S, S_INTERVAL]
+
+
+@njit(cache=True, nogil=True)
+def board_features(ri, rf, C, CF, X, XF, enc, off, open_cells, out, width, col_grade, col_open,
+                   col_art, col_power, max_grade, log_scale):
+    """The observation's board part (rune_env/envs/observation.py) for the board record at
+    `off`, written into `out` (float32, n_cells x width, zeroed by the caller): per cell the
+    kind one-hot (kind id = column), grade / max_grade, open, the artifact one-hot from
+    `col_art`, and min(1, log1p(power) / log_scale) for a casting rune, its power from `analyse`
+    at battle start. The same arithmetic as the Python encoder, in one compiled call. Returns
+    False if the record is out of range."""
+    N = ri[RI_N]
+    if not setup_side(ri, rf, C, X, XF, 0, enc, off, np.nan):
+        return False
+    analyse(ri, rf, C, CF, X, XF, 0)
+    for c in range(N):
+        out[c * width + col_open] = open_cells[c]
+    nr = enc[off + 3]
+    na = enc[off + 4]
+    p_runes = off + HEADER
+    for i in range(nr):
+        c = enc[p_runes + 3 * i]
+        out[c * width + enc[p_runes + 3 * i + 1]] = 1.0
+        out[c * width + col_grade] = enc[p_runes + 3 * i + 2] / max_grade
+        if C[0, c, C_VALID]:
+            v = math.log1p(CF[0, c, CF_POWER]) / log_scale
+            out[c * width + col_power] = 1.0 if v > 1.0 else v
+    p_arts = p_runes + 3 * nr
+    for i in range(na):
+        out[enc[p_arts + 2 * i] * width + col_art + enc[p_arts + 2 * i + 1]] = 1.0
+    return True
