@@ -85,6 +85,7 @@ class _BoardView(NamedTuple):
     hand: tuple = ()
     boss_rules: tuple = ()
     round: int = 1
+    max_hp: float | None = None
 
 
 class Encoder:

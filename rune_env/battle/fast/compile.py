@@ -267,45 +267,64 @@ def compile_rules(rules: Rules):
     return out
 
 
-def _append_record(flat: list, b, core_id: dict, boss_id: dict, relic_id: dict,
-                   art_id: dict) -> int:
-    """Append board b's record (module docstring) to `flat`; returns its number of modifiers."""
+def _records(boards, rules: Rules):
+    """The records of `boards` (module docstring) in one flat list: (flat, offsets, max_hp,
+    hand_cap, mods_cap). One loop for every board, no call per board: this is most of the Python
+    time of a batch."""
+    _mod_id, art_id, by_group = compile_rules(rules)[2]
+    core_id, boss_id, relic_id = by_group["core"], by_group["boss"], by_group["relic"]
     kid = KIND_ID
-    runes = b.runes
-    arts = b.artifacts
-    hand = b.hand
-    bosses = b.boss_rules
-    relics = b.relics
-    core = b.core
-    sun = b.sun_element
-    flat += (b.round, -1 if core is None else core_id[core], -1 if sun is None else kid[sun],
-             len(runes), len(arts), len(hand), len(bosses), len(relics))
-    for c, (k, g) in runes.items():
-        flat += (c, kid[k], g)
-    if arts:
-        for c, a in arts.items():
-            flat += (c, art_id[a])
-    if hand:
-        for k, g in hand:
-            flat += (kid[k], g)
-    if bosses or relics:
-        for x in bosses:
-            flat.append(boss_id[x])
-        for x in relics:
-            flat.append(relic_id[x])
-    return len(bosses) + len(relics) + (core is not None)
+    nan = float("nan")
+    flat: list[int] = []
+    offsets: list[int] = []
+    max_hp: list[float] = []
+    hand_cap = 1
+    mods_cap = 1
+    for b in boards:
+        offsets.append(len(flat))
+        mh = b.max_hp
+        max_hp.append(nan if mh is None else mh)
+        runes = b.runes
+        arts = b.artifacts
+        hand = b.hand
+        bosses = b.boss_rules
+        relics = b.relics
+        core = b.core
+        sun = b.sun_element
+        flat += (b.round, -1 if core is None else core_id[core], -1 if sun is None else kid[sun],
+                 len(runes), len(arts), len(hand), len(bosses), len(relics))
+        for c, (k, g) in runes.items():
+            flat += (c, kid[k], g)
+        if arts:
+            for c, a in arts.items():
+                flat += (c, art_id[a])
+        if hand:
+            for k, g in hand:
+                flat += (kid[k], g)
+            if len(hand) > hand_cap:
+                hand_cap = len(hand)
+        if bosses or relics:
+            for x in bosses:
+                flat.append(boss_id[x])
+            for x in relics:
+                flat.append(relic_id[x])
+            m = len(bosses) + len(relics) + (core is not None)
+            if m > mods_cap:
+                mods_cap = m
+    return flat, offsets, max_hp, hand_cap, mods_cap
+
+
+def _int32(flat: list) -> np.ndarray:
+    return np.frombuffer(array("i", flat), dtype=np.int32) if flat else np.zeros(0, np.int32)
 
 
 def encode_board(board, rules: Rules):
     """One board's record: (ri, rf, enc, hand_cap, mods_cap), for `BoardAnalyser` (which reads
-    the record at offset 0)."""
-    ri, rf, ids = compile_rules(rules)
-    _mod_id, art_id, by_group = ids
-    flat: list[int] = []
-    mods = _append_record(flat, board, by_group["core"], by_group["boss"], by_group["relic"],
-                          art_id)
-    return ri, rf, np.frombuffer(array("i", flat), dtype=np.int32), max(1, len(board.hand)), \
-        max(1, mods)
+    the record at offset 0). `board` needs the attributes of a `Board` that the record holds
+    (runes, artifacts, hand, boss_rules, relics, core, sun_element, round, max_hp)."""
+    ri, rf, _ = compile_rules(rules)
+    flat, _offsets, _max_hp, hand_cap, mods_cap = _records((board,), rules)
+    return ri, rf, _int32(flat), hand_cap, mods_cap
 
 
 def encode_pairs(pairs, rules: Rules):
@@ -314,37 +333,22 @@ def encode_pairs(pairs, rules: Rules):
     Returns (ri, rf, enc, offsets, max_hp, i0, i1, hand_cap, mods_cap): the rules arrays, the
     board records, each record's offset and max_hp, the record index of each pair's board 0 and
     board 1, and the largest hand and number of modifiers of a board. A board object that appears
-    in several pairs (the same opponent) is encoded once. (This loop is most of the Python time
-    of a batch: keep it lean.)
+    in several pairs (the same opponent) is encoded once.
     """
-    ri, rf, ids = compile_rules(rules)
-    _mod_id, art_id, by_group = ids
-    core_id, boss_id, relic_id = by_group["core"], by_group["boss"], by_group["relic"]
-    flat: list[int] = []
-    offsets: list[int] = []
-    max_hp: list[float] = []
+    ri, rf, _ = compile_rules(rules)
     seen: dict[int, int] = {}
     seen_get = seen.get
+    unique: list = []
     idx: list[int] = []
-    nan = float("nan")
-    hand_cap = 1
-    mods_cap = 1
     for pair in pairs:
         for b in pair:
             i = seen_get(id(b))
             if i is None:
-                i = seen[id(b)] = len(offsets)
-                offsets.append(len(flat))
-                mh = b.max_hp
-                max_hp.append(nan if mh is None else mh)
-                m = _append_record(flat, b, core_id, boss_id, relic_id, art_id)
-                if len(b.hand) > hand_cap:
-                    hand_cap = len(b.hand)
-                if m > mods_cap:
-                    mods_cap = m
+                i = seen[id(b)] = len(unique)
+                unique.append(b)
             idx.append(i)
-    enc = np.frombuffer(array("i", flat), dtype=np.int32) if flat else np.zeros(0, np.int32)
+    flat, offsets, max_hp, hand_cap, mods_cap = _records(unique, rules)
     pair_idx = np.array(idx, dtype=np.int64).reshape(-1, 2)
-    return (ri, rf, enc, np.array(offsets, dtype=np.int64), np.array(max_hp, dtype=np.float64),
-            np.ascontiguousarray(pair_idx[:, 0]), np.ascontiguousarray(pair_idx[:, 1]),
-            hand_cap, mods_cap)
+    return (ri, rf, _int32(flat), np.array(offsets, dtype=np.int64),
+            np.array(max_hp, dtype=np.float64), np.ascontiguousarray(pair_idx[:, 0]),
+            np.ascontiguousarray(pair_idx[:, 1]), hand_cap, mods_cap)
