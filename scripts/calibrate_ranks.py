@@ -26,6 +26,7 @@ from agents import make_agent  # noqa: E402
 from agents.evaluation import evaluate, wilson  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
 from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
+from rune_env.run.opponents import PoolError  # noqa: E402
 
 DEFAULT_POOLS = ROOT / "configs" / "opponents"
 
@@ -39,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ranks", nargs="*", default=None, help="default: every rank")
     p.add_argument("--json", action="store_true")
     add_engine_argument(p)
+    p.add_argument("--strict", action="store_true",
+                   help="refuse a pool made under other rules (default: warn and use it)")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch threads for policies (default 1: fastest for one observation)")
     a = p.parse_args(argv)
@@ -58,8 +61,14 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        vs_pool = evaluate(agent, a.episodes, a.seed, {"rank": "apprentice", "opponents": str(pool)})
-        full = evaluate(agent, a.episodes, a.seed, {"rank": rank, "opponents": str(pool)})
+        try:
+            vs_pool = evaluate(agent, a.episodes, a.seed, {"rank": "apprentice", "opponents": str(pool),
+                                                             "strict_pools": a.strict})
+            full = evaluate(agent, a.episodes, a.seed, {"rank": rank, "opponents": str(pool),
+                                                           "strict_pools": a.strict})
+        except PoolError as exc:    # corrupt, or of other rules with --strict
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         won = round(vs_pool["battle_win_rate"] * vs_pool["battles"])
         cleared = round(full["clear_rate"] * full["episodes"])
         out["ranks"][rank] = {

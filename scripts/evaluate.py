@@ -31,6 +31,7 @@ from agents import make_agent  # noqa: E402
 from agents.evaluation import evaluate  # noqa: E402
 from rune_env.rules import Board, default_rules  # noqa: E402
 from rune_env.battle.engines import add_engine_argument, battle_function, use_engine  # noqa: E402
+from rune_env.run.opponents import PoolError  # noqa: E402
 
 TB_TAGS = ("battle_win_rate", "mean_wins", "clear_rate", "rounds_survived", "lamps_left",
            "mean_battle_duration")
@@ -137,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--opponents", default=None,
                    help="a pool file, or 'generator' (default: the rank's shipped pool, as RuneRun-v0)")
     add_engine_argument(p)
+    p.add_argument("--strict", action="store_true",
+                   help="refuse a pool made under other rules (default: warn and use it)")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch threads for policies (default 1: fastest for one observation)")
     a = p.parse_args(argv)
@@ -147,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--seed must be >= 0 (evaluation seeds stay apart from training seeds)")
     rules = default_rules()
     out_dir = Path(a.out or ROOT / "runs" / f"eval_{a.rank}_s{a.seed}")
-    env_kwargs = {"rank": a.rank, "opponents": a.opponents}
+    env_kwargs = {"rank": a.rank, "opponents": a.opponents, "strict_pools": a.strict}
     results: dict[str, dict] = {}
     for name in a.agents:
         try:
@@ -155,7 +158,11 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:   # PolicyLoadError is a ValueError
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        results[agent_label(name)] = evaluate(agent, a.episodes, a.seed, env_kwargs)
+        try:
+            results[agent_label(name)] = evaluate(agent, a.episodes, a.seed, env_kwargs)
+        except PoolError as exc:    # a corrupt pool, or one of other rules with --strict
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     summaries = {n: {k: v for k, v in r.items() if k != "runs"} for n, r in results.items()}
     out_dir.mkdir(parents=True, exist_ok=True)
     with open(out_dir / "eval.csv", "w", newline="") as fh:

@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--out", default=None)
     add_engine_argument(p)
+    p.add_argument("--strict", action="store_true",
+                   help="refuse a pool made under other rules (default: warn and use it)")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch threads for policies (default 1: fastest for one observation)")
     a = p.parse_args(argv)
@@ -70,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     pools = {}
     for path in a.pools:
         try:
-            pool = load_pool(path, rules)
+            pool = load_pool(path, rules, strict=a.strict)
         except PoolError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

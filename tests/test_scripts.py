@@ -31,11 +31,15 @@ def script(name: str, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_benchmark_json():
-    r = script("benchmark", "--pairs", "20", "--env-steps", "200", "--json")
+    r = script("benchmark", "--pairs", "20", "--env-steps", "200", "--train-steps", "256",
+               "--train-config", str(REPO / "configs" / "train" / "quick.yaml"), "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert {"reference_battles_per_s", "median_duration", "median_casts", "pairs", "machine",
-            "versions"} <= set(out)
+            "versions", "fast_battles_per_s", "batch_battles_per_s", "fast_speedup",
+            "env_steps_per_s", "train_fps", "train_fps_stub", "train_fps_ratio"} <= set(out)
+    assert out["train_fps"] > 0 and out["train_fps_stub"] > 0
+    assert out["train_fps_ratio"] == pytest.approx(out["train_fps"] / out["train_fps_stub"])
     assert out["pairs"] == 20
     assert out["reference_battles_per_s"] > 0
     assert out["env_steps_per_s"] > 0
@@ -101,3 +105,32 @@ def test_mutation_check_apply_and_normalise():
     m = mc.Mutation("runes.ice.freeze_s", "runes.ice.freeze_s", 1.5, 1.65)
     out = mc.apply(data, m)
     assert out["runes"]["ice"]["freeze_s"] == 1.65 and data["runes"]["ice"]["freeze_s"] == 1.5
+
+
+def test_pools_of_other_rules_warn_and_strict_refuses(tmp_path):
+    """A pool whose rules hash differs from the current rules is used with a warning; the env's
+    strict_pools=True and the scripts' --strict refuse it, naming both hashes (exit 2)."""
+    import warnings
+
+    from rune_env.envs.run_env import RuneRunEnv
+    from rune_env.run.opponents import PoolError
+    shipped = json.loads((REPO / "configs" / "opponents" / "apprentice.json").read_text())
+    shipped["rules_hash"] = "0123456789abcdef"          # as if made under other rules
+    pool = tmp_path / "other_rules.json"
+    pool.write_text(json.dumps(shipped))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        RuneRunEnv(opponents=str(pool))
+    assert any("0123456789abcdef" in str(w.message) for w in caught)
+    with pytest.raises(PoolError, match="0123456789abcdef"):
+        RuneRunEnv(opponents=str(pool), strict_pools=True)
+    out = script("evaluate", "--agents", "random", "--episodes", "1", "--opponents", str(pool),
+                 "--strict", "--out", str(tmp_path / "eval"))
+    assert out.returncode == 2 and "0123456789abcdef" in out.stderr
+    assert "Traceback" not in out.stderr
+    out = script("ladder", "--agents", "random", "--pools", str(pool), "--episodes", "1",
+                 "--strict", "--out", str(tmp_path / "ladder"))
+    assert out.returncode == 2 and "0123456789abcdef" in out.stderr
+    out = script("evaluate", "--agents", "random", "--episodes", "1", "--opponents", str(pool),
+                 "--out", str(tmp_path / "eval2"))
+    assert out.returncode == 0, out.stderr

@@ -101,7 +101,8 @@ class RuneRunEnv(gym.Env):
     illegal_penalty, variant (None: the rules' `variant`; "dice": the dice variant, each battle
     seeded from the run's generator), engine ("fast", the compiled engine, or "reference"; None:
     $RUNE_ENGINE, else "fast"; both give the same battles), battle_fn (a battle function that
-    overrides the engine), render_mode ("ansi": the board and state as text; "rgb_array": the
+    overrides the engine), strict_pools (refuse a pool file made under other rules instead of
+    warning), render_mode ("ansi": the board and state as text; "rgb_array": the
     board picture, an (H, W, 3) uint8 array).
 
     **Metadata**: render modes, and this env's rules_hash and env_version.
@@ -119,7 +120,7 @@ class RuneRunEnv(gym.Env):
                  obs_mode: str = "flat", illegal_action: str = "raise",
                  illegal_penalty: float = -0.1, render_mode: str | None = None,
                  battle_fn: Callable | None = None, variant: str | None = None,
-                 engine: str | None = None):
+                 engine: str | None = None, strict_pools: bool = False):
         self.rules = resolve_rules(rules, rules_overrides)
         # the dice variant (RULES.md section 12); None: the rules' `variant`
         self.variant = variant or self.rules.spec.variant
@@ -136,7 +137,9 @@ class RuneRunEnv(gym.Env):
         self.rank = rank_index(self.rules, rank)
         self.core = core
         self.opponents_spec = opponents
-        self.opponents = resolve_opponents(opponents, self.rules, self.rank)
+        # a pool made under other rules warns; strict_pools=True refuses it (PoolError)
+        self.strict_pools = bool(strict_pools)
+        self.opponents = resolve_opponents(opponents, self.rules, self.rank, self.strict_pools)
         self.unlocked = unlocked
         self.reward_mode = reward_mode
         self.clear_bonus = clear_bonus
@@ -173,12 +176,14 @@ class RuneRunEnv(gym.Env):
         if "rank" in options:
             self.rank = rank_index(self.rules, options.pop("rank"))
             if "opponents" not in options:
-                self.opponents = resolve_opponents(self.opponents_spec, self.rules, self.rank)
+                self.opponents = resolve_opponents(self.opponents_spec, self.rules, self.rank,
+                                                   self.strict_pools)
         if "core" in options:
             self.core = options.pop("core")
         if "opponents" in options:
             self.opponents_spec = options.pop("opponents")
-            self.opponents = resolve_opponents(self.opponents_spec, self.rules, self.rank)
+            self.opponents = resolve_opponents(self.opponents_spec, self.rules, self.rank,
+                                               self.strict_pools)
         run_seed = options.pop("run_seed", None)
         if options:
             raise ValueError(f"unknown reset options: {sorted(options)}")
