@@ -283,8 +283,10 @@ def _shown(path: Path, root: Path = ROOT) -> str:
 
 
 def build_rank(recipe: RankRecipe, rules, config: Path, runs_scale: float = 1.0,
-               log=None) -> tuple[Pool, dict[int, dict]]:
-    """Draft the rank's ghosts from its recipe; the pool (not yet written) and its shares."""
+               log=None, commit: str | None = None) -> tuple[Pool, dict[int, dict]]:
+    """Draft the rank's ghosts from its recipe; the pool (not yet written) and its shares.
+    `commit`: the code's commit for the provenance (default: now; main() takes it once, before
+    it writes any pool, so a pool written earlier in the same build does not count as a change)."""
     rank = rank_index(rules, recipe.rank)
     ghosts: list[dict] = []
     agents_played = []
@@ -314,7 +316,7 @@ def build_rank(recipe: RankRecipe, rules, config: Path, runs_scale: float = 1.0,
         "config": _shown(config), "config_sha256": sha256_of(config),
         "recipe": recipe.to_json(), "runs_scale": runs_scale,
         "agents": agents_played, "policies": policies,
-        "commit": git_commit(), "rules_hash": rules.hash,
+        "commit": commit or git_commit(), "rules_hash": rules.hash,
         "drafting": {"opponents": DRAFTING_OPPONENTS, "rank": rules.spec.ranks[0].id,
                      "rules_overrides": drafting_overrides(rules, rank)},
         "counting": "one entry per distinct (round, agent, board); count = runs that drafted it; "
@@ -353,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         recipes = load_recipes(config, rules)
     except RecipeError as exc:
         return fail(str(exc))
+    commit = git_commit()    # once, before this build writes any pool file
     names = [r.id for r in rules.spec.ranks]
     wanted = a.ranks or list(recipes)
     for rank in wanted:
@@ -373,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         recipe = recipes[rank]
         out = out_dir / f"{rank}.json"
         try:
-            pool, shares = build_rank(recipe, rules, config, a.runs_scale, log=say)
+            pool, shares = build_rank(recipe, rules, config, a.runs_scale, log=say, commit=commit)
         except ValueError as exc:      # a policy that does not load, for instance
             return fail(f"{rank}: {exc}")
         say(summary(pool))
