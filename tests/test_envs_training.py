@@ -185,3 +185,30 @@ def test_maskable_ppo_longer_run_on_subprocesses_slow():
         assert model.num_timesteps >= 4096
     finally:
         venv.close()
+
+
+def test_benchmark_stub_env_has_the_spaces_and_fixed_episodes():
+    """rune_env/envs/stub.py (the benchmark's baseline): RuneRun-v0's spaces, a constant
+    observation (the one it is given), every action legal, reward 0, episodes of exactly
+    `episode_length` steps; bad arguments are refused."""
+    from gymnasium.utils.env_checker import check_env as gym_check
+
+    from rune_env.envs import RuneRunEnv
+    from rune_env.envs.stub import StubRunEnv
+    real = RuneRunEnv(opponents="generator")
+    first, _ = real.reset(seed=0)
+    stub = StubRunEnv(real.observation_space, real.action_space, 3, first)
+    gym_check(stub, skip_render_check=True)
+    obs, info = stub.reset(seed=0)
+    assert np.array_equal(obs, first) and info["action_mask"].all()
+    assert stub.action_masks().shape == (real.action_space.n,)
+    ends = []
+    for _ in range(3):
+        obs, reward, term, trunc, _ = stub.step(0)
+        assert reward == 0.0 and not trunc and np.array_equal(obs, first)
+        ends.append(term)
+    assert ends == [False, False, True]
+    with pytest.raises(ValueError, match="episode_length must be at least 1"):
+        StubRunEnv(real.observation_space, real.action_space, 0)
+    with pytest.raises(ValueError, match="observation shape"):
+        StubRunEnv(real.observation_space, real.action_space, 5, np.zeros(3, np.float32))

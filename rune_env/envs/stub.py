@@ -36,12 +36,13 @@ class StubRunEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self._t = 0
-        return self._obs, {"action_mask": self._mask}
+        # a new array each call (Gymnasium's contract: callers may keep or modify what they get)
+        return self._obs.copy(), {"action_mask": self._mask.copy()}
 
     def step(self, action):
         self._t += 1
         done = self._t >= self.episode_length
-        return self._obs, 0.0, done, False, {"action_mask": self._mask}
+        return self._obs.copy(), 0.0, done, False, {"action_mask": self._mask.copy()}
 
     def action_masks(self) -> np.ndarray:
         return self._mask
