@@ -174,7 +174,8 @@ def training(ctx: Context) -> list[Row]:
     constant observation RuneRun-v0's first), with
     the same n_envs and hyperparameters (those of --train-config, vectorised in this process
     (DummyVecEnv) on the pinned core, one torch thread). Each is timed over --train-steps steps
-    after one untimed rollout; RuneRun-v0 first (its default opponents), then the stub."""
+    after one untimed rollout, in the order RuneRun-v0 (its default opponents), stub, stub,
+    RuneRun-v0, and the best of each two is reported."""
     n = ctx.args.train_steps
     if n <= 0:
         return []
@@ -210,13 +211,33 @@ def training(ctx: Context) -> list[Row]:
         venv.close()
         return (model.num_timesteps - rollout) / elapsed, lengths
 
-    real, lengths = fps(lambda i: gym.make(cfg.get("env_id", "rune_env/RuneRun-v0"), **env_kwargs))
+    def make_real(i):
+        return gym.make(cfg.get("env_id", "rune_env/RuneRun-v0"), **env_kwargs)
+
+    real, lengths = fps(make_real)
     mean_len = max(1, round(sum(lengths) / len(lengths))) if lengths else 100
-    probe = gym.make(cfg.get("env_id", "rune_env/RuneRun-v0"), **env_kwargs)
+    probe = make_real(0)
     spaces = (probe.observation_space, probe.action_space)
     first_obs, _ = probe.reset(seed=ctx.args.seed)    # the stub's constant observation
     probe.close()
-    stub, _ = fps(lambda i: StubRunEnv(*spaces, mean_len, first_obs))
+
+    # the stub goes through gym.make too, so both envs have the same wrappers (the env checker,
+    # order enforcing, the time limit) and differ only in the game's work
+    env_id = cfg.get("env_id", "rune_env/RuneRun-v0")
+    stub_id = "rune_env/RuneRunStub-v0"
+    if stub_id not in gym.registry:
+        gym.register(id=stub_id, entry_point=StubRunEnv,
+                     max_episode_steps=gym.spec(env_id).max_episode_steps)
+
+    def make_stub(i):
+        return gym.make(stub_id, observation_space=spaces[0], action_space=spaces[1],
+                        episode_length=mean_len, observation=first_obs)
+
+    # real, stub, stub, real (the same seeded work each time), the best of each: the machine's
+    # speed drifts within a minute, and this order keeps a drift from favouring either side
+    stub = fps(make_stub)[0]
+    stub = max(stub, fps(make_stub)[0])
+    real = max(real, fps(make_real)[0])
     return [Row("train_fps", f"MaskablePPO on RuneRun-v0 ({n_envs} envs, one core)", real,
                 "steps/s"),
             Row("train_fps_stub", f"... on a stub env (episodes of {mean_len} steps)", stub,
