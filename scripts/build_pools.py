@@ -368,8 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     existing = [out_dir / f"{r}.json" for r in wanted if (out_dir / f"{r}.json").exists()]
     if existing and not a.force:
         return fail(f"{', '.join(map(str, existing))} exist(s) (pass --force to replace)")
-    import torch
-    torch.set_num_threads(1)    # one observation at a time: extra threads only spin (and wait)
+    from agents.policy import limit_torch_threads
+    limit_torch_threads(1)   # one observation at a time: extra threads only spin
     report: dict = {"config": _shown(config), "rules_hash": rules.hash, "ranks": {}}
     refused = False
     for rank in wanted:

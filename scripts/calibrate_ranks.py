@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from agents import make_agent  # noqa: E402
 from agents.evaluation import evaluate, wilson  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
-from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
+from agents.script_args import add_play_arguments, apply_play_arguments  # noqa: E402
 from rune_env.run.opponents import PoolError  # noqa: E402
 
 DEFAULT_POOLS = ROOT / "configs" / "opponents"
@@ -39,15 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pools-dir", default=str(DEFAULT_POOLS))
     p.add_argument("--ranks", nargs="*", default=None, help="default: every rank")
     p.add_argument("--json", action="store_true")
-    add_engine_argument(p)
-    p.add_argument("--strict", action="store_true",
-                   help="refuse a pool made under other rules (default: warn and use it)")
-    p.add_argument("--torch-threads", type=int, default=1,
-                   help="torch threads for policies (default 1: fastest for one observation)")
+    add_play_arguments(p)
     a = p.parse_args(argv)
-    use_engine(a.engine)
-    from agents.policy import limit_torch_threads
-    limit_torch_threads(a.torch_threads)
+    apply_play_arguments(a)
     rules = default_rules()
     ranks = a.ranks or [r.id for r in rules.spec.ranks]
     out: dict = {"agent": a.agent, "episodes": a.episodes, "rules_hash": rules.hash, "ranks": {}}

@@ -30,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 from agents import make_agent  # noqa: E402
 from agents.evaluation import evaluate  # noqa: E402
 from rune_env.rules import Board, default_rules  # noqa: E402
-from rune_env.battle.engines import add_engine_argument, battle_function, use_engine  # noqa: E402
+from agents.script_args import add_play_arguments, apply_play_arguments  # noqa: E402
+from rune_env.battle.engines import battle_function  # noqa: E402
 from rune_env.run.opponents import PoolError  # noqa: E402
 
 TB_TAGS = ("battle_win_rate", "mean_wins", "clear_rate", "rounds_survived", "lamps_left",
@@ -137,15 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--head-to-head", action="store_true")
     p.add_argument("--opponents", default=None,
                    help="a pool file, or 'generator' (default: the rank's shipped pool, as RuneRun-v0)")
-    add_engine_argument(p)
-    p.add_argument("--strict", action="store_true",
-                   help="refuse a pool made under other rules (default: warn and use it)")
-    p.add_argument("--torch-threads", type=int, default=1,
-                   help="torch threads for policies (default 1: fastest for one observation)")
+    add_play_arguments(p)
     a = p.parse_args(argv)
-    use_engine(a.engine)
-    from agents.policy import limit_torch_threads
-    limit_torch_threads(a.torch_threads)
+    apply_play_arguments(a)
     if a.seed < 0:
         p.error("--seed must be >= 0 (evaluation seeds stay apart from training seeds)")
     rules = default_rules()

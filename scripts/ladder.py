@@ -26,7 +26,8 @@ from agents.evaluation import evaluate  # noqa: E402
 from agents.ratings import fit_bradley_terry  # noqa: E402
 from rune_env.rules import Board, default_rules  # noqa: E402
 from rune_env.run.opponents import PoolError, load_pool  # noqa: E402
-from rune_env.battle.engines import add_engine_argument, battle_function, use_engine  # noqa: E402
+from agents.script_args import add_play_arguments, apply_play_arguments  # noqa: E402
+from rune_env.battle.engines import battle_function  # noqa: E402
 
 
 def score(a: Board, b: Board, rules) -> list[float]:
@@ -48,15 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
     p.add_argument("--out", default=None)
-    add_engine_argument(p)
-    p.add_argument("--strict", action="store_true",
-                   help="refuse a pool made under other rules (default: warn and use it)")
-    p.add_argument("--torch-threads", type=int, default=1,
-                   help="torch threads for policies (default 1: fastest for one observation)")
+    add_play_arguments(p)
     a = p.parse_args(argv)
-    use_engine(a.engine)
-    from agents.policy import limit_torch_threads
-    limit_torch_threads(a.torch_threads)
+    apply_play_arguments(a)
     rules = default_rules()
     rng = np.random.default_rng(a.seed)
     boards: dict[str, dict] = {}

@@ -179,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     use_engine(a.engine)
     if any(is_trained(name) for name in a.agents):
-        import torch
-        torch.set_num_threads(1)    # one observation at a time: extra threads only spin
+        from agents.policy import limit_torch_threads
+        limit_torch_threads(1)   # one observation at a time: extra threads only spin
     rules = default_rules()
     out = Path(a.out)
     if out.exists() and not a.force:

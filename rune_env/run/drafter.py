@@ -16,6 +16,8 @@ the chance of a uniformly random legal action instead (the strength knob of oppo
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..battle.analysis import SideSetup, analyse
@@ -67,14 +69,13 @@ class _Compiled:
         self.erosions = tuple(f.erosions for f in rules.spec.flows)
 
 
-_COMPILED: dict = {}
+@lru_cache(maxsize=8)
+def _compiled_of(rules_hash: str, rules: Rules) -> _Compiled:
+    return _Compiled(rules)
 
 
 def _compiled(rules: Rules) -> _Compiled:
-    c = _COMPILED.get(rules.hash)
-    if c is None:
-        c = _COMPILED[rules.hash] = _Compiled(rules)
-    return c
+    return _compiled_of(rules.hash, rules)
 
 
 def _board_value(board: Board, rules: Rules) -> float:

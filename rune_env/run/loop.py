@@ -325,7 +325,6 @@ class _MaskTables:
     shapes: dict                 # action kind -> shape of its block
     open_by_sectors: dict        # frozenset of open sectors -> bool per cell (filled lazily)
     sector: np.ndarray           # cell -> sector of the outermost ring, -1 inside
-    prices: dict                 # rune kind -> price
     art_prices: dict             # artifact -> price
     hand_max: int
     art_max: int
@@ -345,7 +344,7 @@ def _mask_tables_of(rules_hash: str, rules: Rules) -> _MaskTables:
         shapes[kind] = shape
     return _MaskTables(
         size=len(table), slices=slices, shapes=shapes, open_by_sectors={},
-        sector=np.array(geo.sector, dtype=np.int64), prices=dict(rules.prices),
+        sector=np.array(geo.sector, dtype=np.int64),
         art_prices={a: m.price for a, m in spec.artifacts.items()},
         hand_max=spec.run.hand_slots_max, art_max=spec.run.artifact_slots_max,
         n_cells=geo.n_cells,
@@ -410,7 +409,7 @@ def legal_mask(state: RunState) -> np.ndarray:
     if hand_free:
         start = S["buy_rune"].start
         for i, o in enumerate(state.shop_runes):
-            if o is not None and mana >= t.prices[o]:
+            if o is not None and mana >= rules.prices[o]:
                 mask[start + i] = True
     if _artifact_count(state) < state.artifact_slots:
         start = S["buy_artifact"].start

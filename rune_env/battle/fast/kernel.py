@@ -384,6 +384,23 @@ def affinity(ri, rf, C, X, XF, s, enc):
 
 # -- the analysis -------------------------------------------------------------------------------
 
+@njit(cache=True, _nrt=False, inline='always')
+def _feed(C, CF, s, a, c):
+    """Live rune a flows into cell c (inward, or linked by a node): a casting kind raises c's
+    best feeding strength of that kind to 1; an amplify joins c's set of amplifiers."""
+    ka = C[s, a, C_KIND]
+    if ka < NC:
+        if 1.0 > CF[s, c, CF_BEST + ka]:
+            CF[s, c, CF_BEST + ka] = 1.0
+    elif ka == K_AMPLIFY:
+        n = C[s, c, C_AMPN]
+        for q in range(n):
+            if C[s, c, C_AMPL + q] == a:
+                return
+        C[s, c, C_AMPL + n] = a
+        C[s, c, C_AMPN] = n + 1
+
+
 @njit(cache=True, _nrt=False)
 def analyse(ri, rf, C, CF, X, XF, s):
     """analysis.analyse for side s: powers, acting flows, delay, amplify factors, reflect share.
@@ -469,19 +486,7 @@ def analyse(ri, rf, C, CF, X, XF, s):
         for j in range(ri[g + G_INN]):
             a = ri[g + G_IN + j]
             if C[s, a, C_LIVE]:
-                ka = C[s, a, C_KIND]
-                if ka < NC:
-                    if 1.0 > CF[s, c, CF_BEST + ka]:
-                        CF[s, c, CF_BEST + ka] = 1.0
-                elif ka == K_AMPLIFY:
-                    n = C[s, c, C_AMPN]
-                    new = True
-                    for q in range(n):
-                        if C[s, c, C_AMPL + q] == a:
-                            new = False
-                    if new:
-                        C[s, c, C_AMPL + n] = a
-                        C[s, c, C_AMPN] = n + 1
+                _feed(C, CF, s, a, c)
         if ri[g + G_RING] == 1 and cfs > 0 and sun >= 0:
             if cfs > CF[s, c, CF_BEST + sun]:
                 CF[s, c, CF_BEST + sun] = cfs
@@ -500,23 +505,10 @@ def analyse(ri, rf, C, CF, X, XF, s):
                     nl += 1
             for ia in range(nl):
                 a = X[s, X_LNK, ia]
-                ka = C[s, a, C_KIND]
                 for ib in range(nl):
                     if ia == ib:
                         continue
-                    b = X[s, X_LNK, ib]
-                    if ka < NC:
-                        if 1.0 > CF[s, b, CF_BEST + ka]:
-                            CF[s, b, CF_BEST + ka] = 1.0
-                    elif ka == K_AMPLIFY:
-                        n = C[s, b, C_AMPN]
-                        new = True
-                        for q in range(n):
-                            if C[s, b, C_AMPL + q] == a:
-                                new = False
-                        if new:
-                            C[s, b, C_AMPL + n] = a
-                            C[s, b, C_AMPN] = n + 1
+                    _feed(C, CF, s, a, X[s, X_LNK, ib])
     gx = ri[RF_GX]
     amp_x = XF[s, XF_S, SF_AMP_X]
     for i in range(no):
