@@ -172,7 +172,8 @@ def training(ctx: Context) -> list[Row]:
     """MaskablePPO training frames/s on RuneRun-v0 and on a stub with the same spaces that does
     no game work (`rune_env.envs.stub`; episodes as long as RuneRun-v0's mean in this run, its
     constant observation RuneRun-v0's first), with
-    the same n_envs and hyperparameters (those of --train-config, vectorised in this process
+    the same n_envs, hyperparameters and masked distribution (those of --train-config, as
+    scripts/train.py reads them; `masking: fast` unless the config says sb3; vectorised in this process
     (DummyVecEnv) on the pinned core, one torch thread). Each is timed over --train-steps steps
     after one untimed rollout, in the order RuneRun-v0 (its default opponents), stub, stub,
     RuneRun-v0, and the best of each two is reported."""
@@ -191,6 +192,9 @@ def training(ctx: Context) -> list[Row]:
 
     cfg = yaml.safe_load(Path(ctx.args.train_config).read_text(encoding="utf-8"))
     torch.set_num_threads(1)
+    from agents.masking import policy_class
+    masking = cfg.get("masking", "fast")       # train.py's default
+    policy = policy_class(cfg.get("policy", "MlpPolicy"), masking)
     n_envs = int(cfg.get("n_envs", 1))
     env_kwargs = dict(cfg.get("env_kwargs") or {})
     env_kwargs.pop("opponents", None)     # the rank's default opponents, as env_steps uses
@@ -199,7 +203,7 @@ def training(ctx: Context) -> list[Row]:
     def fps(make_env) -> tuple[float, list]:
         venv = DummyVecEnv([lambda i=i: Monitor(make_env(i)) for i in range(n_envs)])
         venv.seed(ctx.args.seed)
-        model = MaskablePPO(cfg.get("policy", "MlpPolicy"), venv, seed=ctx.args.seed, verbose=0,
+        model = MaskablePPO(policy, venv, seed=ctx.args.seed, verbose=0,
                             device="cpu", policy_kwargs=cfg.get("policy_kwargs") or None,
                             **cfg.get("ppo", {}))
         rollout = model.n_steps * n_envs
@@ -238,7 +242,8 @@ def training(ctx: Context) -> list[Row]:
     stub = fps(make_stub)[0]
     stub = max(stub, fps(make_stub)[0])
     real = max(real, fps(make_real)[0])
-    return [Row("train_fps", f"MaskablePPO on RuneRun-v0 ({n_envs} envs, one core)", real,
+    return [Row("train_fps", f"MaskablePPO on RuneRun-v0 ({n_envs} envs, one core, "
+                f"masking {masking})", real,
                 "steps/s"),
             Row("train_fps_stub", f"... on a stub env (episodes of {mean_len} steps)", stub,
                 "steps/s"),

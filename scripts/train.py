@@ -4,7 +4,7 @@
     python scripts/train.py --config configs/train/quick.yaml [--seed S] [--total-timesteps N]
                             [--run-name NAME] [--resume] [--runs-dir DIR]
 
-Every hyperparameter comes from the YAML (see configs/train/README.md). Output in
+Every hyperparameter comes from the YAML (keys in configs/train/README.md). Output in
 runs/<run-name>/: config.yaml (the resolved config), tb/ (TensorBoard: SB3's scalars and the
 game's: battle win rate, wins per run, clear rate, rounds survived, lamps left, battle duration,
 clear rate per core, a histogram of the board's rune kinds, and the periodic evaluation),
@@ -35,6 +35,7 @@ DEFAULTS = {
     "total_timesteps": 10000,
     "torch_threads": 1,
     "policy": "MlpPolicy",
+    "masking": "fast",             # fast | sb3: the masked distribution's arithmetic (agents/masking.py)
     "ppo": {},
     "policy_kwargs": {},
     "checkpoint_every": 10000,
@@ -83,6 +84,11 @@ def load_config(path: str | Path, overrides: dict) -> dict:
         raise ConfigError(f"{path}: unknown key ppo.{bad[0]} (MaskablePPO takes: {', '.join(sorted(allowed))})")
     if cfg["name"] is None:
         cfg["name"] = path.stem
+    from agents.masking import policy_class
+    try:
+        policy_class(cfg["policy"], cfg["masking"])
+    except ValueError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     if cfg["vec_env"] not in ("dummy", "subproc"):
         raise ConfigError(f"{path}: vec_env must be 'dummy' or 'subproc'")
     for key in ("n_envs", "total_timesteps", "torch_threads", "checkpoint_every"):
@@ -249,7 +255,8 @@ def train(cfg: dict, run_dir: Path, resume: bool) -> dict:
         print(f"resuming from {ckpt} at {done_steps} steps")
     else:
         ppo = dict(cfg["ppo"])
-        model = MaskablePPO(cfg["policy"], venv, seed=cfg["seed"], verbose=0,
+        from agents.masking import policy_class
+        model = MaskablePPO(policy_class(cfg["policy"], cfg["masking"]), venv, seed=cfg["seed"], verbose=0,
                             tensorboard_log=str(tb_dir), policy_kwargs=cfg["policy_kwargs"] or None,
                             device="cpu", **ppo)
     remaining = cfg["total_timesteps"] - done_steps

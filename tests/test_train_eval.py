@@ -200,6 +200,14 @@ def test_train_unknown_config_key_exits_2(tmp_path):
     assert not (tmp_path / "runs").exists()               # refused before creating anything
 
 
+def test_train_bad_masking_exits_2(tmp_path):
+    config = tiny_config(tmp_path / "masking.yaml", masking="quick")    # fast | sb3
+    r = run(TRAIN, "--config", config, "--runs-dir", tmp_path / "runs")
+    assert r.returncode == 2
+    assert "masking must be one of" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.parametrize("section,key", [("ppo", "n_stepz"), ("eval", "evry")])
 def test_train_unknown_nested_config_key_exits_2(tmp_path, section, key):
     """A typo inside a section is an unknown key too: it must not crash (ppo) or be ignored
