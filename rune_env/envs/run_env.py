@@ -71,8 +71,8 @@ class RuneRunEnv(gym.Env):
     **Actions**: `Discrete(N)`, N = len(action table) (see `action_names()` and
     `describe_action(id)`); one id per concrete action, e.g. "place 0 -> 2:3" moves hand slot 0
     to cell 2:3. `action_masks()` (and `info["action_mask"]`) marks the legal ones, for
-    sb3-contrib's MaskablePPO; it is computed once per reset/step/set_state (edit `env.state`
-    only through steps, or call `set_state`). `ready` ends the round's preparation and runs the battle as one
+    sb3-contrib's MaskablePPO; it is computed once per reset/step/set_state, and `step` checks
+    the action against it (edit `env.state` only through steps, or call `set_state`). `ready` ends the round's preparation and runs the battle as one
     deterministic transition inside the step; reward and relic choices are steps too.
 
     **Observations**: `obs_mode="flat"` (default): `Box(0, 1, (D,), float32)`; `layout()` names
@@ -165,9 +165,20 @@ class RuneRunEnv(gym.Env):
         else:
             self.observation_space = spaces.Dict({
                 name: spaces.Box(0.0, 1.0, shape, np.float32) for name, shape in layout.shapes.items()})
-        self.state: RunState | None = None
+        self._state: RunState | None = None
         self._last_battle: dict | None = None
         self._mask: np.ndarray | None = None    # legal actions of self.state (set by _info)
+
+    @property
+    def state(self) -> RunState | None:
+        """The run's state. Assigning a new one (e.g. a clone, for search) is fine: the legal
+        mask is recomputed; editing its fields in place between steps is not."""
+        return self._state
+
+    @state.setter
+    def state(self, value: RunState | None) -> None:
+        self._state = value
+        self._mask = None
 
     # -- the Gymnasium API --------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -204,9 +215,11 @@ class RuneRunEnv(gym.Env):
         if self.state.over:
             raise RuntimeError("the episode is over: call reset()")
         action = int(action)
-        # the one action's check (cheap, and right even if someone edited self.state); the
-        # whole mask is computed once per step, in _info, for the next step's policy
-        reason = why_illegal(self.state, action)
+        # legality from the mask computed once per step (in _info, for this step's policy; see
+        # action_masks); the reason in words only for an illegal action
+        mask = self._mask if self._mask is not None else self._legal()
+        reason = None if 0 <= action < len(mask) and mask[action] else \
+            (why_illegal(self.state, action) or "not legal now")
         if reason is not None:
             if self.illegal_action == "raise":
                 name = self.table.actions[action].name if 0 <= action < len(self.table) else action
@@ -248,7 +261,8 @@ class RuneRunEnv(gym.Env):
     def _info(self, battle: dict | None = None) -> dict[str, Any]:
         s = self.state
         self._mask = legal_mask(s)
-        info = {"action_mask": self._mask, "round": s.round, "mana": s.mana, "lamps": s.lamps,
+        # a copy: the env checks actions against its own mask, which callers must not edit
+        info = {"action_mask": self._mask.copy(), "round": s.round, "mana": s.mana, "lamps": s.lamps,
                 "wins": s.wins, "losses": s.losses, "draws": s.draws, "cleared": s.cleared,
                 "over": s.over, "rules_hash": self.rules.hash, "env_version": ENV_VERSION}
         # "battle" only in steps that fought one (Gymnasium's vector envs batch info keys and
@@ -261,6 +275,10 @@ class RuneRunEnv(gym.Env):
         """Legal actions now (sb3-contrib MaskablePPO reads this method)."""
         if self.state is None:
             return np.ones(len(self.table), dtype=bool)
+        return self._legal().copy()
+
+    def _legal(self) -> np.ndarray:
+        """The env's own mask of the current state (computed once per step)."""
         if self._mask is None:
             self._mask = legal_mask(self.state)
         return self._mask
@@ -290,7 +308,6 @@ class RuneRunEnv(gym.Env):
         self.core = saved["core"]
         self.np_random.bit_generator.state = copy.deepcopy(saved["np_random"])
         self.state = RunState.from_json(saved["run"], self.rules) if saved["run"] else None
-        self._mask = None
 
     # -- rendering ------------------------------------------------------------------------------
     def render(self):
@@ -362,7 +379,7 @@ class RuneDraftEnv(RuneRunEnv):
             info["over"] = True
             info["round"] = info["battle"]["round"]   # the run loop has already moved on
             self._mask = legal_mask(self.state)
-            info["action_mask"] = self._mask
+            info["action_mask"] = self._mask.copy()
         return obs, reward, terminated, truncated, info
 
     def _reward(self, battle: dict | None) -> float:

@@ -330,6 +330,12 @@ class _MaskTables:
     art_max: int
     n_cells: int
     cores_flowing: frozenset     # cores with a sun flow (an element to choose)
+    starts: dict                 # action kind -> its first id
+    elements: tuple              # the sun elements, in action order
+    cores: tuple                 # the cores, in action order
+    merge_count: int
+    reroll_cost: int
+    open_bytes_by_sectors: dict  # frozenset of open sectors -> bytes, 1 per open cell (lazily)
 
 
 @lru_cache(maxsize=8)
@@ -348,7 +354,11 @@ def _mask_tables_of(rules_hash: str, rules: Rules) -> _MaskTables:
         art_prices={a: m.price for a, m in spec.artifacts.items()},
         hand_max=spec.run.hand_slots_max, art_max=spec.run.artifact_slots_max,
         n_cells=geo.n_cells,
-        cores_flowing=frozenset(c for c, m in spec.cores.items() if m.core_flow_strength > 0))
+        cores_flowing=frozenset(c for c, m in spec.cores.items() if m.core_flow_strength > 0),
+        starts={kind: sl.start for kind, sl in slices.items()},
+        elements=tuple(table.elements), cores=tuple(table.cores),
+        merge_count=spec.grades.merge_count, reroll_cost=spec.run.reroll_cost,
+        open_bytes_by_sectors={})
 
 
 def _mask_tables(rules: Rules) -> _MaskTables:
@@ -368,93 +378,116 @@ def open_cells(rules: Rules, open_sectors) -> np.ndarray:
     return cells
 
 
+def _open_bytes(t: _MaskTables, open_sectors) -> bytes:
+    """`open_cells` as bytes (1: open), remembered per set of open sectors."""
+    key = frozenset(open_sectors)
+    cells = t.open_bytes_by_sectors.get(key)
+    if cells is None:
+        cells = t.open_bytes_by_sectors[key] = bytes(
+            1 if s < 0 or s in key else 0 for s in t.sector.tolist())
+    return cells
+
+
+def _slot_rows(buf: bytearray, place: int, sell: int, n_slots: int, n_cells: int,
+               open_: bytes, taken) -> None:
+    """The (slot, cell) placing rows of the first `n_slots` slots: the open cells not in
+    `taken`; and those slots' sell ids."""
+    free = bytearray(open_)
+    for c in taken:
+        free[c] = 0
+    for i in range(n_slots):
+        buf[place + i * n_cells:place + (i + 1) * n_cells] = free
+    buf[sell:sell + n_slots] = b"\x01" * n_slots
+
+
 def legal_mask(state: RunState) -> np.ndarray:
-    """A bool per action id: True where `why_illegal` is None. Computed block by block with
-    numpy from tables built once per rules (the env calls it every step); tests check it against
-    `why_illegal` for every action id over many random states."""
+    """A bool per action id: True where `why_illegal` is None. Written into a bytearray (one
+    byte per id: setting a byte or a row of bytes costs far less in Python than a numpy
+    operation) from tables made once per rules (the env calls it every step), then viewed as a
+    bool array. Tests check it against `why_illegal` for every action id over many random
+    states."""
     rules = state.rules
     t = _mask_tables(rules)
-    mask = np.zeros(t.size, dtype=bool)
+    buf = bytearray(t.size)
     if state.over:
-        return mask
-    S = t.slices
+        return np.frombuffer(buf, dtype=bool)
+    at = t.starts
     pend = state.pending
     if pend is not None:
         kind = {"core": "choose_core", "reward": "choose_reward", "relic": "choose_relic"}[pend["kind"]]
-        block = S[kind]
+        start = at[kind]
         if kind == "choose_core":
-            cores = action_table(rules).cores
-            for i, core in enumerate(cores):
-                mask[block.start + i] = core in pend["options"]
+            for i, core in enumerate(t.cores):
+                if core in pend["options"]:
+                    buf[start + i] = 1
         else:
-            mask[block.start:block.start + min(t.shapes[kind][0], len(pend["options"]))] = True
-        return mask
-    spec = rules.spec
+            for i in range(min(t.shapes[kind][0], len(pend["options"]))):
+                buf[start + i] = 1
+        return np.frombuffer(buf, dtype=bool)
     n_cells = t.n_cells
-    open_ = open_cells(rules, state.open_sectors)
     board, hand, mana = state.board, state.hand, state.mana
-    occupied = np.zeros(n_cells, dtype=bool)
-    if board:
-        occupied[list(board)] = True
-    has_art = np.zeros(n_cells, dtype=bool)
-    if state.artifacts:
-        has_art[list(state.artifacts)] = True
+    buf[at["ready"]] = 1
     if state.core in t.cores_flowing:
-        block = S["set_sun_element"]
-        elements = action_table(rules).elements
-        for i, e in enumerate(elements):
-            mask[block.start + i] = e != state.sun_element
+        start = at["set_sun_element"]
+        for i, e in enumerate(t.elements):
+            if e != state.sun_element:
+                buf[start + i] = 1
     n_hand = len(hand)
-    hand_free = n_hand < state.hand_slots
-    if hand_free:
-        start = S["buy_rune"].start
+    if n_hand < state.hand_slots:
+        start = at["buy_rune"]
+        prices = rules.prices
         for i, o in enumerate(state.shop_runes):
-            if o is not None and mana >= rules.prices[o]:
-                mask[start + i] = True
-    if _artifact_count(state) < state.artifact_slots:
-        start = S["buy_artifact"].start
+            if o is not None and mana >= prices[o]:
+                buf[start + i] = 1
+        start = at["pick_up"]
+        for c in board:
+            buf[start + c] = 1
+    arts = state.artifacts
+    n_inv = len(state.artifact_inventory)
+    if len(arts) + n_inv < state.artifact_slots:
+        start = at["buy_artifact"]
         for i, o in enumerate(state.shop_artifacts):
             if o is not None and mana >= t.art_prices[o]:
-                mask[start + i] = True
-    mask[S["reroll"]] = mana >= spec.run.reroll_cost
-    free = open_ & ~occupied
+                buf[start + i] = 1
+    if mana >= t.reroll_cost:
+        buf[at["reroll"]] = 1
     if n_hand:
-        # a view of the place block as (hand slot, cell): the free cells for each held rune
-        mask[S["place"]].reshape(t.hand_max, n_cells)[:n_hand] = free
-        mask[S["sell"].start:S["sell"].start + n_hand] = True
-    if hand_free:
-        mask[S["pick_up"]] = occupied
+        # place (hand slot, cell): a row of the cells free of runes for each held rune
+        _slot_rows(buf, at["place"], at["sell"], n_hand, n_cells,
+                   _open_bytes(t, state.open_sectors), board)
     # D-11 merges: a rune merges when hand and board hold at least merge_count runes of its kind
     # and grade in all (itself included), below the highest grade
     if n_hand or board:
-        need = spec.grades.merge_count
-        max_grade = rules.max_grade
+        need = t.merge_count
         counts: dict = {}
         for r in hand:
             counts[r] = counts.get(r, 0) + 1
         for r in board.values():
             counts[r] = counts.get(r, 0) + 1
-        start = S["merge_hand"].start
-        for h, r in enumerate(hand):
-            if r[1] < max_grade and counts[r] >= need:
-                mask[start + h] = True
-        start = S["merge_board"].start
-        for c, r in board.items():
-            if r[1] < max_grade and counts[r] >= need:
-                mask[start + c] = True
+        if any(n >= need for n in counts.values()):
+            max_grade = rules.max_grade
+            start = at["merge_hand"]
+            for h, r in enumerate(hand):
+                if r[1] < max_grade and counts[r] >= need:
+                    buf[start + h] = 1
+            start = at["merge_board"]
+            for c, r in board.items():
+                if r[1] < max_grade and counts[r] >= need:
+                    buf[start + c] = 1
     cost = sector_cost(state)
     if cost is not None and mana >= cost:
-        start = S["open_sector"].start
+        start = at["open_sector"]
         for sec in range(t.shapes["open_sector"][0]):
             if sec not in state.open_sectors:
-                mask[start + sec] = True
-    n_inv = len(state.artifact_inventory)
+                buf[start + sec] = 1
     if n_inv:
-        mask[S["place_artifact"]].reshape(t.art_max, n_cells)[:n_inv] = open_ & ~has_art
-        mask[S["sell_artifact"].start:S["sell_artifact"].start + n_inv] = True
-    mask[S["pick_up_artifact"]] = has_art
-    mask[S["ready"]] = True
-    return mask
+        # place_artifact (inventory slot, cell): the cells free of artifacts for each one held
+        _slot_rows(buf, at["place_artifact"], at["sell_artifact"], n_inv, n_cells,
+                   _open_bytes(t, state.open_sectors), arts)
+    start = at["pick_up_artifact"]
+    for c in arts:
+        buf[start + c] = 1
+    return np.frombuffer(buf, dtype=bool)
 
 
 def legal_actions(state: RunState) -> list[int]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..rules.config import Rules
 
@@ -29,8 +30,14 @@ def rank_index(rules: Rules, rank: int | str) -> int:
 
 
 def rank_effects(rules: Rules, rank: int | str) -> RankEffects:
-    """The effects of `rank` and every easier rank, combined."""
+    """The effects of `rank` and every easier rank, combined (immutable; remembered per rules
+    and rank, since the run loop asks for them at every income and battle)."""
     r = rank_index(rules, rank)
+    return _rank_effects(rules.hash, rules, r)
+
+
+@lru_cache(maxsize=64)
+def _rank_effects(rules_hash: str, rules: Rules, r: int) -> RankEffects:
     specs = rules.spec.ranks[: r + 1]
     budget_x = 1.0
     for s in specs:
