@@ -65,6 +65,29 @@ def resolve_opponents(opponents: Any, rules: Rules, rank: int = 0, strict: bool 
     raise TypeError(f"opponents must be None, a pool path, a callable or an agent; got {opponents!r}")
 
 
+_ATOMIC = (int, float, bool, str, type(None))
+
+
+class StepInfo(dict):
+    """The info dict of a step. A plain dict whose deep copy copies only what is mutable:
+    stable-baselines3's DummyVecEnv deep-copies every info of every step, and copy.deepcopy
+    spends about half a microsecond per key on the numbers and strings it would keep as they are."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict) -> "StepInfo":
+        new = StepInfo(self)
+        memo[id(self)] = new
+        for key, value in self.items():
+            if type(value) in _ATOMIC:
+                continue
+            if type(value) is np.ndarray and value.dtype != object:
+                new[key] = value.copy()       # what ndarray.__deepcopy__ does, without its detour
+            else:
+                new[key] = copy.deepcopy(value, memo)
+        return new
+
+
 class RuneRunEnv(gym.Env):
     """RuneRun-v0: one episode is one whole run of Rune Circle.
 
@@ -108,7 +131,9 @@ class RuneRunEnv(gym.Env):
     **Metadata**: render modes, and this env's rules_hash and env_version.
 
     **Info**: action_mask, round, mana, lamps, wins, losses, draws, cleared, over, rules_hash,
-    env_version, and "battle" (the battle's summary) only in a step that fought one.
+    env_version, and "battle" (the battle's summary) only in a step that fought one. A `StepInfo`:
+    a dict whose deep copy (stable-baselines3 deep-copies every step's infos) skips the
+    immutable values.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -262,9 +287,9 @@ class RuneRunEnv(gym.Env):
         s = self.state
         self._mask = legal_mask(s)
         # a copy: the env checks actions against its own mask, which callers must not edit
-        info = {"action_mask": self._mask.copy(), "round": s.round, "mana": s.mana, "lamps": s.lamps,
-                "wins": s.wins, "losses": s.losses, "draws": s.draws, "cleared": s.cleared,
-                "over": s.over, "rules_hash": self.rules.hash, "env_version": ENV_VERSION}
+        info = StepInfo(action_mask=self._mask.copy(), round=s.round, mana=s.mana, lamps=s.lamps,
+                        wins=s.wins, losses=s.losses, draws=s.draws, cleared=s.cleared,
+                        over=s.over, rules_hash=self.rules.hash, env_version=ENV_VERSION)
         # "battle" only in steps that fought one (Gymnasium's vector envs batch info keys and
         # mark presence with "_battle"; a None in other steps would break that)
         if battle is not None:
