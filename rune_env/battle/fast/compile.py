@@ -2,17 +2,17 @@
 
 Two compilations, both plain Python and cheap:
 
-* `compile_rules(rules)` turns a `Rules` into two flat arrays, `ri` (int64) and `rf` (float64):
-  the hex geometry (ring, neighbour / inward / outward lists of every cell), the resonance orbits
-  (each pattern of the config over every ring), per kind (hits, attack or not, opposites, whom it
-  beats, the flows feeding it in table order; base value, barrier wear, own curse and freeze
-  durations), the flow table (from, to and every side effect, in table order), every modifier
-  (cores, boss rules, relics: interval, HP, amplify and flow factors, erosions, wards, switches,
-  seal-cap divisor, core flow strength, unseal delay, and the power factor per kind and per
-  "outermost ring or not" computed exactly as the reference multiplies it), the artifacts, the
+* `compile_rules(rules)` turns a `Rules` into two flat arrays, `ri` (int64) and `rf` (float64): the
+  hex geometry (ring, neighbour / inward / outward lists of every cell), the resonance orbits (each
+  pattern of the config over every ring), per kind (hits, attack or not, opposites, whom it beats
+  and what beats it, the flows feeding it in table order; base value, barrier wear, own curse and
+  freeze durations), the flow table (from, to and every side effect, in table order), every
+  modifier (cores, boss rules, relics: interval, HP, amplify and flow factors, erosions, wards,
+  switches, seal-cap divisor, core flow strength, unseal delay, and the power factor per kind and
+  per "outermost ring or not" computed exactly as the reference multiplies it), the artifacts, the
   grade / ring / copy / resonance tables and the battle's scalars. The kernel finds each block
-  through the offsets in the header of `ri` (RI_* below). Cached per rules hash. Nothing the
-  config holds is a literal here or in the kernel; only the kinds (fixed by the code,
+  through the offsets in the header of `ri` (RI_* below). Cached per rules hash. Nothing the config
+  holds is a literal here or in the kernel; only the kinds (fixed by the code,
   `rules.config.KINDS`) are.
 
   Two flat arrays rather than many small ones (or a namedtuple of arrays) keep numba's compile
@@ -55,9 +55,12 @@ HEADER = 8   # ints before the variable parts of a board record
 
 # ri: geometry, per cell (GW ints)
 G_RING, G_NBN, G_NB, G_INN, G_IN, G_OUTN, G_OUT, GW = 0, 1, 2, 8, 9, 15, 16, 22
-# ri: per kind (KW ints); the flows feeding kind k are at ri[RI_INTO] + k * F + j
-K_HITS, K_ATTACK, K_INTO_N, K_OPP, K_BEATS = 0, 1, 2, 3, 3 + N_KINDS
-KW = 3 + 2 * N_KINDS
+# ri: per kind (KW ints); the flows feeding kind k are at ri[RI_INTO] + k * F + j. K_BEATS: the
+# kinds k beats, K_BEATEN: the kinds that beat k, each a count then the kind ids in table order
+K_HITS, K_ATTACK, K_INTO_N, K_OPP = 0, 1, 2, 3
+K_BEATS = K_OPP + N_KINDS
+K_BEATEN = K_BEATS + 1 + N_KINDS
+KW = K_BEATEN + 1 + N_KINDS
 # ri: per flow
 FI_FROM, FI_TO, FI_EROS, FI_DRIZ, FI_EXTRA, FI_OVER, FIW = range(7)
 # ri: per orbit: pattern, length, cells (OW)
@@ -152,8 +155,10 @@ def compile_rules(rules: Rules):
         row[K_INTO_N] = len(lst)
         for o in rules.opposites[k]:
             row[K_OPP + KIND_ID[o]] = 1
-        for b in rules.beats[k]:
-            row[K_BEATS + KIND_ID[b]] = 1
+        for start, kinds in ((K_BEATS, [b for b in KINDS if b in rules.beats[k]]),
+                             (K_BEATEN, [b for b in KINDS if k in rules.beats[b]])):
+            row[start] = len(kinds)
+            row[start + 1:start + 1 + len(kinds)] = [KIND_ID[b] for b in kinds]
         kind_rows.extend(row)
         into.extend(lst + [-1] * (F - len(lst)))
     block(RI_KIND, kind_rows)

@@ -19,37 +19,46 @@ Rules come as two flat arrays `ri` / `rf` (see compile.py). The state of a battl
 preallocated once per worker thread and reused for every battle it plays (no allocation, no
 Python object in the loop):
 
-    C   int64   [2 + 2M, N, cols]  per side and cell (C_* columns): occupant, seal, wards,
-                               timers, the analysis' flags and acting flows, scratch lists;
-                               rows 2.. hold the analysis memo (M = MEMO entries per side)
-    CF  float64 [2 + 2M, N, cols]  per side and cell (CF_* columns): power, amplify factor,
-                               resonance, the feeders' best strength per kind, the acting
-                               flows' strengths; rows 2..: the memo
+    C   int64   [2 + 2M, N, cols]  rows 0, 1: per side and cell (C_* columns): occupant, seal,
+                               wards, timers, scratch lists; rows 2..: the analyses, M = MEMO
+                               per side (A_* columns: delay, acting flows)
+    CF  float64 [2 + 2M, N, cols]  rows 0, 1: the analysis' scratch per side and cell (CF_*:
+                               amplify factor, resonance, the feeders' best strength per kind);
+                               rows 2..: the analyses (AF_*: power, the acting flows' strengths)
     X   int64   [2, rows, W]   per side (X_* rows): scalars (row X_S, S_* columns), modifier list,
-                               hand, scheduled unseals, occupied cells, resonance orbits, scratch;
-                               the battle's clock and outcome are side 0's S_T, S_OVER, S_ERROR
+                               hand, scheduled unseals, turn cells, occupied cells, live kinds,
+                               resonance orbits, scratch; the battle's clock and outcome are
+                               side 0's S_T, S_OVER, S_ERROR
     XF  float64 [2, rows, WF]  per side (XF_* rows): float scalars (SF_*), affinity, resonance
                                multipliers, the cast snapshot, scratch
 
 A knockout sets S_OVER to the winner and the code returns at once (the reference raises
 `BattleOver`). The analysis is recomputed only when a seal, an unseal or a reserve changed the
 side's board (S_DIRTY), at the next read, like the reference's cached `Analysis`; and as seals
-and unseals often go back and forth, the last MEMO analyses of each side are remembered, keyed
-by the sealed runes and the count of reserves (an exact copy of what a recomputation gives). The
-erosion target is cached the same way (S_TARGET_OK). A cast first copies its rune's acting
-flows into a snapshot (the reference passes them as arguments): a light's unseal in the middle
-of the cast may recompute the analysis, and the rest of the cast and its second cast must still
-use the old flows. The set of occupied cells never changes in a battle (a reserve only replaces the
-occupant), so the analysis and the erosion walk only those.
+and unseals often go back and forth, the last MEMO analyses of each side stay in their rows,
+keyed by the sealed runes and the count of reserves: a hit makes its row the current one again
+(S_AROW; exactly what a recomputation gives). The erosion target is cached the same way
+(S_TARGET_OK). A cast first copies its rune's acting flows into a snapshot (the reference passes
+them as arguments): a light's unseal in the middle of the cast may recompute the analysis, and
+the rest of the cast and its second cast must still use the old flows. The set of occupied cells
+never changes in a battle (a reserve only replaces the occupant), so the analysis and the
+erosion walk only those.
 
 Speed and compile time shape the code. The functions that run in the loop are compiled without
 numba's reference counting (`_nrt=False`: they allocate nothing), because a call between compiled
-functions would otherwise incref and decref every array argument, atomic operations that cost
-more than the battle itself; for the same reason no array views are made in the loop. There are
-few functions, because numba links and re-optimizes every callee into each caller (the cold
-compile time grows with the call tree); `play` reaches `cast` from one place only (the turn's
-cast and the mimics' copies are one loop). Integer literals are never passed to a compiled
-function (numba would compile one version per literal value).
+functions would otherwise incref and decref every array argument, atomic operations that cost more
+than the battle itself; for the same reason no array views are made in the loop. A call between
+compiled functions stays a call (numba compiles each on its own; the machine code does not inline
+across them) and passes every array as about a dozen words on the stack: `cast`, which runs about a
+hundred times a battle, is inlined into `play` by numba itself (`inline='always'`: about a tenth of
+the battle's time saved, some seconds of cold compile spent), and so are the small helpers (`_ms`,
+`_max`, ... in place of numba's `int`, `max` and `min`, which are calls too; `_erodes`, which
+spares the calls of most erosions). `erode` stays a call: inlined at its two places it would cost
+about ten more seconds of cold compile for a few percent. There are few functions, because numba
+links and re-optimizes every callee into each caller (the cold compile time grows with the call
+tree); `play` reaches `cast` from one place only (the turn's cast and the mimics' copies are one
+loop), so its body is compiled once. Integer literals are never passed to a compiled function
+(numba would compile one version per literal value).
 """
 from __future__ import annotations
 
@@ -64,8 +73,8 @@ from .compile import (AI_ABS, AI_BONUS, AI_WARDS, AIW, F_AFF_MAX, F_AFF_MIN, F_A
                       F_OD_PER_S, F_OD_START, F_OPP_MULT, F_REFLECT_CAP, F_STORM_BUDGET_S,
                       F_STRONG_TOL, FF_CDX, FF_CURSE, FF_FDX, FF_MULT, FF_REFL, FF_STORM,
                       FF_STRIP, FFW, FI_DRIZ, FI_EROS, FI_EXTRA, FI_FROM, FI_OVER, FIW, G_IN,
-                      G_INN, G_NB, G_NBN, G_OUT, G_OUTN, G_RING, GW, HEADER, K_ATTACK, K_BEATS,
-                      K_HITS, K_INTO_N, K_OPP, KF_BASE, KF_CURSE, KF_FREEZE, KF_WEAR, KFW,
+                      G_INN, G_NB, G_NBN, G_OUT, G_OUTN, G_RING, GW, HEADER, K_ATTACK, K_BEATEN,
+                      K_BEATS, K_HITS, K_INTO_N, K_OPP, KF_BASE, KF_CURSE, KF_FREEZE, KF_WEAR, KFW,
                       KIND_ID, KW, MF_AMP, MF_CFS, MF_FLOW, MF_HP, MF_INT, MF_POWX, MF_RADD,
                       MF_UNS, MFW, MI_ANY, MI_DIV, MI_EXTRA, MI_LOOSE, MI_OWARDS, MIW, N_CASTING,
                       N_KINDS, O_CELLS, O_LEN, O_PAT, RF_CX, RF_FLOW, RF_GX, RF_KIND, RF_MOD,
@@ -86,29 +95,34 @@ K_MIMIC = KIND_ID["mimic"]
 NC = N_CASTING   # kinds 0..NC-1 cast
 NK = N_KINDS
 
-# C columns (C_TURN and C_AMPL.. are lists down the cell axis / per cell)
-(C_KIND, C_GRADE, C_EGRADE, C_BONUS, C_SEALED, C_WARDS, C_SERIAL, C_FROZEN, C_DCOUNT, C_TURN,
- C_VALID, C_DELAYED, C_ACTN, C_AMPN, C_LIVE, C_OIDX, C_AMPL) = range(17)
+# C columns of a side's rows C[0], C[1] (C_AMPL..: a list per cell)
+(C_KIND, C_GRADE, C_EGRADE, C_BONUS, C_SEALED, C_WARDS, C_SERIAL, C_FROZEN, C_DCOUNT, C_AMPN,
+ C_OIDX, C_AMPL) = range(12)
 AMP_CAP = 18                 # distinct amplifiers of one cell: all lie within distance 2 (18)
-C_ACTF = C_AMPL + AMP_CAP    # + F columns: the acting flows of each cell, table order
-# The analysis memo: entry e of side s is C[2 + s * MEMO + e] (valid, delayed, number of
-# acting flows, the acting flows) and CF[2 + s * MEMO + e] (power, the flows' strengths).
+CW = C_AMPL + AMP_CAP
+# CF columns of a side's rows (analysis scratch)
+CF_AMPF, CF_RES, CF_BEST = 0, 1, 2
+CFW = CF_BEST + NC
+# The analyses: entry e of side s is C[2 + s * MEMO + e] (per cell: delayed, number of acting
+# flows, the acting flows, A_* columns) and CF[2 + s * MEMO + e] (power, the acting flows'
+# strengths, AF_* columns), for the live casting runes; X[s, X_S, S_AROW] is the side's current
+# one. (Which runes have a power needs no analysis: the live casting runes, see `_casts`.)
+A_DELAYED, A_ACTN, A_ACTF = 0, 1, 2
+AF_POWER, AF_ACTS = 0, 1
 MEMO = 8                     # analyses remembered per side (see `analyse`)
 MEMO_OCC = 62                # memo only for boards of at most this many runes (a 64-bit mask)
-# CF columns
-CF_POWER, CF_AMPF, CF_RES, CF_BEST = 0, 1, 2, 3
-CF_ACTS = CF_BEST + NC       # + F columns: the acting flows' strengths
-# X rows
+# X rows (X_TURN: the turn cells in casting order; X_LIVE: per cell the kind of its live rune, -1
+# if none or sealed, as of the set-up, then of the last analysis computed)
 (X_S, X_MODS, X_HK, X_HG, X_HU, X_PT, X_PC, X_PS, X_DUE, X_LNK, X_SNAPF, X_OCC, X_ORBS,
- X_MKEY, X_MEPOCH, N_XR) = range(16)
+ X_MKEY, X_MEPOCH, X_LIVE, X_TURN, N_XR) = range(18)
 # XF rows
 XF_S, XF_AFF, XF_RESM, XF_SNAPS, XF_WTS, XF_MREFL, N_XFR = range(7)
 # side int scalars (X[s, X_S, ...]); S_T, S_OVER and S_ERROR are used in side 0's row only
 (S_INTERVAL, S_DOLL, S_SEAL_CAP, S_EROSIONS, S_OUTER, S_UNSEAL_MS, S_ANY_KIND, S_SUN, S_NTURN,
  S_NMODS, S_NHAND, S_CURSE, S_DRIZZLE, S_BUDGET, S_BUDGET_MAX, S_TURN_POS, S_NEXT, S_CASTS,
  S_TURNS, S_SEALED, S_UNSEALED, S_NPEND, S_DIRTY, S_OFF, S_NOCC, S_NORB, S_TARGET,
- S_TARGET_OK, S_MASK, S_EPOCH, S_MNEXT, S_MUSED, S_MEMO_ON, S_T, S_OVER, S_ERROR,
- N_SI) = range(37)
+ S_TARGET_OK, S_MASK, S_EPOCH, S_MNEXT, S_MUSED, S_MEMO_ON, S_AROW, S_MIMIC, S_T, S_OVER,
+ S_ERROR, N_SI) = range(39)
 # side float scalars (XF[s, XF_S, ...])
 SF_MAXHP, SF_HP, SF_BARRIER, SF_AMP_X, SF_FLOW_X, SF_CFS, SF_REFLECT, N_SF = range(8)
 
@@ -124,8 +138,8 @@ def make_state(ri, hand_cap, mods_cap):
     F = ri[RI_F]
     W = max(N_SI, mods_cap, hand_cap, PEND_CAP, N, F, ri[RI_O], MEMO, 8)
     WF = max(N_SF, NK, ri[RI_P], F, MEMO, 1)
-    C = np.zeros((2 + 2 * MEMO, N, C_ACTF + F), np.int64)
-    CF = np.zeros((2 + 2 * MEMO, N, CF_ACTS + F), np.float64)
+    C = np.zeros((2 + 2 * MEMO, N, max(CW, A_ACTF + F)), np.int64)
+    CF = np.zeros((2 + 2 * MEMO, N, max(CFW, AF_ACTS + F)), np.float64)
     X = np.zeros((2, N_XR, W), np.int64)
     XF = np.zeros((2, N_XFR, WF), np.float64)
     return C, CF, X, XF
@@ -134,11 +148,26 @@ def make_state(ri, hand_cap, mods_cap):
 make_state_jit = njit(cache=True)(make_state)
 
 
+# Small helpers, inlined where they are used. numba's builtins `int`, `min` and `max` are calls
+# to functions compiled apart (never inlined into the loop), each costing more than the
+# comparison itself; these are written out (numba's math.floor of a float is already an int64).
+
 @njit(cache=True, inline='always')
 def _ms(seconds):
-    """Rules.ms: whole milliseconds, rounded half up (D-6a). (In the loop the same expression
-    is written out.)"""
-    return int(math.floor(seconds * 1000.0 + 0.5 + 1e-9))
+    """Rules.ms: whole milliseconds, rounded half up (D-6a)."""
+    return math.floor(seconds * 1000.0 + 0.5 + 1e-9)
+
+
+@njit(cache=True, inline='always')
+def _max(a, b):
+    """Python's max(a, b): the first of equal values."""
+    return b if b > a else a
+
+
+@njit(cache=True, inline='always')
+def _min(a, b):
+    """Python's min(a, b): the first of equal values."""
+    return b if b < a else a
 
 
 # -- set-up -------------------------------------------------------------------------------------
@@ -221,11 +250,11 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
     max_hp *= hp_x
 
     Cs = C[s]
+    live = X[s, X_LIVE]
     for c in range(N):
         # read for every cell (the others are read for occupied cells only, set below)
         Cs[c, C_KIND] = -1
-        Cs[c, C_LIVE] = 0
-        Cs[c, C_VALID] = 0
+        live[c] = -1
     outer = 0
     max_grade = ri[RI_G]
     for i in range(nr):
@@ -234,6 +263,7 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
         if c < 0 or c >= N or g < 1 or g > max_grade:
             return False
         Cs[c, C_KIND] = enc[p_runes + 3 * i + 1]
+        live[c] = Cs[c, C_KIND]     # nothing is sealed yet
         Cs[c, C_GRADE] = enc[p_runes + 3 * i + 2]
         Cs[c, C_BONUS] = 0
         Cs[c, C_SEALED] = 0
@@ -260,6 +290,7 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
                 Cs[c, C_WARDS] += ri[a + AI_WARDS]
     nturn = 0
     nocc = 0
+    mimic = 0     # a mimic on the board, or in the hand (a reserve may bring it)
     for c in range(N):
         k = Cs[c, C_KIND]
         if k < 0:
@@ -271,8 +302,10 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
             if k == K_EARTH:
                 Cs[c, C_WARDS] += ri[RI_EARTH_WARDS]
         if k < NC:
-            Cs[nturn, C_TURN] = c
+            X[s, X_TURN, nturn] = c
             nturn += 1
+        if k == K_MIMIC:
+            mimic = 1
         X[s, X_OCC, nocc] = c
         Cs[c, C_OIDX] = nocc
         nocc += 1
@@ -282,6 +315,8 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
         X[s, X_HK, i] = enc[p_hand + 2 * i]
         X[s, X_HG, i] = enc[p_hand + 2 * i + 1]
         X[s, X_HU, i] = 0
+        if X[s, X_HK, i] == K_MIMIC:
+            mimic = 1
     # the resonance orbits that could ever complete: every cell occupied (no cell is ever
     # emptied or filled during a battle, a reserve only replaces the occupant)
     norb = 0
@@ -290,7 +325,7 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
     for o in range(ri[RI_O]):
         full = True
         for j in range(ri[orb + o * ow + O_LEN]):
-            if Cs[ri[orb + o * ow + O_CELLS + j], C_KIND] < 0:
+            if live[ri[orb + o * ow + O_CELLS + j]] < 0:
                 full = False
                 break
         if full:
@@ -334,6 +369,8 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
     xs[S_MNEXT] = 0
     xs[S_MUSED] = 0
     xs[S_MEMO_ON] = 1 if nocc <= MEMO_OCC else 0
+    xs[S_AROW] = 2 + s * MEMO
+    xs[S_MIMIC] = mimic
     xf[SF_MAXHP] = max_hp
     xf[SF_HP] = max_hp
     xf[SF_BARRIER] = 0.0
@@ -363,32 +400,39 @@ def affinity(ri, rf, C, X, XF, s, enc):
             w = rf[gx + C[o, c, C_EGRADE] - 1]
             wts[k] = wts[k] + w
             total += w
-    kt = ri[RI_KIND]
     for k in range(NK):
-        if ri[kt + k * KW + K_ATTACK] == 0 or total <= 0:
+        kt = ri[RI_KIND] + k * KW
+        if ri[kt + K_ATTACK] == 0 or total <= 0:
             XF[s, XF_AFF, k] = 1.0
             continue
+        # the weights of the kinds k beats, and of those beating k, each in table order
         beaten = 0.0
+        for j in range(ri[kt + K_BEATS]):
+            beaten += wts[ri[kt + K_BEATS + 1 + j]]
         beating = 0.0
-        for b in range(NK):
-            if ri[kt + k * KW + K_BEATS + b]:
-                beaten += wts[b]
-            if ri[kt + b * KW + K_BEATS + k]:
-                beating += wts[b]
+        for j in range(ri[kt + K_BEATEN]):
+            beating += wts[ri[kt + K_BEATEN + 1 + j]]
         beaten = beaten / total
         beating = beating / total
         v = 1.0 + rf[F_AFF_SLOPE] * (beaten - beating)
-        v = max(rf[F_AFF_MIN], v)
-        XF[s, XF_AFF, k] = min(rf[F_AFF_MAX], v)
+        v = _max(rf[F_AFF_MIN], v)
+        XF[s, XF_AFF, k] = _min(rf[F_AFF_MAX], v)
 
 
 # -- the analysis -------------------------------------------------------------------------------
 
 @njit(cache=True, _nrt=False, inline='always')
-def _feed(C, CF, s, a, c):
-    """Live rune a flows into cell c (inward, or linked by a node): a casting kind raises c's
-    best feeding strength of that kind to 1; an amplify joins c's set of amplifiers."""
-    ka = C[s, a, C_KIND]
+def _casts(C, s, c):
+    """The rune at c is a live casting rune: it has a power (a key of the reference's
+    `Analysis.powers`)."""
+    k = C[s, c, C_KIND]
+    return k >= 0 and k < NC and C[s, c, C_SEALED] == 0
+
+
+@njit(cache=True, _nrt=False, inline='always')
+def _feed(C, CF, s, a, ka, c):
+    """Live rune a (kind ka) flows into cell c (inward, or linked by a node): a casting kind
+    raises c's best feeding strength of that kind to 1; an amplify joins c's set of amplifiers."""
     if ka < NC:
         if 1.0 > CF[s, c, CF_BEST + ka]:
             CF[s, c, CF_BEST + ka] = 1.0
@@ -403,43 +447,45 @@ def _feed(C, CF, s, a, c):
 
 @njit(cache=True, _nrt=False)
 def analyse(ri, rf, C, CF, X, XF, s):
-    """analysis.analyse for side s: powers, acting flows, delay, amplify factors, reflect share.
+    """analysis.analyse for side s: powers, acting flows, delay, amplify factors, reflect share,
+    into analysis row X[s, X_S, S_AROW] (A_* / AF_* columns) and SF_REFLECT.
 
     Power (D-12) = base x grade x ring x flows (table order) x attunement x resonance x
     amplifies (casting order) x opposition x delay x core x boss rules x relics.
-    Only occupied cells are visited (in casting order); the others stay not live, not valid."""
+    Only occupied cells are visited (in casting order); a row holds the live casting runes'."""
     F = ri[RI_F]
     no = X[s, X_S, S_NOCC]
     memo = X[s, X_S, S_MEMO_ON] == 1
+    e = 0     # without the memo: always entry 0
     if memo:
         # the analysis is a function of the board: the sealed runes (S_MASK, a bit per occupied
         # cell) and the occupants (S_EPOCH counts the reserves). Seals and unseals often go back
-        # and forth (the warding seal, light), so a few past analyses are remembered: a hit
-        # copies back exactly what the computation below would produce.
+        # and forth (the warding seal, light), so the last MEMO analyses stay in their rows: a
+        # hit only makes its row the current one again (exactly what the computation below
+        # would produce). A miss computes into the oldest row, which may be the current one: a
+        # cast keeps its own copy of its acting flows (see `cast`).
         key = X[s, X_S, S_MASK]
         epoch = X[s, X_S, S_EPOCH]
         for e in range(X[s, X_S, S_MUSED]):
             if X[s, X_MKEY, e] == key and X[s, X_MEPOCH, e] == epoch:
-                me = 2 + s * MEMO + e
-                for i in range(no):
-                    c = X[s, X_OCC, i]
-                    C[s, c, C_LIVE] = 1 if C[s, c, C_SEALED] == 0 else 0
-                    C[s, c, C_VALID] = C[me, c, 0]
-                    C[s, c, C_DELAYED] = C[me, c, 1]
-                    na = C[me, c, 2]
-                    C[s, c, C_ACTN] = na
-                    CF[s, c, CF_POWER] = CF[me, c, 0]
-                    for j in range(na):
-                        C[s, c, C_ACTF + j] = C[me, c, 3 + j]
-                        CF[s, c, CF_ACTS + j] = CF[me, c, 1 + j]
+                X[s, X_S, S_AROW] = 2 + s * MEMO + e
                 XF[s, XF_S, SF_REFLECT] = XF[s, XF_MREFL, e]
                 X[s, X_S, S_DIRTY] = 0
                 return
+        e = X[s, X_S, S_MNEXT]
+        X[s, X_S, S_MNEXT] = (e + 1) % MEMO
+        if X[s, X_S, S_MUSED] < MEMO:
+            X[s, X_S, S_MUSED] += 1
+        X[s, X_MKEY, e] = key
+        X[s, X_MEPOCH, e] = epoch
+    r = 2 + s * MEMO + e
+    X[s, X_S, S_AROW] = r
     geo = ri[RI_GEO]
-    no = X[s, X_S, S_NOCC]
     for i in range(no):
         c = X[s, X_OCC, i]
-        C[s, c, C_LIVE] = 1 if C[s, c, C_SEALED] == 0 else 0
+        # the live runes' kinds, in one dense row: the loops below read them for every
+        # neighbour (the empty cells stay -1 from setup_side)
+        X[s, X_LIVE, c] = C[s, c, C_KIND] if C[s, c, C_SEALED] == 0 else -1
         CF[s, c, CF_RES] = 0.0
         C[s, c, C_AMPN] = 0
         for k in range(NC):
@@ -454,11 +500,10 @@ def analyse(ri, rf, C, CF, X, XF, s):
         ok = True
         k1 = -1
         for j in range(L):
-            c = ri[base + O_CELLS + j]
-            if C[s, c, C_LIVE] == 0:
+            k = X[s, X_LIVE, ri[base + O_CELLS + j]]
+            if k < 0:
                 ok = False
                 break
-            k = C[s, c, C_KIND]
             if k != K_RESONATOR:
                 if k1 < 0:
                     k1 = k
@@ -470,7 +515,7 @@ def analyse(ri, rf, C, CF, X, XF, s):
         mult = XF[s, XF_RESM, ri[base + O_PAT]]
         for j in range(L):
             c = ri[base + O_CELLS + j]
-            if C[s, c, C_KIND] != K_RESONATOR and mult > CF[s, c, CF_RES]:
+            if X[s, X_LIVE, c] != K_RESONATOR and mult > CF[s, c, CF_RES]:
                 CF[s, c, CF_RES] = mult
     # feeders (the best strength per feeding kind) and amplifiers (a set per cell)
     sun = X[s, X_S, S_SUN]
@@ -478,44 +523,48 @@ def analyse(ri, rf, C, CF, X, XF, s):
     has_node = False
     for i in range(no):
         c = X[s, X_OCC, i]
-        if C[s, c, C_LIVE] == 0:
+        kc = X[s, X_LIVE, c]
+        if kc < 0:
             continue
-        if C[s, c, C_KIND] == K_NODE:
+        if kc == K_NODE:
             has_node = True
         g = geo + c * GW
         for j in range(ri[g + G_INN]):
             a = ri[g + G_IN + j]
-            if C[s, a, C_LIVE]:
-                _feed(C, CF, s, a, c)
+            ka = X[s, X_LIVE, a]
+            if ka >= 0:
+                _feed(C, CF, s, a, ka, c)
         if ri[g + G_RING] == 1 and cfs > 0 and sun >= 0:
             if cfs > CF[s, c, CF_BEST + sun]:
                 CF[s, c, CF_BEST + sun] = cfs
     if has_node:
         for i in range(no):
             node = X[s, X_OCC, i]
-            if not (C[s, node, C_LIVE] and C[s, node, C_KIND] == K_NODE):
+            if X[s, X_LIVE, node] != K_NODE:
                 continue
             # D-19: the live non-node runes next to a node feed and amplify each other
             g = geo + node * GW
             nl = 0
             for j in range(ri[g + G_NBN]):
                 c = ri[g + G_NB + j]
-                if C[s, c, C_LIVE] and C[s, c, C_KIND] != K_NODE:
+                kc = X[s, X_LIVE, c]
+                if kc >= 0 and kc != K_NODE:
                     X[s, X_LNK, nl] = c
                     nl += 1
             for ia in range(nl):
                 a = X[s, X_LNK, ia]
+                ka = X[s, X_LIVE, a]
                 for ib in range(nl):
                     if ia == ib:
                         continue
-                    _feed(C, CF, s, a, X[s, X_LNK, ib])
+                    _feed(C, CF, s, a, ka, X[s, X_LNK, ib])
     gx = ri[RF_GX]
     amp_x = XF[s, XF_S, SF_AMP_X]
     for i in range(no):
         c = X[s, X_OCC, i]
-        if C[s, c, C_LIVE] and C[s, c, C_KIND] == K_AMPLIFY:
-            r = CF[s, c, CF_RES] if CF[s, c, CF_RES] > 0.0 else 1.0
-            CF[s, c, CF_AMPF] = 1.0 + rf[F_AMP_INC] * rf[gx + C[s, c, C_EGRADE] - 1] * r * amp_x
+        if X[s, X_LIVE, c] == K_AMPLIFY:
+            res = CF[s, c, CF_RES] if CF[s, c, CF_RES] > 0.0 else 1.0
+            CF[s, c, CF_AMPF] = 1.0 + rf[F_AMP_INC] * rf[gx + C[s, c, C_EGRADE] - 1] * res * amp_x
     # powers
     flow_x = XF[s, XF_S, SF_FLOW_X]
     outer = X[s, X_S, S_OUTER]
@@ -530,11 +579,9 @@ def analyse(ri, rf, C, CF, X, XF, s):
     reflect = 0.0
     for i in range(no):
         c = X[s, X_OCC, i]
-        k = C[s, c, C_KIND]
-        if C[s, c, C_LIVE] == 0 or k >= NC:
-            C[s, c, C_VALID] = 0
+        k = X[s, X_LIVE, c]
+        if k < 0 or k >= NC:
             continue
-        C[s, c, C_VALID] = 1
         g = geo + c * GW
         ring = ri[g + G_RING]
         p = rf[kf + k * KFW + KF_BASE]
@@ -545,12 +592,12 @@ def analyse(ri, rf, C, CF, X, XF, s):
             f = ri[into + k * F + j]
             strength = CF[s, c, CF_BEST + ri[fl + f * FIW + FI_FROM]]
             if strength > 0:
-                C[s, c, C_ACTF + na] = f
-                CF[s, c, CF_ACTS + na] = strength
+                C[r, c, A_ACTF + na] = f
+                CF[r, c, AF_ACTS + na] = strength
                 na += 1
                 # analysis.flow_multiplier
                 p *= 1.0 + (rf[ffl + f * FFW + FF_MULT] - 1.0) * strength * flow_x
-        C[s, c, C_ACTN] = na
+        C[r, c, A_ACTN] = na
         if CF[s, c, CF_BEST + k] > 0:
             p *= 1.0 + (rf[F_ATTUNE] - 1.0) * CF[s, c, CF_BEST + k] * flow_x
         if CF[s, c, CF_RES] > 0.0:
@@ -568,49 +615,45 @@ def analyse(ri, rf, C, CF, X, XF, s):
             for q in range(n_a):
                 p *= CF[s, C[s, c, C_AMPL + q], CF_AMPF]
         for j in range(ri[g + G_NBN]):
-            m = ri[g + G_NB + j]
-            if C[s, m, C_LIVE] and ri[kt + k * KW + K_OPP + C[s, m, C_KIND]]:
+            km = X[s, X_LIVE, ri[g + G_NB + j]]
+            if km >= 0 and ri[kt + k * KW + K_OPP + km]:
                 p *= rf[F_OPP_MULT]
                 break
         dl = 0
         for j in range(ri[g + G_INN]):
-            a = ri[g + G_IN + j]
-            if C[s, a, C_LIVE] and C[s, a, C_KIND] == K_DELAY:
+            if X[s, X_LIVE, ri[g + G_IN + j]] == K_DELAY:
                 dl = 1
                 break
-        C[s, c, C_DELAYED] = dl
+        C[r, c, A_DELAYED] = dl
         if dl:
             p *= rf[F_DELAY_X]
         isout = 1 if ring == outer else 0
         for j in range(nm):
             p *= rf[mf0 + X[s, X_MODS, j] * MFW + MF_POWX + 2 * k + isout]
-        CF[s, c, CF_POWER] = p
+        CF[r, c, AF_POWER] = p
         for j in range(na):
-            reflect += rf[ffl + C[s, c, C_ACTF + j] * FFW + FF_REFL] * CF[s, c, CF_ACTS + j]
-    XF[s, XF_S, SF_REFLECT] = min(reflect, rf[F_REFLECT_CAP])
-    X[s, X_S, S_DIRTY] = 0
+            reflect += rf[ffl + C[r, c, A_ACTF + j] * FFW + FF_REFL] * CF[r, c, AF_ACTS + j]
+    XF[s, XF_S, SF_REFLECT] = _min(reflect, rf[F_REFLECT_CAP])
     if memo:
-        e = X[s, X_S, S_MNEXT]
-        X[s, X_S, S_MNEXT] = (e + 1) % MEMO
-        if X[s, X_S, S_MUSED] < MEMO:
-            X[s, X_S, S_MUSED] += 1
-        X[s, X_MKEY, e] = X[s, X_S, S_MASK]
-        X[s, X_MEPOCH, e] = X[s, X_S, S_EPOCH]
         XF[s, XF_MREFL, e] = XF[s, XF_S, SF_REFLECT]
-        me = 2 + s * MEMO + e
-        for i in range(no):
-            c = X[s, X_OCC, i]
-            C[me, c, 0] = C[s, c, C_VALID]
-            C[me, c, 1] = C[s, c, C_DELAYED]
-            na = C[s, c, C_ACTN]
-            C[me, c, 2] = na
-            CF[me, c, 0] = CF[s, c, CF_POWER]
-            for j in range(na):
-                C[me, c, 3 + j] = C[s, c, C_ACTF + j]
-                CF[me, c, 1 + j] = CF[s, c, CF_ACTS + j]
+    X[s, X_S, S_DIRTY] = 0
 
 
 # -- erosion ------------------------------------------------------------------------------------
+
+@njit(cache=True, _nrt=False, inline='always')
+def _erodes(C, X, v):
+    """False if an erosion against v would change nothing, as `erode` would find: no doll, the
+    target known (S_TARGET_OK) and without a ward, and the seal cap reached. Once the cap is
+    reached that is most erosions of a battle, which then cost no call."""
+    if X[v, X_S, S_DOLL] > 0 or X[v, X_S, S_TARGET_OK] == 0:
+        return True
+    target = X[v, X_S, S_TARGET]
+    if target < 0:
+        return False
+    return (C[v, target, C_WARDS] > 0
+            or X[v, X_S, S_SEALED] - X[v, X_S, S_UNSEALED] < X[v, X_S, S_SEAL_CAP])
+
 
 @njit(cache=True, _nrt=False)
 def erode(ri, C, X, v):
@@ -695,7 +738,7 @@ def erode(ri, C, X, v):
 
 # -- one cast -----------------------------------------------------------------------------------
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline='always')
 def cast(ri, rf, C, CF, X, XF, s, cell, kind, power, grade):
     """Battle._cast with repeat 0, for the rune at `cell` (for a mimic's copy: the source's
     cell) with `kind`, `power` and `grade`: the acting flows of `cell` are copied into the
@@ -703,19 +746,23 @@ def cast(ri, rf, C, CF, X, XF, s, cell, kind, power, grade):
     flows give (a thundercloud's second cast is the same cast again). True if the battle is over.
     """
     o = 1 - s
-    na = C[s, cell, C_ACTN]
+    r = X[s, X_S, S_AROW]
+    na = C[r, cell, A_ACTN]
     fl = ri[RI_FLOW]
     ffl = ri[RF_FLOW]
     n_cast = 1
     for j in range(na):
-        X[s, X_SNAPF, j] = C[s, cell, C_ACTF + j]
-        XF[s, XF_SNAPS, j] = CF[s, cell, CF_ACTS + j]
+        X[s, X_SNAPF, j] = C[r, cell, A_ACTF + j]
+        XF[s, XF_SNAPS, j] = CF[r, cell, AF_ACTS + j]
         n_cast += ri[fl + X[s, X_SNAPF, j] * FIW + FI_EXTRA]
     flow_x = XF[s, XF_S, SF_FLOW_X]
     t = X[0, X_S, S_T]
     kt = ri[RI_KIND] + kind * KW
     kf = ri[RF_KIND] + kind * KFW
     death = rf[F_DEATH]
+    # overdrive_multiplier, once for every hit of the cast (t is the same; t // 1000 is
+    # floor(t / 1000) exactly, without a division's latency)
+    od = 1.0 + rf[F_OD_PER_S] * _max(0.0, (t // 1000) - rf[F_OD_START])
     over = False
     for _rep in range(n_cast):
         if ri[kt + K_ATTACK]:
@@ -730,8 +777,7 @@ def cast(ri, rf, C, CF, X, XF, s, cell, kind, power, grade):
                     XF[o, XF_S, SF_BARRIER] -= removed
             wear = rf[kf + KF_WEAR]
             for _h in range(ri[kt + K_HITS]):
-                # Battle._hit (overdrive_multiplier, _absorb, the check, then the reflection)
-                od = 1.0 + rf[F_OD_PER_S] * max(0.0, math.floor(t / 1000) - rf[F_OD_START])
+                # Battle._hit (_absorb, the check, then the reflection)
                 damage = power * XF[s, XF_AFF, kind] * od * factor
                 reflect = 0.0
                 if XF[o, XF_S, SF_BARRIER] > 0:
@@ -777,8 +823,8 @@ def cast(ri, rf, C, CF, X, XF, s, cell, kind, power, grade):
                 amount *= rf[F_CURSE_HEAL_X]
             hp = XF[s, XF_S, SF_HP] + amount
             max_hp = XF[s, XF_S, SF_MAXHP]
-            over_hp = max(0.0, hp - max_hp)
-            XF[s, XF_S, SF_HP] = min(hp, max_hp)
+            over_hp = _max(0.0, hp - max_hp)
+            XF[s, XF_S, SF_HP] = _min(hp, max_hp)
             if overflow and over_hp > 0:
                 XF[s, XF_S, SF_BARRIER] += over_hp
             if kind == K_LIGHT:
@@ -804,13 +850,13 @@ def cast(ri, rf, C, CF, X, XF, s, cell, kind, power, grade):
         # the curse: the longer of the rune's own and its flows', x every curse-duration flow
         curse_s = rf[kf + KF_CURSE]
         for j in range(na):
-            curse_s = max(curse_s, rf[ffl + X[s, X_SNAPF, j] * FFW + FF_CURSE])
+            curse_s = _max(curse_s, rf[ffl + X[s, X_SNAPF, j] * FFW + FF_CURSE])
         if curse_s > 0:
             x = 1.0
             for j in range(na):
                 x *= 1.0 + (rf[ffl + X[s, X_SNAPF, j] * FFW + FF_CDX] - 1.0) * XF[s, XF_SNAPS, j] \
                     * flow_x
-            until = t + int(math.floor(curse_s * x * 1000.0 + 0.5 + 1e-9))
+            until = t + _ms(curse_s * x)
             if until > X[o, X_S, S_CURSE]:
                 X[o, X_S, S_CURSE] = until
         if kind == K_ICE:
@@ -819,39 +865,40 @@ def cast(ri, rf, C, CF, X, XF, s, cell, kind, power, grade):
             for j in range(na):
                 x *= 1.0 + (rf[ffl + X[s, X_SNAPF, j] * FFW + FF_FDX] - 1.0) * XF[s, XF_SNAPS, j] \
                     * flow_x
-            duration = int(math.floor(rf[kf + KF_FREEZE] * x * 1000.0 + 0.5 + 1e-9))
+            duration = _ms(rf[kf + KF_FREEZE] * x)
             if X[o, X_S, S_DIRTY]:
                 analyse(ri, rf, C, CF, X, XF, o)
             tol = rf[F_STRONG_TOL]
+            ro = X[o, X_S, S_AROW]
             victim = -1
             best_p = 0.0
             for i in range(X[o, X_S, S_NTURN]):
-                c = C[o, i, C_TURN]
-                if C[o, c, C_VALID] and C[o, c, C_FROZEN] <= t:
-                    p = CF[o, c, CF_POWER]
+                c = X[o, X_TURN, i]
+                if _casts(C, o, c) and C[o, c, C_FROZEN] <= t:
+                    p = CF[ro, c, AF_POWER]
                     if victim < 0:
                         victim = c
                         best_p = p
-                    elif p > best_p and abs(p - best_p) > tol * max(abs(p), abs(best_p)):
+                    elif p > best_p and abs(p - best_p) > tol * _max(abs(p), abs(best_p)):
                         victim = c
                         best_p = p
             if victim >= 0:
                 C[o, victim, C_FROZEN] = t + duration
         for j in range(na):
             for _e in range(ri[fl + X[s, X_SNAPF, j] * FIW + FI_EROS]):
-                erode(ri, C, X, o)
+                if _erodes(C, X, o):
+                    erode(ri, C, X, o)
         for j in range(na):
             storm = rf[ffl + X[s, X_SNAPF, j] * FFW + FF_STORM]
             if storm > 0 and X[o, X_S, S_NEXT] >= 0:
-                delay = min(int(math.floor(storm * XF[s, XF_SNAPS, j] * 1000.0 + 0.5 + 1e-9)),
-                            X[o, X_S, S_BUDGET])
+                delay = _min(_ms(storm * XF[s, XF_SNAPS, j]), X[o, X_S, S_BUDGET])
                 if delay > 0:
                     X[o, X_S, S_BUDGET] -= delay
                     X[o, X_S, S_NEXT] += delay
         for j in range(na):
             dz = ri[fl + X[s, X_SNAPF, j] * FIW + FI_DRIZ]
             if dz > 0:
-                X[o, X_S, S_DRIZZLE] = min(ri[RI_DRIZZLE_MAX], X[o, X_S, S_DRIZZLE] + dz)
+                X[o, X_S, S_DRIZZLE] = _min(ri[RI_DRIZZLE_MAX], X[o, X_S, S_DRIZZLE] + dz)
     return over
 
 
@@ -871,7 +918,7 @@ def play(ri, rf, C, CF, X, XF, enc, off0, off1, hp0, hp1):
             return NOT_OVER, 0, False, 2
     for s in range(2):
         affinity(ri, rf, C, X, XF, s, enc)
-    duration = int(math.floor(rf[F_DURATION_S] * 1000.0 + 0.5 + 1e-9))
+    duration = _ms(rf[F_DURATION_S])
     tol = rf[F_STRONG_TOL]
     period = ri[RI_DELAY_PERIOD]
     cx = ri[RF_CX]
@@ -940,14 +987,14 @@ def play(ri, rf, C, CF, X, XF, enc, off0, off1, hp0, hp1):
             if X[s, X_S, S_NEXT] != t:
                 continue
             # Battle._turn
-            cell = C[s, X[s, X_S, S_TURN_POS], C_TURN]
+            cell = X[s, X_TURN, X[s, X_S, S_TURN_POS]]
             X[s, X_S, S_TURNS] += 1
             k = C[s, cell, C_KIND]
             can = k >= 0 and k < NC and C[s, cell, C_SEALED] == 0 and C[s, cell, C_FROZEN] <= t
             if can:
                 if X[s, X_S, S_DIRTY]:
                     analyse(ri, rf, C, CF, X, XF, s)
-                if C[s, cell, C_DELAYED]:
+                if C[X[s, X_S, S_AROW], cell, A_DELAYED]:
                     # D-18: affected turns alternate skip, cast
                     C[s, cell, C_DCOUNT] += 1
                     if C[s, cell, C_DCOUNT] % period != 0:
@@ -956,8 +1003,9 @@ def play(ri, rf, C, CF, X, XF, enc, off0, off1, hp0, hp1):
                 X[s, X_S, S_CASTS] += 1
                 # the cast, then Battle._mimic_copies: each unsealed mimic outward of the cell (in
                 # casting order) whose strongest unsealed inward casting rune is this one copies
-                # it; one loop, one call site of cast
-                power = CF[s, cell, CF_POWER]
+                # it; one loop, one call site of cast (the mimics are looked for only on a side
+                # that can ever have one)
+                power = CF[X[s, X_S, S_AROW], cell, AF_POWER]
                 gs = geo + cell * GW
                 jm = 0
                 while True:
@@ -965,29 +1013,30 @@ def play(ri, rf, C, CF, X, XF, enc, off0, off1, hp0, hp1):
                         over = True
                         break
                     found = False
-                    while jm < ri[gs + G_OUTN]:
+                    while X[s, X_S, S_MIMIC] and jm < ri[gs + G_OUTN]:
                         m = ri[gs + G_OUT + jm]
                         jm += 1
                         if C[s, m, C_KIND] != K_MIMIC or C[s, m, C_SEALED]:
                             continue
                         if X[s, X_S, S_DIRTY]:
                             analyse(ri, rf, C, CF, X, XF, s)
+                        r = X[s, X_S, S_AROW]
                         gm = geo + m * GW
                         src = -1
                         best_p = 0.0
                         for j in range(ri[gm + G_INN]):
                             c = ri[gm + G_IN + j]
-                            if C[s, c, C_VALID]:
-                                p = CF[s, c, CF_POWER]
+                            if _casts(C, s, c):
+                                p = CF[r, c, AF_POWER]
                                 if src < 0:
                                     src = c
                                     best_p = p
-                                elif p > best_p and abs(p - best_p) > tol * max(abs(p),
-                                                                                abs(best_p)):
+                                elif p > best_p and abs(p - best_p) > tol * _max(abs(p),
+                                                                                 abs(best_p)):
                                     src = c
                                     best_p = p
                         if src == cell:
-                            power = CF[s, cell, CF_POWER] * rf[cx + C[s, m, C_EGRADE] - 1]
+                            power = CF[r, cell, AF_POWER] * rf[cx + C[s, m, C_EGRADE] - 1]
                             k = C[s, cell, C_KIND]
                             found = True
                             break
@@ -1002,7 +1051,8 @@ def play(ri, rf, C, CF, X, XF, enc, off0, off1, hp0, hp1):
                 X[s, X_S, S_TURN_POS] = 0
                 X[s, X_S, S_BUDGET] = X[s, X_S, S_BUDGET_MAX]
                 for _ in range(X[s, X_S, S_EROSIONS]):
-                    erode(ri, C, X, 1 - s)
+                    if _erodes(C, X, 1 - s):
+                        erode(ri, C, X, 1 - s)
         if over or X[0, X_S, S_ERROR]:
             break
     if over:
@@ -1061,6 +1111,7 @@ def board_analysis(ri, rf, C, CF, X, XF, enc, off, power, info):
     if not setup_side(ri, rf, C, X, XF, 0, enc, off, np.nan):
         return -1
     analyse(ri, rf, C, CF, X, XF, 0)
+    r = X[0, X_S, S_AROW]
     for c in range(N):
         if C[0, c, C_KIND] < 0:
             power[c] = -1.0
@@ -1069,13 +1120,13 @@ def board_analysis(ri, rf, C, CF, X, XF, enc, off, power, info):
             info[c, 2] = 0
             continue
         info[c, 1] = C[0, c, C_EGRADE]
-        if C[0, c, C_VALID]:
-            power[c] = CF[0, c, CF_POWER]
-            info[c, 0] = C[0, c, C_DELAYED]
-            na = C[0, c, C_ACTN]
+        if _casts(C, 0, c):
+            power[c] = CF[r, c, AF_POWER]
+            info[c, 0] = C[r, c, A_DELAYED]
+            na = C[r, c, A_ACTN]
             info[c, 2] = na
             for j in range(na):
-                info[c, 3 + j] = C[0, c, C_ACTF + j]
+                info[c, 3 + j] = C[r, c, A_ACTF + j]
         else:
             power[c] = -1.0
             info[c, 0] = 0
@@ -1096,6 +1147,7 @@ def board_features(ri, rf, C, CF, X, XF, enc, off, open_cells, out, width, col_g
     if not setup_side(ri, rf, C, X, XF, 0, enc, off, np.nan):
         return False
     analyse(ri, rf, C, CF, X, XF, 0)
+    r = X[0, X_S, S_AROW]
     for c in range(N):
         out[c * width + col_open] = open_cells[c]
     nr = enc[off + 3]
@@ -1105,8 +1157,8 @@ def board_features(ri, rf, C, CF, X, XF, enc, off, open_cells, out, width, col_g
         c = enc[p_runes + 3 * i]
         out[c * width + enc[p_runes + 3 * i + 1]] = 1.0
         out[c * width + col_grade] = enc[p_runes + 3 * i + 2] / max_grade
-        if C[0, c, C_VALID]:
-            v = math.log1p(CF[0, c, CF_POWER]) / log_scale
+        if _casts(C, 0, c):
+            v = math.log1p(CF[r, c, AF_POWER]) / log_scale
             out[c * width + col_power] = 1.0 if v > 1.0 else v
     p_arts = p_runes + 3 * nr
     for i in range(na):
