@@ -242,7 +242,7 @@ class RuneRunEnv(gym.Env):
         action = int(action)
         # legality from the mask computed once per step (in _info, for this step's policy; see
         # action_masks); the reason in words only for an illegal action
-        mask = self._mask if self._mask is not None else self._legal()
+        mask = self._legal()
         reason = None if 0 <= action < len(mask) and mask[action] else \
             (why_illegal(self.state, action) or "not legal now")
         if reason is not None:

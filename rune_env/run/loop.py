@@ -321,21 +321,18 @@ class _MaskTables:
     """What `legal_mask` needs that depends only on the rules, built once per rules object."""
 
     size: int
-    slices: dict                 # action kind -> slice of its ids
+    starts: dict                 # action kind -> its first id
     shapes: dict                 # action kind -> shape of its block
     open_by_sectors: dict        # frozenset of open sectors -> bool per cell (filled lazily)
+    open_bytes_by_sectors: dict  # the same as bytes, 1 per open cell (filled lazily)
     sector: np.ndarray           # cell -> sector of the outermost ring, -1 inside
     art_prices: dict             # artifact -> price
-    hand_max: int
-    art_max: int
     n_cells: int
     cores_flowing: frozenset     # cores with a sun flow (an element to choose)
-    starts: dict                 # action kind -> its first id
     elements: tuple              # the sun elements, in action order
     cores: tuple                 # the cores, in action order
     merge_count: int
     reroll_cost: int
-    open_bytes_by_sectors: dict  # frozenset of open sectors -> bytes, 1 per open cell (lazily)
 
 
 @lru_cache(maxsize=8)
@@ -343,22 +340,17 @@ def _mask_tables_of(rules_hash: str, rules: Rules) -> _MaskTables:
     table = action_table(rules)
     spec = rules.spec
     geo = geometry(rules.radius)
-    slices, shapes = {}, {}
-    for kind, (start, shape) in table.groups.items():
-        n = int(np.prod(shape)) if shape else 1
-        slices[kind] = slice(start, start + n)
-        shapes[kind] = shape
     return _MaskTables(
-        size=len(table), slices=slices, shapes=shapes, open_by_sectors={},
+        size=len(table),
+        starts={kind: start for kind, (start, _shape) in table.groups.items()},
+        shapes={kind: shape for kind, (_start, shape) in table.groups.items()},
+        open_by_sectors={}, open_bytes_by_sectors={},
         sector=np.array(geo.sector, dtype=np.int64),
         art_prices={a: m.price for a, m in spec.artifacts.items()},
-        hand_max=spec.run.hand_slots_max, art_max=spec.run.artifact_slots_max,
         n_cells=geo.n_cells,
         cores_flowing=frozenset(c for c, m in spec.cores.items() if m.core_flow_strength > 0),
-        starts={kind: sl.start for kind, sl in slices.items()},
         elements=tuple(table.elements), cores=tuple(table.cores),
-        merge_count=spec.grades.merge_count, reroll_cost=spec.run.reroll_cost,
-        open_bytes_by_sectors={})
+        merge_count=spec.grades.merge_count, reroll_cost=spec.run.reroll_cost)
 
 
 def _mask_tables(rules: Rules) -> _MaskTables:
@@ -378,13 +370,13 @@ def open_cells(rules: Rules, open_sectors) -> np.ndarray:
     return cells
 
 
-def _open_bytes(t: _MaskTables, open_sectors) -> bytes:
+def _open_bytes(rules: Rules, open_sectors) -> bytes:
     """`open_cells` as bytes (1: open), remembered per set of open sectors."""
+    t = _mask_tables(rules)
     key = frozenset(open_sectors)
     cells = t.open_bytes_by_sectors.get(key)
     if cells is None:
-        cells = t.open_bytes_by_sectors[key] = bytes(
-            1 if s < 0 or s in key else 0 for s in t.sector.tolist())
+        cells = t.open_bytes_by_sectors[key] = open_cells(rules, key).tobytes()
     return cells
 
 
@@ -444,7 +436,7 @@ def legal_mask(state: RunState) -> np.ndarray:
             buf[start + c] = 1
     arts = state.artifacts
     n_inv = len(state.artifact_inventory)
-    if len(arts) + n_inv < state.artifact_slots:
+    if _artifact_count(state) < state.artifact_slots:
         start = at["buy_artifact"]
         for i, o in enumerate(state.shop_artifacts):
             if o is not None and mana >= t.art_prices[o]:
@@ -454,7 +446,7 @@ def legal_mask(state: RunState) -> np.ndarray:
     if n_hand:
         # place (hand slot, cell): a row of the cells free of runes for each held rune
         _slot_rows(buf, at["place"], at["sell"], n_hand, n_cells,
-                   _open_bytes(t, state.open_sectors), board)
+                   _open_bytes(rules, state.open_sectors), board)
     # D-11 merges: a rune merges when hand and board hold at least merge_count runes of its kind
     # and grade in all (itself included), below the highest grade
     if n_hand or board:
@@ -483,7 +475,7 @@ def legal_mask(state: RunState) -> np.ndarray:
     if n_inv:
         # place_artifact (inventory slot, cell): the cells free of artifacts for each one held
         _slot_rows(buf, at["place_artifact"], at["sell_artifact"], n_inv, n_cells,
-                   _open_bytes(t, state.open_sectors), arts)
+                   _open_bytes(rules, state.open_sectors), arts)
     start = at["pick_up_artifact"]
     for c in arts:
         buf[start + c] = 1
