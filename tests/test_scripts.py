@@ -42,6 +42,11 @@ def test_benchmark_json():
     assert out["train_fps_ratio"] == pytest.approx(out["train_fps"] / out["train_fps_stub"])
     assert out["pairs"] == 20
     assert out["reference_battles_per_s"] > 0
+    # each engine figure is its best pass; the median pass is reported beside it
+    for key in ("reference_battles_per_s", "fast_battles_per_s", "batch_battles_per_s"):
+        assert 0 < out[key + "_median"] <= out[key]
+    assert out["fast_speedup"] == pytest.approx(out["fast_battles_per_s"]
+                                                / out["reference_battles_per_s"])
     assert out["env_steps_per_s"] > 0
     assert 0 < out["median_duration"] <= 60
     assert out["median_casts"] >= 0
@@ -55,6 +60,12 @@ def test_benchmark_table():
     assert r.returncode == 0, r.stderr
     assert "reference engine" in r.stdout and "battles/s" in r.stdout
     assert "standard_pairs(5, 3)" in r.stdout
+
+
+def test_benchmark_rejects_zero_repeats():
+    r = script("benchmark", "--pairs", "5", "--fast-repeats", "0")
+    assert r.returncode == 2
+    assert "--fast-repeats" in r.stderr
 
 
 @pytest.mark.slow
