@@ -373,3 +373,36 @@ def test_compiled_board_features_equal_the_python_encoding():
             checked += bool(state.board) and bool(state.artifacts)
             apply(state, drafter.act(state))
     assert checked > 20     # boards with runes and artifacts were among them
+
+
+def test_kernel_layout_signature_matches_the_tables():
+    # the kernel in use was compiled with compile.py's current table layout
+    from rune_env.battle.fast import _kernel
+    from rune_env.battle.fast.compile import LAYOUT_SIGNATURE
+    assert _kernel().layout_signature() == LAYOUT_SIGNATURE
+
+
+def test_stale_kernel_cache_is_recompiled_or_named():
+    # numba's cache is invalidated by kernel.py's changes only; _fresh_kernel recompiles a kernel
+    # whose compiled layout differs from compile.py's, and says so if that does not help
+    from rune_env.battle.fast import _fresh_kernel
+
+    class Kernel:
+        def __init__(self, signature):
+            self.signature = signature
+
+        def layout_signature(self):
+            return self.signature
+
+    current = Kernel(7)
+    assert _fresh_kernel(current, 7, lambda k: pytest.fail("recompiled a current kernel")) \
+        is current
+    recompiled = Kernel(8)
+    assert _fresh_kernel(Kernel(7), 8, lambda k: recompiled) is recompiled
+    with pytest.raises(RuntimeError, match="another table layout.*kernel.\\*.nbi"):
+        _fresh_kernel(Kernel(7), 8, lambda k: Kernel(7))
+
+    def read_only(k):
+        raise PermissionError("read-only file system")
+    with pytest.raises(RuntimeError, match="read-only file system"):
+        _fresh_kernel(Kernel(7), 8, read_only)

@@ -49,8 +49,47 @@ MIN_PER_THREAD = 32      # fewer battles than this per thread: play them on one 
 CHUNKS_PER_THREAD = 8    # the batch is cut into about this many chunks per thread
 
 
+_KERNEL = None
+
+
 def _kernel():
-    from . import kernel   # imported lazily: importing numba takes about a second
+    """The compiled kernel module, imported lazily (importing numba takes about a second) and
+    checked against the table layout of compile.py once (`_fresh_kernel`)."""
+    global _KERNEL
+    if _KERNEL is None:
+        from . import kernel
+        from .compile import LAYOUT_SIGNATURE
+
+        def recompile(module):
+            # Dispatcher.recompile() empties the function's disk cache and compiles it again
+            # with the module's current globals (the functions not compiled yet compile at
+            # their first call, and are cached again)
+            for obj in list(vars(module).values()):
+                if callable(getattr(obj, "recompile", None)) and hasattr(obj, "py_func"):
+                    obj.recompile()
+            return module
+
+        _KERNEL = _fresh_kernel(kernel, LAYOUT_SIGNATURE, recompile)
+    return _KERNEL
+
+
+def _fresh_kernel(kernel, signature: int, recompile):
+    """`kernel` if its compiled table layout is `signature`, else recompile(kernel), checked
+    again. numba's disk cache of kernel.py is keyed by kernel.py's text only, while the kernel
+    compiles compile.py's layout constants in: an edit of compile.py alone would otherwise run
+    stale machine code on the new tables."""
+    if kernel.layout_signature() == signature:
+        return kernel
+    try:
+        kernel = recompile(kernel)
+    except OSError as exc:
+        raise RuntimeError(f"the fast engine's cached kernel was compiled for another table "
+                           f"layout and could not be recompiled ({exc}); delete the numba cache "
+                           f"files kernel.*.nbi / kernel.*.nbc") from None
+    if kernel.layout_signature() != signature:
+        raise RuntimeError("the fast engine's cached kernel was compiled for another table layout "
+                           "and recompiling did not help; delete the numba cache files "
+                           "kernel.*.nbi / kernel.*.nbc (NUMBA_CACHE_DIR or __pycache__)")
     return kernel
 
 

@@ -10,10 +10,11 @@ Two compilations, both plain Python and cheap:
   modifier (cores, boss rules, relics: interval, HP, amplify and flow factors, erosions, wards,
   switches, seal-cap divisor, core flow strength, unseal delay, and the power factor per kind and
   per "outermost ring or not" computed exactly as the reference multiplies it), the artifacts, the
-  grade / ring / copy / resonance tables and the battle's scalars. The kernel finds each block
-  through the offsets in the header of `ri` (RI_* below). Cached per rules hash. Nothing the config
-  holds is a literal here or in the kernel; only the kinds (fixed by the code,
-  `rules.config.KINDS`) are.
+  grade / ring / copy / resonance tables, the overdrive multiplier of every second and the battle's
+  scalars, and some bit masks (the outward cells of a cell, the cells of an orbit, the opposites
+  of a kind) that spare the kernel loops. The kernel finds each block through the offsets in the
+  header of `ri` (RI_* below). Cached per rules hash. Nothing the config holds is a literal here
+  or in the kernel; only the kinds (fixed by the code, `rules.config.KINDS`) are.
 
   Two flat arrays rather than many small ones (or a namedtuple of arrays) keep numba's compile
   time low: every array argument costs compile time at every call site.
@@ -32,6 +33,8 @@ Board record (ints), at `offsets[b]`:
 """
 from __future__ import annotations
 
+import math
+import zlib
 from array import array
 
 import numpy as np
@@ -50,17 +53,24 @@ HEADER = 8   # ints before the variable parts of a board record
 # -- ri: header ---------------------------------------------------------------------------------
 (RI_N, RI_F, RI_O, RI_OW, RI_M, RI_A, RI_G, RI_P, RI_DRIZZLE_MAX, RI_PER_CYCLE, RI_DIVISOR,
  RI_DELAY_PERIOD, RI_EARTH_WARDS, RI_GEO, RI_KIND, RI_INTO, RI_FLOW, RI_ORB, RI_MOD, RI_ART,
- RI_UNS, RF_KIND, RF_FLOW, RF_MOD, RF_GX, RF_RX, RF_CX, RF_PN, RF_PL, RI_HDR) = range(30)
-# (the RF_* entries of the header are offsets into rf)
+ RI_UNS, RF_KIND, RF_FLOW, RF_MOD, RF_GX, RF_RX, RF_CX, RF_PN, RF_PL, RI_ORBM, RF_OD,
+ RI_HDR) = range(32)
+# (the RF_* entries of the header are offsets into rf; RI_ORBM: per orbit, the bit mask of its
+# cells, a quick test before its cells are checked one by one; RF_OD: the overdrive multiplier
+# of every second of the battle, t // 1000 = 0 .. duration)
 
-# ri: geometry, per cell (GW ints)
-G_RING, G_NBN, G_NB, G_INN, G_IN, G_OUTN, G_OUT, GW = 0, 1, 2, 8, 9, 15, 16, 22
+# Cell masks (RI_ORBM, G_OUTM): cell c is bit c, the cells from MASK_BITS on share bit MASK_BITS
+# (a mask test is then only a pre-check)
+MASK_BITS = 62
+
+# ri: geometry, per cell (GW ints); G_OUTM: the outward cells' mask (see MASK_BITS)
+G_RING, G_NBN, G_NB, G_INN, G_IN, G_OUTN, G_OUT, G_OUTM, GW = 0, 1, 2, 8, 9, 15, 16, 22, 23
 # ri: per kind (KW ints); the flows feeding kind k are at ri[RI_INTO] + k * F + j. K_BEATS: the
 # kinds k beats, K_BEATEN: the kinds that beat k, each a count then the kind ids in table order
-K_HITS, K_ATTACK, K_INTO_N, K_OPP = 0, 1, 2, 3
-K_BEATS = K_OPP + N_KINDS
+K_HITS, K_ATTACK, K_INTO_N, K_BEATS = 0, 1, 2, 3
 K_BEATEN = K_BEATS + 1 + N_KINDS
-KW = K_BEATEN + 1 + N_KINDS
+K_OPPM = K_BEATEN + 1 + N_KINDS     # the opposite kinds as a mask: bit 1 + kind id
+KW = K_OPPM + 1
 # ri: per flow
 FI_FROM, FI_TO, FI_EROS, FI_DRIZ, FI_EXTRA, FI_OVER, FIW = range(7)
 # ri: per orbit: pattern, length, cells (OW)
@@ -101,6 +111,14 @@ def _mod_ids(rules: Rules):
     return mod_id, art_id, by_group
 
 
+def _mask(cells) -> int:
+    """The bit mask of `cells` (see MASK_BITS)."""
+    m = 0
+    for c in cells:
+        m |= 1 << min(c, MASK_BITS)
+    return m
+
+
 def compile_rules(rules: Rules):
     """(ri, rf, ids) for a Rules, cached by the rules hash; ids are the encoder's name tables."""
     hit = _CACHE.get(rules.hash)
@@ -136,6 +154,7 @@ def compile_rules(rules: Rules):
     for c in range(n):
         row = [0] * GW
         row[G_RING] = geo.ring[c]
+        row[G_OUTM] = _mask(geo.outward[c])
         for start, cnt, lst in ((G_NB, G_NBN, geo.neighbors[c]), (G_IN, G_INN, geo.inward[c]),
                                 (G_OUT, G_OUTN, geo.outward[c])):
             assert len(lst) <= 6
@@ -154,7 +173,7 @@ def compile_rules(rules: Rules):
         lst = [i for i, f in enumerate(flows) if f.to == k]
         row[K_INTO_N] = len(lst)
         for o in rules.opposites[k]:
-            row[K_OPP + KIND_ID[o]] = 1
+            row[K_OPPM] |= 1 << (1 + KIND_ID[o])
         for start, kinds in ((K_BEATS, [b for b in KINDS if b in rules.beats[k]]),
                              (K_BEATEN, [b for b in KINDS if k in rules.beats[b]])):
             row[start] = len(kinds)
@@ -172,6 +191,7 @@ def compile_rules(rules: Rules):
     for p, cells in orbits:
         orb_rows.extend([p, len(cells)] + list(cells) + [-1] * (OW - len(cells)))
     block(RI_ORB, orb_rows)
+    block(RI_ORBM, [_mask(cells) for _, cells in orbits])
     mod_rows = []
     for m in mods:
         mod_rows.extend([m.extra_erosions, m.outermost_wards, int(m.loose_resonance),
@@ -264,6 +284,11 @@ def compile_rules(rules: Rules):
     fblock(RF_CX, spec.runes.mimic.copy_x_by_grade)
     fblock(RF_PN, [p.normal for p in pats])
     fblock(RF_PL, [p.loose for p in pats])
+    # overdrive_multiplier (D-27), the kernel's arithmetic: 1 + per_s * max(0, floor(t) - start)
+    duration_ms = math.floor(fs[F_DURATION_S] * 1000.0 + 0.5 + 1e-9)
+    per_s, start = float(fs[F_OD_PER_S]), float(fs[F_OD_START])
+    fblock(RF_OD, [1.0 + per_s * max(0.0, float(sec) - start)
+                   for sec in range(duration_ms // 1000 + 1)])
 
     ri = np.array(hdr + body, dtype=np.int64)
     rf = np.array(fbody, dtype=np.float64)
@@ -357,3 +382,12 @@ def encode_pairs(pairs, rules: Rules):
     return (ri, rf, _int32(flat), np.array(offsets, dtype=np.int64),
             np.array(max_hp, dtype=np.float64), np.ascontiguousarray(pair_idx[:, 0]),
             np.ascontiguousarray(pair_idx[:, 1]), hand_cap, mods_cap)
+
+
+# The layout above as one number. numba's disk cache of the kernel is invalidated by changes to
+# kernel.py only, yet the kernel compiles these constants in: `fast._kernel()` compares this with
+# the number the cached kernel was compiled with and recompiles on a difference.
+LAYOUT_SIGNATURE = zlib.crc32(repr((
+    sorted((name, value) for name, value in globals().items()
+           if name.isupper() and type(value) is int),
+    sorted(KIND_ID.items()))).encode())

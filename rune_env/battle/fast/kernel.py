@@ -53,12 +53,17 @@ across them) and passes every array as about a dozen words on the stack: `cast`,
 hundred times a battle, is inlined into `play` by numba itself (`inline='always'`: about a tenth of
 the battle's time saved, some seconds of cold compile spent), and so are the small helpers (`_ms`,
 `_max`, ... in place of numba's `int`, `max` and `min`, which are calls too; `_erodes`, which
-spares the calls of most erosions). `erode` stays a call: inlined at its two places it would cost
+spares the calls of most erosions; `_recall`, the memo lookup of `analyse`, at the turn's read of
+the analysis, where most reads hit). `erode` stays a call: inlined at its two places it would cost
 about ten more seconds of cold compile for a few percent. There are few functions, because numba
 links and re-optimizes every callee into each caller (the cold compile time grows with the call
 tree); `play` reaches `cast` from one place only (the turn's cast and the mimics' copies are one
 loop), so its body is compiled once. Integer literals are never passed to a compiled function
-(numba would compile one version per literal value).
+(numba would compile one version per literal value). What the rules fix is looked up rather than
+recomputed (compile.py): the overdrive multiplier of every second (RF_OD), the opposites of a kind
+as a bit mask (K_OPPM: no branch per neighbour); and cell masks skip loops that would find
+nothing: a side's mimic cells (S_MIMIC) against the cell's outward ones (G_OUTM) before the
+mimics' scan, the occupied cells against each resonance orbit (RI_ORBM) at the set-up.
 """
 from __future__ import annotations
 
@@ -69,18 +74,19 @@ from numba import njit
 
 from .compile import (AI_ABS, AI_BONUS, AI_WARDS, AIW, F_AFF_MAX, F_AFF_MIN, F_AFF_SLOPE,
                       F_AMP_INC, F_ATTUNE, F_BASE_HP, F_BASE_INTERVAL_S, F_CURSE_HEAL_X, F_DEATH,
-                      F_DELAY_X, F_DRAW_TOL, F_DRIZZLE_X, F_DURATION_S, F_HP_PER_ROUND,
-                      F_OD_PER_S, F_OD_START, F_OPP_MULT, F_REFLECT_CAP, F_STORM_BUDGET_S,
-                      F_STRONG_TOL, FF_CDX, FF_CURSE, FF_FDX, FF_MULT, FF_REFL, FF_STORM,
-                      FF_STRIP, FFW, FI_DRIZ, FI_EROS, FI_EXTRA, FI_FROM, FI_OVER, FIW, G_IN,
-                      G_INN, G_NB, G_NBN, G_OUT, G_OUTN, G_RING, GW, HEADER, K_ATTACK, K_BEATEN,
-                      K_BEATS, K_HITS, K_INTO_N, K_OPP, KF_BASE, KF_CURSE, KF_FREEZE, KF_WEAR, KFW,
-                      KIND_ID, KW, MF_AMP, MF_CFS, MF_FLOW, MF_HP, MF_INT, MF_POWX, MF_RADD,
-                      MF_UNS, MFW, MI_ANY, MI_DIV, MI_EXTRA, MI_LOOSE, MI_OWARDS, MIW, N_CASTING,
-                      N_KINDS, O_CELLS, O_LEN, O_PAT, RF_CX, RF_FLOW, RF_GX, RF_KIND, RF_MOD,
-                      RF_PL, RF_PN, RF_RX, RI_ART, RI_DELAY_PERIOD, RI_DIVISOR, RI_DRIZZLE_MAX,
-                      RI_EARTH_WARDS, RI_F, RI_FLOW, RI_G, RI_GEO, RI_INTO, RI_KIND, RI_MOD,
-                      RI_N, RI_O, RI_ORB, RI_OW, RI_P, RI_PER_CYCLE, RI_UNS)
+                      F_DELAY_X, F_DRAW_TOL, F_DRIZZLE_X, F_DURATION_S, F_HP_PER_ROUND, F_OPP_MULT,
+                      F_REFLECT_CAP, F_STORM_BUDGET_S, F_STRONG_TOL, FF_CDX, FF_CURSE, FF_FDX,
+                      FF_MULT, FF_REFL, FF_STORM, FF_STRIP, FFW, FI_DRIZ, FI_EROS, FI_EXTRA,
+                      FI_FROM, FI_OVER, FIW, G_IN, G_INN, G_NB, G_NBN, G_OUT, G_OUTM, G_OUTN,
+                      G_RING, GW, HEADER, K_ATTACK, K_BEATEN, K_BEATS, K_HITS, K_INTO_N, K_OPPM,
+                      KF_BASE, KF_CURSE, KF_FREEZE, KF_WEAR, KFW, KIND_ID, KW, LAYOUT_SIGNATURE,
+                      MASK_BITS, MF_AMP,
+                      MF_CFS, MF_FLOW, MF_HP, MF_INT, MF_POWX, MF_RADD, MF_UNS, MFW, MI_ANY,
+                      MI_DIV, MI_EXTRA, MI_LOOSE, MI_OWARDS, MIW, N_CASTING, N_KINDS, O_CELLS,
+                      O_LEN, O_PAT, RF_CX, RF_FLOW, RF_GX, RF_KIND, RF_MOD, RF_OD, RF_PL, RF_PN,
+                      RF_RX, RI_ART, RI_DELAY_PERIOD, RI_DIVISOR, RI_DRIZZLE_MAX, RI_EARTH_WARDS,
+                      RI_F, RI_FLOW, RI_G, RI_GEO, RI_INTO, RI_KIND, RI_MOD, RI_N, RI_O, RI_ORB,
+                      RI_ORBM, RI_OW, RI_P, RI_PER_CYCLE, RI_UNS)
 
 # kind ids (fixed by the code: rules.config.KINDS)
 K_WATER = KIND_ID["water"]
@@ -130,6 +136,13 @@ NOT_OVER = -1
 PEND_CAP = 256   # warding-seal unseals pending at once on one side (beyond: status 1)
 # status of a battle (S_ERROR): 0 played; 1 more unseals pending than PEND_CAP; 2 a board
 # record out of range. Not 0: `fast_battles` replays that battle with the reference engine.
+
+
+@njit(cache=True)
+def layout_signature():
+    """compile.LAYOUT_SIGNATURE as compiled into this kernel (a stale disk cache returns an old
+    one: see `rune_env.battle.fast._kernel`)."""
+    return LAYOUT_SIGNATURE
 
 
 def make_state(ri, hand_cap, mods_cap):
@@ -257,11 +270,13 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
         live[c] = -1
     outer = 0
     max_grade = ri[RI_G]
+    occ = 0      # the occupied cells (a mask, see MASK_BITS)
     for i in range(nr):
         c = enc[p_runes + 3 * i]
         g = enc[p_runes + 3 * i + 2]
         if c < 0 or c >= N or g < 1 or g > max_grade:
             return False
+        occ |= 1 << (c if c < MASK_BITS else MASK_BITS)
         Cs[c, C_KIND] = enc[p_runes + 3 * i + 1]
         live[c] = Cs[c, C_KIND]     # nothing is sealed yet
         Cs[c, C_GRADE] = enc[p_runes + 3 * i + 2]
@@ -290,7 +305,7 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
                 Cs[c, C_WARDS] += ri[a + AI_WARDS]
     nturn = 0
     nocc = 0
-    mimic = 0     # a mimic on the board, or in the hand (a reserve may bring it)
+    mimics = 0     # the cells holding a mimic (a mask, see MASK_BITS; `erode` keeps it)
     for c in range(N):
         k = Cs[c, C_KIND]
         if k < 0:
@@ -305,7 +320,7 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
             X[s, X_TURN, nturn] = c
             nturn += 1
         if k == K_MIMIC:
-            mimic = 1
+            mimics |= 1 << (c if c < MASK_BITS else MASK_BITS)
         X[s, X_OCC, nocc] = c
         Cs[c, C_OIDX] = nocc
         nocc += 1
@@ -315,14 +330,15 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
         X[s, X_HK, i] = enc[p_hand + 2 * i]
         X[s, X_HG, i] = enc[p_hand + 2 * i + 1]
         X[s, X_HU, i] = 0
-        if X[s, X_HK, i] == K_MIMIC:
-            mimic = 1
     # the resonance orbits that could ever complete: every cell occupied (no cell is ever
     # emptied or filled during a battle, a reserve only replaces the occupant)
     norb = 0
     orb = ri[RI_ORB]
     ow = 2 + ri[RI_OW]
+    orbm = ri[RI_ORBM]
     for o in range(ri[RI_O]):
+        if ri[orbm + o] & ~occ:
+            continue
         full = True
         for j in range(ri[orb + o * ow + O_LEN]):
             if live[ri[orb + o * ow + O_CELLS + j]] < 0:
@@ -370,7 +386,7 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
     xs[S_MUSED] = 0
     xs[S_MEMO_ON] = 1 if nocc <= MEMO_OCC else 0
     xs[S_AROW] = 2 + s * MEMO
-    xs[S_MIMIC] = mimic
+    xs[S_MIMIC] = mimics
     xf[SF_MAXHP] = max_hp
     xf[SF_HP] = max_hp
     xf[SF_BARRIER] = 0.0
@@ -445,6 +461,23 @@ def _feed(C, CF, s, a, ka, c):
         C[s, c, C_AMPN] = n + 1
 
 
+@njit(cache=True, _nrt=False, inline='always')
+def _recall(X, XF, s):
+    """The memo lookup of `analyse`: True if the analysis of side s's board is remembered, its
+    row then made the current one (inlined where most reads happen: a hit costs no call)."""
+    if X[s, X_S, S_MEMO_ON] != 1:
+        return False
+    key = X[s, X_S, S_MASK]
+    epoch = X[s, X_S, S_EPOCH]
+    for e in range(X[s, X_S, S_MUSED]):
+        if X[s, X_MKEY, e] == key and X[s, X_MEPOCH, e] == epoch:
+            X[s, X_S, S_AROW] = 2 + s * MEMO + e
+            XF[s, XF_S, SF_REFLECT] = XF[s, XF_MREFL, e]
+            X[s, X_S, S_DIRTY] = 0
+            return True
+    return False
+
+
 @njit(cache=True, _nrt=False)
 def analyse(ri, rf, C, CF, X, XF, s):
     """analysis.analyse for side s: powers, acting flows, delay, amplify factors, reflect share,
@@ -464,15 +497,11 @@ def analyse(ri, rf, C, CF, X, XF, s):
         # hit only makes its row the current one again (exactly what the computation below
         # would produce). A miss computes into the oldest row, which may be the current one: a
         # cast keeps its own copy of its acting flows (see `cast`).
+        if _recall(X, XF, s):
+            return
+        e = X[s, X_S, S_MNEXT]
         key = X[s, X_S, S_MASK]
         epoch = X[s, X_S, S_EPOCH]
-        for e in range(X[s, X_S, S_MUSED]):
-            if X[s, X_MKEY, e] == key and X[s, X_MEPOCH, e] == epoch:
-                X[s, X_S, S_AROW] = 2 + s * MEMO + e
-                XF[s, XF_S, SF_REFLECT] = XF[s, XF_MREFL, e]
-                X[s, X_S, S_DIRTY] = 0
-                return
-        e = X[s, X_S, S_MNEXT]
         X[s, X_S, S_MNEXT] = (e + 1) % MEMO
         if X[s, X_S, S_MUSED] < MEMO:
             X[s, X_S, S_MUSED] += 1
@@ -614,16 +643,17 @@ def analyse(ri, rf, C, CF, X, XF, s):
                 C[s, c, C_AMPL + j + 1] = v
             for q in range(n_a):
                 p *= CF[s, C[s, c, C_AMPL + q], CF_AMPF]
+        # a live opposite kind next to it, a live delay inward, without a branch per neighbour (a
+        # neighbour's live kind km, -1 if none, is bit km + 1 of the opposites' mask, bit 0 is 0)
+        opp = 0
+        oppm = ri[kt + k * KW + K_OPPM]
         for j in range(ri[g + G_NBN]):
-            km = X[s, X_LIVE, ri[g + G_NB + j]]
-            if km >= 0 and ri[kt + k * KW + K_OPP + km]:
-                p *= rf[F_OPP_MULT]
-                break
+            opp |= oppm >> (X[s, X_LIVE, ri[g + G_NB + j]] + 1)
+        if opp & 1:
+            p *= rf[F_OPP_MULT]
         dl = 0
         for j in range(ri[g + G_INN]):
-            if X[s, X_LIVE, ri[g + G_IN + j]] == K_DELAY:
-                dl = 1
-                break
+            dl |= X[s, X_LIVE, ri[g + G_IN + j]] == K_DELAY
         C[r, c, A_DELAYED] = dl
         if dl:
             p *= rf[F_DELAY_X]
@@ -722,7 +752,12 @@ def erode(ri, C, X, v):
             best_g = g
     if best >= 0:
         X[v, X_HU, best] = 1
+        bit = 1 << (target if target < MASK_BITS else MASK_BITS)
+        if k == K_MIMIC and target < MASK_BITS:
+            X[v, X_S, S_MIMIC] &= ~bit
         C[v, target, C_KIND] = X[v, X_HK, best]
+        if C[v, target, C_KIND] == K_MIMIC:
+            X[v, X_S, S_MIMIC] |= bit
         C[v, target, C_GRADE] = best_g
         eg = best_g + C[v, target, C_BONUS]
         mg = ri[RI_G]
@@ -739,11 +774,12 @@ def erode(ri, C, X, v):
 # -- one cast -----------------------------------------------------------------------------------
 
 @njit(cache=True, _nrt=False, inline='always')
-def cast(ri, rf, C, CF, X, XF, s, cell, kind, power, grade):
+def cast(ri, rf, C, CF, X, XF, s, cell, kind, power, grade, od):
     """Battle._cast with repeat 0, for the rune at `cell` (for a mimic's copy: the source's
-    cell) with `kind`, `power` and `grade`: the acting flows of `cell` are copied into the
-    snapshot, then the cast (steps 1-10 of E-3) runs once, and once more for each extra cast its
-    flows give (a thundercloud's second cast is the same cast again). True if the battle is over.
+    cell) with `kind`, `power`, `grade` and `od`, the overdrive multiplier at the battle's time:
+    the acting flows of `cell` are copied into the snapshot, then the cast (steps 1-10 of E-3)
+    runs once, and once more for each extra cast its flows give (a thundercloud's second cast is
+    the same cast again). True if the battle is over.
     """
     o = 1 - s
     r = X[s, X_S, S_AROW]
@@ -760,9 +796,6 @@ def cast(ri, rf, C, CF, X, XF, s, cell, kind, power, grade):
     kt = ri[RI_KIND] + kind * KW
     kf = ri[RF_KIND] + kind * KFW
     death = rf[F_DEATH]
-    # overdrive_multiplier, once for every hit of the cast (t is the same; t // 1000 is
-    # floor(t / 1000) exactly, without a division's latency)
-    od = 1.0 + rf[F_OD_PER_S] * _max(0.0, (t // 1000) - rf[F_OD_START])
     over = False
     for _rep in range(n_cast):
         if ri[kt + K_ATTACK]:
@@ -922,6 +955,7 @@ def play(ri, rf, C, CF, X, XF, enc, off0, off1, hp0, hp1):
     tol = rf[F_STRONG_TOL]
     period = ri[RI_DELAY_PERIOD]
     cx = ri[RF_CX]
+    odt = ri[RF_OD]
     over = False
     while True:
         # Battle._next_time: the earliest turn or scheduled unseal
@@ -937,6 +971,9 @@ def play(ri, rf, C, CF, X, XF, enc, off0, off1, hp0, hp1):
         if t < 0 or t > duration:
             break
         X[0, X_S, S_T] = t
+        # overdrive_multiplier at t, for every hit at t: from the table of compile_rules
+        # (t // 1000 is floor(t / 1000) exactly, without a division's latency)
+        od = rf[odt + t // 1000]
         # Battle._end_effects (no trace): due warding-seal unseals in (t, cell, serial) order,
         # each acting only if its seal is still the cell's newest
         for s in range(2):
@@ -992,7 +1029,7 @@ def play(ri, rf, C, CF, X, XF, enc, off0, off1, hp0, hp1):
             k = C[s, cell, C_KIND]
             can = k >= 0 and k < NC and C[s, cell, C_SEALED] == 0 and C[s, cell, C_FROZEN] <= t
             if can:
-                if X[s, X_S, S_DIRTY]:
+                if X[s, X_S, S_DIRTY] and not _recall(X, XF, s):
                     analyse(ri, rf, C, CF, X, XF, s)
                 if C[X[s, X_S, S_AROW], cell, A_DELAYED]:
                     # D-18: affected turns alternate skip, cast
@@ -1003,17 +1040,17 @@ def play(ri, rf, C, CF, X, XF, enc, off0, off1, hp0, hp1):
                 X[s, X_S, S_CASTS] += 1
                 # the cast, then Battle._mimic_copies: each unsealed mimic outward of the cell (in
                 # casting order) whose strongest unsealed inward casting rune is this one copies
-                # it; one loop, one call site of cast (the mimics are looked for only on a side
-                # that can ever have one)
+                # it; one loop, one call site of cast (the mimics are looked for only if a cell
+                # outward holds one: S_MIMIC & G_OUTM)
                 power = CF[X[s, X_S, S_AROW], cell, AF_POWER]
                 gs = geo + cell * GW
                 jm = 0
                 while True:
-                    if cast(ri, rf, C, CF, X, XF, s, cell, k, power, C[s, cell, C_EGRADE]):
+                    if cast(ri, rf, C, CF, X, XF, s, cell, k, power, C[s, cell, C_EGRADE], od):
                         over = True
                         break
                     found = False
-                    while X[s, X_S, S_MIMIC] and jm < ri[gs + G_OUTN]:
+                    while X[s, X_S, S_MIMIC] & ri[gs + G_OUTM] and jm < ri[gs + G_OUTN]:
                         m = ri[gs + G_OUT + jm]
                         jm += 1
                         if C[s, m, C_KIND] != K_MIMIC or C[s, m, C_SEALED]:
