@@ -43,7 +43,8 @@ def test_benchmark_json():
     assert out["pairs"] == 20
     assert out["reference_battles_per_s"] > 0
     # each engine figure is its best pass; the median pass is reported beside it
-    for key in ("reference_battles_per_s", "fast_battles_per_s", "batch_battles_per_s"):
+    for key in ("reference_battles_per_s", "fast_battles_per_s", "batch_battles_per_s",
+                "env_steps_per_s"):
         assert 0 < out[key + "_median"] <= out[key]
     assert out["fast_speedup"] == pytest.approx(out["fast_battles_per_s"]
                                                 / out["reference_battles_per_s"])
