@@ -85,7 +85,7 @@ def measurement(fn: Callable[[Context], list[Row]]) -> Callable[[Context], list[
 # -- measurements ------------------------------------------------------------------------------
 
 def _timed_passes(play, repeats: int) -> list[float]:
-    """Seconds of each of `repeats` passes of play() over the whole set."""
+    """Seconds of each of `repeats` passes of play()."""
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -95,10 +95,10 @@ def _timed_passes(play, repeats: int) -> list[float]:
 
 
 def _rates(n: int, times: list[float]) -> tuple[float, float]:
-    """(best, median) battles/s of passes over n battles. The best pass is the figure: this
-    machine is shared and its speed swings by up to 1.7x between runs a second apart, and
-    interference only ever slows a pass down, so the fastest pass is the closest to the code's
-    own cost (timeit's reasoning); the median shows the spread."""
+    """(best, median) per-second rates of passes of n items each (battles, steps). The best pass
+    is the figure: this machine is shared and its speed swings by up to 1.7x between runs a
+    second apart, and interference only ever slows a pass down, so the fastest pass is the
+    closest to the code's own cost (timeit's reasoning); the median shows the spread."""
     return n / min(times), n / statistics.median(times)
 
 
