@@ -11,6 +11,8 @@ give the same winner, time, casts, turns, seals and reason, and HP / max HP with
 - every pair of the example boards in configs/boards;
 - a retuned rules config (radius 4, four grades, changed numbers, side effects on other flows,
   more opposition and affinity pairs), so that nothing the config holds is built into the kernel;
+- radius-5 rules (90 cells) with boards of up to 80 runes: the kernel's cell masks cover cells
+  0..61 one by one and share one bit above (a test that an uncapped shift there would fail);
 and a traced sample shows that the pairs exercise every mechanism (seals, both unseal causes,
 reserves, freezes, curses, drizzle, storms, reflection, discharge, delay skips, mimic copies,
 second casts, dolls, wards, the seal cap).
@@ -213,6 +215,40 @@ def test_retuned_rules_match():
     pairs = parity_pairs(400, 99, rules)
     cover = coverage_boards(rules)
     pairs += [(a, b) for a in cover[::3] for b in cover[::11]]
+    _check(pairs, rules)
+
+
+def _wide_board(rng: np.random.Generator, rules: Rules, n_cells: int) -> Board:
+    """A board of 20 to 80 runes spread evenly over every cell of a radius-5 circle (90 cells),
+    supports likelier than casting runes, mimics in the hand (a reserve can bring one): the
+    kernel's cell masks give the cells from 62 on one shared bit, and its analysis memo is off
+    above 62 runes."""
+    kinds = list(KINDS)
+    weights = np.array([1.0 if k in CASTING_KINDS else 1.5 for k in kinds])
+    weights /= weights.sum()
+    cells = rng.choice(n_cells, size=int(rng.integers(20, 81)), replace=False)
+    runes = {int(c): (kinds[int(rng.choice(len(kinds), p=weights))],
+                      int(rng.integers(1, rules.max_grade + 1))) for c in cells}
+    hand = tuple(("mimic" if rng.random() < 0.5 else kinds[int(rng.integers(len(kinds)))],
+                  int(rng.integers(1, rules.max_grade + 1))) for _ in range(4))
+    return Board(runes=runes, hand=hand, open_sectors=frozenset(range(6)),
+                 core="moon" if rng.random() < 0.5 else None, round=int(rng.integers(1, 13)))
+
+
+def test_radius_5_rules_match():
+    # 90 cells: beyond the 62 cells the kernel's bit masks and analysis memo cover one by one
+    # (checked: with the occupied-cells mask built by an uncapped `1 << c`, this test fails)
+    data = yaml.safe_load(FROZEN_RULES.read_text(encoding="utf-8"))
+    data["rings"]["power_x"] = [1.0, 1.2, 1.4, 1.6, 1.8]               # radius 5: 90 cells
+    rules = Rules.from_dict(data, source="radius 5 test rules")
+    assert rules.radius == 5
+    n_cells = 90
+    rng = np.random.default_rng(55)
+    boards = [_wide_board(rng, rules, n_cells) for _ in range(120)]
+    assert any(max(b.runes) >= 62 and len(b.runes) > 62 for b in boards)
+    assert sum(k == "mimic" for b in boards for c, (k, _) in b.runes.items() if c >= 62) >= 10
+    pairs = list(zip(boards[::2], boards[1::2])) + list(zip(boards[:60], boards[60:]))
+    pairs += parity_pairs(100, 7, rules)
     _check(pairs, rules)
 
 
