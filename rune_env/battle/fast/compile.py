@@ -33,13 +33,13 @@ Board record (ints), at `offsets[b]`:
 """
 from __future__ import annotations
 
-import math
 import zlib
 from array import array
 
 import numpy as np
 
 from ...rules.config import ATTACK_KINDS, CASTING_KINDS, KINDS, Rules
+from ..analysis import overdrive_multiplier
 from ...rules.geometry import geometry
 
 # Kind ids are the index in KINDS (fixed by the code, not the config).
@@ -83,7 +83,7 @@ AI_WARDS, AI_BONUS, AI_ABS, AIW = range(4)
 # -- rf: scalars at fixed indices ---------------------------------------------------------------
 (F_DURATION_S, F_BASE_INTERVAL_S, F_BASE_HP, F_HP_PER_ROUND, F_DRAW_TOL, F_DEATH, F_STRONG_TOL,
  F_CURSE_HEAL_X, F_REFLECT_CAP, F_DRIZZLE_X, F_STORM_BUDGET_S, F_ATTUNE, F_OPP_MULT, F_AFF_SLOPE,
- F_AFF_MIN, F_AFF_MAX, F_OD_START, F_OD_PER_S, F_AMP_INC, F_DELAY_X, N_FS) = range(21)
+ F_AFF_MIN, F_AFF_MAX, F_AMP_INC, F_DELAY_X, N_FS) = range(19)
 # rf: per kind
 KF_BASE, KF_WEAR, KF_CURSE, KF_FREEZE, KFW = range(5)
 # rf: per flow
@@ -237,8 +237,6 @@ def compile_rules(rules: Rules):
     fs[F_AFF_SLOPE] = spec.affinity.slope
     fs[F_AFF_MIN] = spec.affinity.min
     fs[F_AFF_MAX] = spec.affinity.max
-    fs[F_OD_START] = spec.overdrive.start_s
-    fs[F_OD_PER_S] = spec.overdrive.per_second
     fs[F_AMP_INC] = spec.runes.amplify.increase
     fs[F_DELAY_X] = spec.runes.delay.power_x
     fbody = list(fs)
@@ -284,11 +282,10 @@ def compile_rules(rules: Rules):
     fblock(RF_CX, spec.runes.mimic.copy_x_by_grade)
     fblock(RF_PN, [p.normal for p in pats])
     fblock(RF_PL, [p.loose for p in pats])
-    # overdrive_multiplier (D-27), the kernel's arithmetic: 1 + per_s * max(0, floor(t) - start)
-    duration_ms = math.floor(fs[F_DURATION_S] * 1000.0 + 0.5 + 1e-9)
-    per_s, start = float(fs[F_OD_PER_S]), float(fs[F_OD_START])
-    fblock(RF_OD, [1.0 + per_s * max(0.0, float(sec) - start)
-                   for sec in range(duration_ms // 1000 + 1)])
+    # the reference's overdrive multiplier (D-27) at every whole second of the battle: it
+    # changes only there, so the kernel reads it at t // 1000
+    fblock(RF_OD, [overdrive_multiplier(rules, 1000 * sec)
+                   for sec in range(rules.ms(b.duration_s) // 1000 + 1)])
 
     ri = np.array(hdr + body, dtype=np.int64)
     rf = np.array(fbody, dtype=np.float64)

@@ -172,6 +172,12 @@ def _ms(seconds):
 
 
 @njit(cache=True, inline='always')
+def _cell_bit(c):
+    """Cell c's bit in a cell mask (compile.MASK_BITS: the cells from MASK_BITS on share one)."""
+    return 1 << (c if c < MASK_BITS else MASK_BITS)
+
+
+@njit(cache=True, inline='always')
 def _max(a, b):
     """Python's max(a, b): the first of equal values."""
     return b if b > a else a
@@ -276,7 +282,7 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
         g = enc[p_runes + 3 * i + 2]
         if c < 0 or c >= N or g < 1 or g > max_grade:
             return False
-        occ |= 1 << (c if c < MASK_BITS else MASK_BITS)
+        occ |= _cell_bit(c)
         Cs[c, C_KIND] = enc[p_runes + 3 * i + 1]
         live[c] = Cs[c, C_KIND]     # nothing is sealed yet
         Cs[c, C_GRADE] = enc[p_runes + 3 * i + 2]
@@ -320,7 +326,7 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
             X[s, X_TURN, nturn] = c
             nturn += 1
         if k == K_MIMIC:
-            mimics |= 1 << (c if c < MASK_BITS else MASK_BITS)
+            mimics |= _cell_bit(c)
         X[s, X_OCC, nocc] = c
         Cs[c, C_OIDX] = nocc
         nocc += 1
@@ -752,8 +758,8 @@ def erode(ri, C, X, v):
             best_g = g
     if best >= 0:
         X[v, X_HU, best] = 1
-        bit = 1 << (target if target < MASK_BITS else MASK_BITS)
-        if k == K_MIMIC and target < MASK_BITS:
+        bit = _cell_bit(target)
+        if k == K_MIMIC and target < MASK_BITS:     # a shared bit may stand for other mimics
             X[v, X_S, S_MIMIC] &= ~bit
         C[v, target, C_KIND] = X[v, X_HK, best]
         if C[v, target, C_KIND] == K_MIMIC:
