@@ -7,7 +7,7 @@ import numpy as np
 
 from ..rules.board import Board
 from ..rules.config import Rules
-from ..run.loop import draw_shop, apply, legal_mask, new_run
+from ..run.loop import draw_shop, apply, new_run
 from ..run.opponents import opponent_budget
 from ..run.ranks import RankEffects
 from .agent import Agent
@@ -38,9 +38,10 @@ class AgentOpponents:
         ready = action_table(self.rules).id("ready")
         cap = self.rules.spec.run.action_cap - 1
         while True:
-            mask = legal_mask(state)
-            obs = (self._encoder.encode_flat(state) if self.obs_mode == "flat"
-                   else self._encoder.encode_dict(state))
+            # one compiled call, as the env's step (the same values as encode_flat, legal_mask)
+            obs, mask = self._encoder.observe(state)
+            if self.obs_mode != "flat":
+                obs = self._encoder.split(obs)
             # agents that read the run state (the greedy drafter) get the draft state
             st = state if getattr(self.agent, "needs_state", False) else None
             a = int(self.agent.act(obs, mask, state=st) if st is not None else self.agent.act(obs, mask))

@@ -19,6 +19,7 @@ declared Box bounds always hold. `ObservationLayout.slices` names each slice of 
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -32,6 +33,7 @@ from ..run.state import RunState
 REWARD_CATEGORIES = ("artifact", "mana", "hand_slot", "artifact_slot", "base_stat")
 SCALARS = ("mana", "round", "lamps", "wins", "losses", "draws", "hand_slots", "artifact_slots",
            "sector_cost", "prep_actions", "hp_bonus", "rounds_to_boss", "rank")
+_PENDING_KINDS = {"core": 0, "reward": 1, "relic": 2}   # compile.RS_PENDING
 MANA_SCALE = 100.0       # mana / 100, clipped to 1
 POWER_LOG_SCALE = 8.0    # log1p(power) / 8, clipped to 1 (power 3000 -> 1)
 
@@ -114,10 +116,187 @@ class Encoder:
         self._powers = None          # BoardAnalyser, made at the first board with runes
         self._boards: dict = {}
         self._offsets = {name: s.start for name, s in self.layout.slices.items()}
+        self._compiled = None        # the tables of `observe`, made at its first call
+        self._work = None
+        self._record = np.zeros(1024, dtype=np.int32)    # observe's step record (grows)
+        self._packers: dict = {}
 
     def __getstate__(self) -> dict:
         # the compiled helper and the memo are rebuilt on use (envs are pickled for subprocesses)
-        return {**self.__dict__, "_powers": None, "_boards": {}}
+        return {**self.__dict__, "_powers": None, "_boards": {}, "_compiled": None,
+                "_work": None, "_packers": {}}
+
+    # -- the compiled path: observation and legal mask in one call ------------------------------
+    def observe(self, state: RunState) -> tuple[np.ndarray, np.ndarray]:
+        """(flat observation, legal mask) of `state`, written by one compiled call
+        (`kernel.observe`) from the state's step record (compile.py, RS_*). The same values as
+        `encode_flat(state)` and `rune_env.run.loop.legal_mask(state)`, bit for bit (tests
+        compare them on every state of long random runs); the env calls this every step."""
+        t = self._compiled
+        if t is None:
+            t = self._compiled = self._compile()
+        (kernel, ri, rf, ot, of, size, n_actions, kid, core_id, art_id, relic_mod, relic_i,
+         boss_i, cat_i, costs, max_mods) = t
+        board = state.board
+        arts = state.artifacts
+        relics = state.relics
+        core = state.core
+        sun = state.sun_element
+        # the board record: compile._records' layout (round 1, no hand, no boss rules), written
+        # here rather than by a call to it, which would cost a record per step more (a test
+        # compares the two)
+        rec = [1, -1 if core is None else core_id[core], -1 if sun is None else kid[sun],
+               len(board), len(arts), 0, 0, len(relics)]
+        for c, (k, g) in board.items():
+            rec += (c, kid[k], g)
+        for c, a in arts.items():
+            rec += (c, art_id[a])
+        for r in relics:
+            rec.append(relic_mod[r])
+        # the run record (compile.py, RS_*)
+        hand = state.hand
+        shop_runes = state.shop_runes
+        shop_arts = state.shop_artifacts
+        inv = state.artifact_inventory
+        open_sectors = state.open_sectors
+        rnd = state.round
+        next_boss = -1
+        for r in state.boss_schedule:
+            if r >= rnd and (next_boss < 0 or r < next_boss):
+                next_boss = r
+        bosses = state.boss_schedule[next_boss] if next_boss >= 0 else ()
+        n_open = len(open_sectors)
+        pend = state.pending
+        if pend is None:
+            pending, options = -1, ()
+        else:
+            pending, options = _PENDING_KINDS[pend["kind"]], pend["options"]
+        rec += (state.mana, rnd, state.lamps, state.wins, state.losses, state.draws,
+                state.hand_slots, state.artifact_slots, state.prep_actions, state.rank,
+                1 if state.over else 0, pending, costs[n_open] if n_open < len(costs) else -1,
+                next_boss, len(hand), len(shop_runes), len(shop_arts), len(inv), n_open,
+                len(bosses), len(options))
+        for k, g in hand:
+            rec += (kid[k], g)
+        for o in shop_runes:
+            rec.append(-1 if o is None else kid[o])
+        for o in shop_arts:
+            rec.append(-1 if o is None else art_id[o])
+        for a in inv:
+            rec.append(art_id[a])
+        rec += open_sectors
+        for b in bosses:
+            rec.append(boss_i[b])
+        if pending == 0:
+            for c in options:
+                rec.append(core_id[c])
+        elif pending == 1:
+            for opt in options:
+                cat, _, art = opt.partition(":")
+                rec += (cat_i[cat], art_id[art] if art else -1)
+        elif pending == 2:
+            for r in options:
+                rec.append(relic_i[r])
+        if len(relics) + 1 > max_mods:     # the analysis' modifier lists: the core and relics
+            raise ValueError(f"{len(relics)} relics: more than the encoder allows "
+                             f"({max_mods - 1})")
+        # into the encoder's int32 buffer through a struct packer per record length (about
+        # half the time of np.array(rec); the kernel reads only the record's own length)
+        n = len(rec)
+        pack = self._packers.get(n)
+        if pack is None:
+            if n > len(self._record):
+                self._record = np.zeros(2 * n, dtype=np.int32)
+            pack = self._packers[n] = struct.Struct(f"{n}i").pack_into
+        pack(self._record, 0, *rec)
+        out = np.empty(size, dtype=np.float32)
+        mask = np.empty(n_actions, dtype=bool)
+        if not kernel.observe(ri, rf, *self._work, self._record, ot, of, float(state.hp_bonus),
+                              out, mask):
+            raise ValueError("board record out of range (an unvalidated board?)")
+        return out, mask
+
+    def _compile(self) -> tuple:
+        """The tables of `observe` (compile.py OT_*, OF_*) and the work arrays of the analysis."""
+        from ..battle.fast import _kernel
+        from ..battle.fast import compile as cc
+        from ..run.actions import action_table
+        rules = self.rules
+        spec = rules.spec
+        run = spec.run
+        L = self.layout
+        o = self._offsets
+        nk, na = self.n_kinds, self.n_art
+        ri, rf, (_mod_id, art_id, by_group) = cc.compile_rules(rules)
+        assert art_id == self.art_i and cc.KIND_ID == self.kind_i     # the same column order
+        table = action_table(rules)
+        groups = table.groups
+        ot = [0] * cc.OT_HDR
+        ot[cc.OT_BOARD], ot[cc.OT_HAND], ot[cc.OT_SHOP], ot[cc.OT_INV] = \
+            o["board"], o["hand"], o["shop"], o["inventory"]
+        ot[cc.OT_SCALARS], ot[cc.OT_CORE], ot[cc.OT_RELICS], ot[cc.OT_BOSSES] = \
+            o["scalars"], o["core"], o["relics"], o["bosses"]
+        ot[cc.OT_PENDING] = o["pending"]
+        ot[cc.OT_WIDTH] = L.shapes["board"][1]
+        ot[cc.OT_NA] = na
+        ot[cc.OT_NCORES] = len(self.core_i)
+        ot[cc.OT_NRELICS] = len(self.relic_i)
+        ot[cc.OT_NCAT] = len(REWARD_CATEGORIES)
+        ot[cc.OT_REWARD_CHOICES] = run.reward_choices
+        relic_mod = by_group["relic"]
+        ot[cc.OT_RELIC_MOD0] = min(relic_mod.values()) if relic_mod else 0
+        assert all(relic_mod[r] - ot[cc.OT_RELIC_MOD0] == i for r, i in self.relic_i.items())
+        ot[cc.OT_NCELLS] = self.geo.n_cells
+        ot[cc.OT_COL_GRADE], ot[cc.OT_COL_OPEN] = nk, nk + 1
+        ot[cc.OT_COL_ART], ot[cc.OT_COL_POWER] = nk + 2, nk + 2 + na
+        for kind, name in (("choose_core", cc.OT_A_CORE), ("set_sun_element", cc.OT_A_SUN),
+                           ("buy_rune", cc.OT_A_BUY_RUNE), ("buy_artifact", cc.OT_A_BUY_ART),
+                           ("reroll", cc.OT_A_REROLL), ("place", cc.OT_A_PLACE),
+                           ("pick_up", cc.OT_A_PICK_UP), ("sell", cc.OT_A_SELL),
+                           ("merge_hand", cc.OT_A_MERGE_HAND),
+                           ("merge_board", cc.OT_A_MERGE_BOARD), ("open_sector", cc.OT_A_OPEN),
+                           ("place_artifact", cc.OT_A_PLACE_ART),
+                           ("pick_up_artifact", cc.OT_A_PICK_UP_ART),
+                           ("sell_artifact", cc.OT_A_SELL_ART), ("choose_reward", cc.OT_A_REWARD),
+                           ("choose_relic", cc.OT_A_RELIC), ("ready", cc.OT_A_READY)):
+            ot[name] = groups[kind][0]
+        ot[cc.OT_N_ACTIONS] = len(table)
+        ot[cc.OT_N_REWARD_IDS] = groups["choose_reward"][1][0]
+        ot[cc.OT_N_RELIC_IDS] = groups["choose_relic"][1][0]
+        ot[cc.OT_N_SECTOR_IDS] = groups["open_sector"][1][0]
+        ot[cc.OT_REROLL_COST] = run.reroll_cost
+        ot[cc.OT_MERGE_COUNT] = spec.grades.merge_count
+        ot[cc.OT_MAX_GRADE] = rules.max_grade
+        # the per-item tables, after the header
+        ot[cc.OT_PRICE] = len(ot)
+        ot += [rules.prices.get(k, 0) for k in KINDS]
+        ot[cc.OT_ART_PRICE] = len(ot)
+        ot += [m.price for m in spec.artifacts.values()]
+        ot[cc.OT_FLOWING] = len(ot)
+        ot += [1 if m.core_flow_strength > 0 else 0 for m in spec.cores.values()]
+        ot[cc.OT_SECTOR] = len(ot)
+        ot += [int(s) for s in self.geo.sector]
+        of = [0.0] * cc.OF_HDR
+        of[cc.OF_MANA] = MANA_SCALE
+        of[cc.OF_ROUND_CAP] = run.round_cap
+        of[cc.OF_LAMPS] = run.lamps
+        of[cc.OF_WINS] = run.wins_to_clear
+        of[cc.OF_HAND_MAX] = run.hand_slots_max
+        of[cc.OF_ART_MAX] = run.artifact_slots_max
+        of[cc.OF_COST_MAX] = max(spec.sectors.open_costs)
+        of[cc.OF_ACTION_CAP] = run.action_cap
+        of[cc.OF_BOSS_EVERY] = run.boss_every
+        of[cc.OF_RANKS] = max(1, len(spec.ranks) - 1)
+        of[cc.OF_MAX_GRADE] = self.max_grade
+        of[cc.OF_LOG_SCALE] = POWER_LOG_SCALE
+        kernel = _kernel()
+        # the analysis' work arrays: no hand; the core and every relic as modifiers at most
+        max_mods = max(8, len(spec.relics) + 1)
+        self._work = kernel.make_state(ri, 8, max_mods)
+        return (kernel, ri, rf, np.array(ot, dtype=np.int64), np.array(of, dtype=np.float64),
+                L.size, len(table), cc.KIND_ID, by_group["core"], art_id, relic_mod,
+                self.relic_i, self.boss_i, self.cat_i, tuple(spec.sectors.open_costs),
+                max_mods)
 
     def _board_block(self, state: RunState) -> np.ndarray:
         """The board part, flat (cells x features), remembered per board. Written by one
@@ -261,6 +440,9 @@ class Encoder:
 
     def encode_dict(self, state: RunState) -> dict[str, np.ndarray]:
         """The same content as `encode_flat`, one array per part (views of one flat vector)."""
-        flat = self.encode_flat(state)
+        return self.split(self.encode_flat(state))
+
+    def split(self, flat: np.ndarray) -> dict[str, np.ndarray]:
+        """A flat observation as the dict form: one array per part (views of `flat`)."""
         return {name: flat[s].reshape(self.layout.shapes[name])
                 for name, s in self.layout.slices.items()}

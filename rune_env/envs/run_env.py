@@ -192,7 +192,7 @@ class RuneRunEnv(gym.Env):
                 name: spaces.Box(0.0, 1.0, shape, np.float32) for name, shape in layout.shapes.items()})
         self._state: RunState | None = None
         self._last_battle: dict | None = None
-        self._mask: np.ndarray | None = None    # legal actions of self.state (set by _info)
+        self._mask: np.ndarray | None = None    # legal actions of self.state (set by _obs)
 
     @property
     def state(self) -> RunState | None:
@@ -279,13 +279,16 @@ class RuneRunEnv(gym.Env):
         return r
 
     def _obs(self):
+        # the observation and the legal mask in one compiled call (Encoder.observe; the same
+        # values as encode_flat and legal_mask); the mask is kept for _info and the next step
+        flat, self._mask = self.encoder.observe(self.state)
         if self.obs_mode == "flat":
-            return self.encoder.encode_flat(self.state)
-        return self.encoder.encode_dict(self.state)
+            return flat
+        return self.encoder.split(flat)
 
     def _info(self, battle: dict | None = None) -> dict[str, Any]:
         s = self.state
-        self._mask = legal_mask(s)
+        self._legal()
         # a copy: the env checks actions against its own mask, which callers must not edit
         info = StepInfo(action_mask=self._mask.copy(), round=s.round, mana=s.mana, lamps=s.lamps,
                         wins=s.wins, losses=s.losses, draws=s.draws, cleared=s.cleared,

@@ -381,6 +381,41 @@ def encode_pairs(pairs, rules: Rules):
             np.ascontiguousarray(pair_idx[:, 1]), hand_cap, mods_cap)
 
 
+# -- The env's step record and tables (kernel.observe; written by rune_env/envs/observation.py) --
+# The env's observation and legal mask are written by one compiled call from one int32 array:
+# the player's board record (the layout above, at offset 0: round 1, no hand, no boss rules, so
+# the powers are those at battle start), then the run record, at the offset the board record
+# ends:
+#   RS_HDR ints (RS_* below), then n_hand x (kind, grade), n_shop_runes x (kind or -1),
+#   n_shop_artifacts x (artifact or -1), n_inventory x artifact, n_open x sector, the next boss
+#   round's boss rules (index in the config's boss_rules), the pending options: a core choice's
+#   core indices, a reward choice's (category index, artifact or -1) pairs, a relic choice's
+#   relic indices.
+(RS_MANA, RS_ROUND, RS_LAMPS, RS_WINS, RS_LOSSES, RS_DRAWS, RS_HAND_SLOTS, RS_ART_SLOTS, RS_PREP,
+ RS_RANK, RS_OVER, RS_PENDING, RS_SECTOR_COST, RS_NEXT_BOSS, RS_NHAND, RS_NSHOP_RUNES,
+ RS_NSHOP_ARTS, RS_NINV, RS_NOPEN, RS_NBOSS, RS_NOPTIONS, RS_HDR) = range(22)
+# RS_PENDING: -1 none, else the index in ("core", "reward", "relic"); RS_SECTOR_COST and
+# RS_NEXT_BOSS: -1 for none.
+#
+# ot (int64): what the observation and the mask need of the rules and the observation layout,
+# built once per encoder. The obs offsets of the parts, then sizes, then the first action id
+# of each action group, then the offsets (in ot) of four per-item tables.
+(OT_BOARD, OT_HAND, OT_SHOP, OT_INV, OT_SCALARS, OT_CORE, OT_RELICS, OT_BOSSES, OT_PENDING,
+ OT_WIDTH, OT_NA, OT_NCORES, OT_NRELICS, OT_NCAT, OT_REWARD_CHOICES, OT_RELIC_MOD0, OT_NCELLS,
+ OT_COL_GRADE, OT_COL_OPEN, OT_COL_ART, OT_COL_POWER,
+ OT_A_CORE, OT_A_SUN, OT_A_BUY_RUNE, OT_A_BUY_ART, OT_A_REROLL, OT_A_PLACE, OT_A_PICK_UP,
+ OT_A_SELL, OT_A_MERGE_HAND, OT_A_MERGE_BOARD, OT_A_OPEN, OT_A_PLACE_ART, OT_A_PICK_UP_ART,
+ OT_A_SELL_ART, OT_A_REWARD, OT_A_RELIC, OT_A_READY, OT_N_ACTIONS, OT_N_REWARD_IDS,
+ OT_N_RELIC_IDS, OT_N_SECTOR_IDS, OT_REROLL_COST, OT_MERGE_COUNT, OT_MAX_GRADE,
+ OT_PRICE, OT_ART_PRICE, OT_FLOWING, OT_SECTOR, OT_HDR) = range(50)
+# OT_PRICE: per kind id, its price; OT_ART_PRICE: per artifact, its price; OT_FLOWING: per core,
+# 1 if it has a sun flow (an element to choose); OT_SECTOR: per cell, its outer-ring sector or -1.
+#
+# of (float64): the divisors of the observation's scalars, the grade and power scales.
+(OF_MANA, OF_ROUND_CAP, OF_LAMPS, OF_WINS, OF_HAND_MAX, OF_ART_MAX, OF_COST_MAX, OF_ACTION_CAP,
+ OF_BOSS_EVERY, OF_RANKS, OF_MAX_GRADE, OF_LOG_SCALE, OF_HDR) = range(13)
+
+
 # The layout above as one number. numba's disk cache of the kernel is invalidated by changes to
 # kernel.py only, yet the kernel compiles these constants in: `fast._kernel()` compares this with
 # the number the cached kernel was compiled with and recompiles on a difference.

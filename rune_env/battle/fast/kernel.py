@@ -87,6 +87,21 @@ from .compile import (AI_ABS, AI_BONUS, AI_WARDS, AIW, F_AFF_MAX, F_AFF_MIN, F_A
                       RF_RX, RI_ART, RI_DELAY_PERIOD, RI_DIVISOR, RI_DRIZZLE_MAX, RI_EARTH_WARDS,
                       RI_F, RI_FLOW, RI_G, RI_GEO, RI_INTO, RI_KIND, RI_MOD, RI_N, RI_O, RI_ORB,
                       RI_ORBM, RI_OW, RI_P, RI_PER_CYCLE, RI_UNS)
+from .compile import (OF_ACTION_CAP, OF_ART_MAX, OF_BOSS_EVERY, OF_COST_MAX, OF_HAND_MAX,
+                      OF_LAMPS, OF_LOG_SCALE, OF_MANA, OF_MAX_GRADE, OF_RANKS, OF_ROUND_CAP,
+                      OF_WINS, OT_A_BUY_ART, OT_A_BUY_RUNE, OT_A_CORE, OT_A_MERGE_BOARD,
+                      OT_A_MERGE_HAND, OT_A_OPEN, OT_A_PICK_UP, OT_A_PICK_UP_ART, OT_A_PLACE,
+                      OT_A_PLACE_ART, OT_A_READY, OT_A_RELIC, OT_A_REROLL, OT_A_REWARD,
+                      OT_A_SELL, OT_A_SELL_ART, OT_A_SUN, OT_ART_PRICE, OT_BOARD, OT_BOSSES,
+                      OT_COL_ART, OT_COL_GRADE, OT_COL_OPEN, OT_COL_POWER, OT_CORE, OT_FLOWING,
+                      OT_HAND, OT_INV, OT_MAX_GRADE, OT_MERGE_COUNT, OT_N_ACTIONS,
+                      OT_N_RELIC_IDS, OT_N_REWARD_IDS, OT_N_SECTOR_IDS, OT_NA, OT_NCAT,
+                      OT_NCELLS, OT_NCORES, OT_NRELICS, OT_PENDING, OT_PRICE, OT_RELIC_MOD0,
+                      OT_RELICS, OT_REROLL_COST, OT_REWARD_CHOICES, OT_SCALARS, OT_SECTOR,
+                      OT_SHOP, OT_WIDTH, RS_ART_SLOTS, RS_DRAWS, RS_HAND_SLOTS, RS_HDR,
+                      RS_LAMPS, RS_LOSSES, RS_MANA, RS_NBOSS, RS_NEXT_BOSS, RS_NHAND, RS_NINV,
+                      RS_NOPEN, RS_NOPTIONS, RS_NSHOP_ARTS, RS_NSHOP_RUNES, RS_OVER, RS_PENDING,
+                      RS_PREP, RS_RANK, RS_ROUND, RS_SECTOR_COST, RS_WINS)
 
 # kind ids (fixed by the code: rules.config.KINDS)
 K_WATER = KIND_ID["water"]
@@ -1206,4 +1221,247 @@ def board_features(ri, rf, C, CF, X, XF, enc, off, open_cells, out, width, col_g
     p_arts = p_runes + 3 * nr
     for i in range(na):
         out[enc[p_arts + 2 * i] * width + col_art + enc[p_arts + 2 * i + 1]] = 1.0
+    return True
+
+
+# -- The env's observation and legal mask (rune_env/envs/observation.py) ------------------------
+# Here rather than in a module of the env layer because numba's disk cache is keyed by one
+# file's text: a compiled function calling into another cached module would not see that
+# module's changes. The Python definitions stay the readable ones: `Encoder.encode_flat` and
+# `rune_env.run.loop.legal_mask`; tests compare this with both on every state of long random
+# runs, bit for bit.
+
+@njit(cache=True, inline='always')
+def _clip01(v):
+    return 0.0 if v < 0.0 else (1.0 if v > 1.0 else v)
+
+
+@njit(cache=True, inline='always')
+def _slot_rows(mask, is_open, rec, p_items, stride, n_items, place, sell, n_slots):
+    """loop._slot_rows: the (slot, cell) placing rows of the first `n_slots` slots, the open
+    cells not taken by the record's items (cell first, `stride` ints each); and their sell ids."""
+    N = is_open.shape[0]
+    free = is_open.copy()
+    for i in range(n_items):
+        free[rec[p_items + stride * i]] = False
+    for j in range(n_slots):
+        for c in range(N):
+            mask[place + j * N + c] = free[c]
+        mask[sell + j] = True
+
+
+@njit(cache=True, nogil=True)
+def observe(ri, rf, C, CF, X, XF, rec, ot, of, hp_bonus, out, mask):
+    """The observation (`out`, float32) and the legal mask (`mask`, bool) of a run state, from
+    its step record `rec` (compile.py: the board record at 0, the run record after it). Every
+    entry of both is written. Returns False if the board record is out of range."""
+    N = ot[OT_NCELLS]
+    nk = N_KINDS
+    na = ot[OT_NA]
+    width = ot[OT_WIDTH]
+    out[:] = 0.0
+    mask[:] = False
+    # where the run record starts: after the board record's runes, artifacts and relics
+    nr = rec[3]
+    nart = rec[4]
+    nrel = rec[7]
+    p_runes = HEADER
+    p_arts = p_runes + 3 * nr
+    p_rel = p_arts + 2 * nart
+    r0 = p_rel + nrel
+    p = r0 + RS_HDR
+    p_hand = p
+    p += 2 * rec[r0 + RS_NHAND]
+    p_shop_runes = p
+    p += rec[r0 + RS_NSHOP_RUNES]
+    p_shop_arts = p
+    p += rec[r0 + RS_NSHOP_ARTS]
+    p_inv = p
+    p += rec[r0 + RS_NINV]
+    p_open = p
+    p += rec[r0 + RS_NOPEN]
+    p_boss = p
+    p += rec[r0 + RS_NBOSS]
+    p_opts = p
+    n_hand = rec[r0 + RS_NHAND]
+    n_inv = rec[r0 + RS_NINV]
+    n_open = rec[r0 + RS_NOPEN]
+    n_opts = rec[r0 + RS_NOPTIONS]
+    pending = rec[r0 + RS_PENDING]
+    mana = rec[r0 + RS_MANA]
+    max_grade = of[OF_MAX_GRADE]
+
+    # the open cells (Python: open_cells)
+    sec = ot[OT_SECTOR]
+    is_open = np.zeros(N, np.bool_)
+    for c in range(N):
+        s = ot[sec + c]
+        if s < 0:
+            is_open[c] = True
+        else:
+            for i in range(n_open):
+                if rec[p_open + i] == s:
+                    is_open[c] = True
+                    break
+
+    # -- observation (Encoder.encode_flat, in its order) --
+    if nr > 0 or nart > 0:
+        if not board_features(ri, rf, C, CF, X, XF, rec, 0, is_open, out[ot[OT_BOARD]:], width,
+                              ot[OT_COL_GRADE], ot[OT_COL_OPEN], ot[OT_COL_ART],
+                              ot[OT_COL_POWER], max_grade, of[OF_LOG_SCALE]):
+            return False
+    else:
+        b = ot[OT_BOARD]
+        col = ot[OT_COL_OPEN]
+        for c in range(N):
+            out[b + c * width + col] = is_open[c]
+    base = ot[OT_HAND]
+    hw = nk + 1
+    for h in range(n_hand):
+        out[base + h * hw + rec[p_hand + 2 * h]] = 1.0
+        out[base + h * hw + nk] = rec[p_hand + 2 * h + 1] / max_grade
+    base = ot[OT_SHOP]
+    for i in range(rec[r0 + RS_NSHOP_RUNES]):
+        k = rec[p_shop_runes + i]
+        if k >= 0:
+            out[base + i * nk + k] = 1.0
+    base += rec[r0 + RS_NSHOP_RUNES] * nk
+    for i in range(rec[r0 + RS_NSHOP_ARTS]):
+        a = rec[p_shop_arts + i]
+        if a >= 0:
+            out[base + i * na + a] = 1.0
+    base = ot[OT_INV]
+    for i in range(n_inv):
+        out[base + i * na + rec[p_inv + i]] = 1.0
+    rnd = rec[r0 + RS_ROUND]
+    cost = rec[r0 + RS_SECTOR_COST]
+    nb = rec[r0 + RS_NEXT_BOSS]
+    s0 = ot[OT_SCALARS]
+    out[s0] = _clip01(mana / of[OF_MANA])
+    out[s0 + 1] = _clip01(rnd / of[OF_ROUND_CAP])
+    out[s0 + 2] = _clip01(rec[r0 + RS_LAMPS] / of[OF_LAMPS])
+    out[s0 + 3] = _clip01(rec[r0 + RS_WINS] / of[OF_WINS])
+    out[s0 + 4] = _clip01(rec[r0 + RS_LOSSES] / of[OF_ROUND_CAP])
+    out[s0 + 5] = _clip01(rec[r0 + RS_DRAWS] / of[OF_ROUND_CAP])
+    out[s0 + 6] = _clip01(rec[r0 + RS_HAND_SLOTS] / of[OF_HAND_MAX])
+    out[s0 + 7] = _clip01(rec[r0 + RS_ART_SLOTS] / of[OF_ART_MAX])
+    out[s0 + 8] = _clip01(cost / of[OF_COST_MAX]) if cost >= 0 else 1.0
+    out[s0 + 9] = _clip01(rec[r0 + RS_PREP] / of[OF_ACTION_CAP])
+    out[s0 + 10] = _clip01(hp_bonus)
+    out[s0 + 11] = _clip01((nb - rnd) / of[OF_BOSS_EVERY]) if nb > 0 else 1.0
+    out[s0 + 12] = _clip01(rec[r0 + RS_RANK] / of[OF_RANKS])
+    core = rec[1]
+    sun = rec[2]
+    base = ot[OT_CORE]
+    if core >= 0:
+        out[base + core] = 1.0
+    if sun >= 0:
+        out[base + ot[OT_NCORES] + sun] = 1.0
+    base = ot[OT_RELICS]
+    for i in range(nrel):
+        out[base + rec[p_rel + i] - ot[OT_RELIC_MOD0]] = 1.0
+    base = ot[OT_BOSSES]
+    for i in range(rec[r0 + RS_NBOSS]):
+        out[base + rec[p_boss + i]] = 1.0
+    if pending >= 0:
+        base = ot[OT_PENDING]
+        out[base + pending] = 1.0
+        off = base + 3
+        if pending == 0:
+            for i in range(n_opts):
+                out[off + rec[p_opts + i]] = 1.0
+        off += ot[OT_NCORES]
+        w = ot[OT_NCAT] + na
+        if pending == 1:
+            for i in range(n_opts):
+                out[off + i * w + rec[p_opts + 2 * i]] = 1.0
+                a = rec[p_opts + 2 * i + 1]
+                if a >= 0:
+                    out[off + i * w + ot[OT_NCAT] + a] = 1.0
+        off += ot[OT_REWARD_CHOICES] * w
+        if pending == 2:
+            for i in range(n_opts):
+                out[off + i * ot[OT_NRELICS] + rec[p_opts + i]] = 1.0
+
+    # -- legal mask (rune_env.run.loop.legal_mask, in its order) --
+    if rec[r0 + RS_OVER]:
+        return True
+    if pending >= 0:
+        if pending == 0:
+            for i in range(n_opts):
+                mask[ot[OT_A_CORE] + rec[p_opts + i]] = True
+        else:
+            n_ids = ot[OT_N_REWARD_IDS] if pending == 1 else ot[OT_N_RELIC_IDS]
+            start = ot[OT_A_REWARD] if pending == 1 else ot[OT_A_RELIC]
+            for i in range(n_ids if n_ids < n_opts else n_opts):
+                mask[start + i] = True
+        return True
+    mask[ot[OT_A_READY]] = True
+    if core >= 0 and ot[ot[OT_FLOWING] + core]:
+        for e in range(N_CASTING):
+            if e != sun:
+                mask[ot[OT_A_SUN] + e] = True
+    if n_hand < rec[r0 + RS_HAND_SLOTS]:
+        start = ot[OT_A_BUY_RUNE]
+        for i in range(rec[r0 + RS_NSHOP_RUNES]):
+            k = rec[p_shop_runes + i]
+            if k >= 0 and mana >= ot[ot[OT_PRICE] + k]:
+                mask[start + i] = True
+        start = ot[OT_A_PICK_UP]
+        for i in range(nr):
+            mask[start + rec[p_runes + 3 * i]] = True
+    if nart + n_inv < rec[r0 + RS_ART_SLOTS]:
+        start = ot[OT_A_BUY_ART]
+        for i in range(rec[r0 + RS_NSHOP_ARTS]):
+            a = rec[p_shop_arts + i]
+            if a >= 0 and mana >= ot[ot[OT_ART_PRICE] + a]:
+                mask[start + i] = True
+    if mana >= ot[OT_REROLL_COST]:
+        mask[ot[OT_A_REROLL]] = True
+    if n_hand > 0:
+        # place (hand slot, cell): the open cells free of runes, for each held rune
+        _slot_rows(mask, is_open, rec, p_runes, 3, nr, ot[OT_A_PLACE], ot[OT_A_SELL], n_hand)
+    # D-11 merges: a rune merges when hand and board hold at least merge_count runes of its kind
+    # and grade in all (itself included), below the highest grade
+    if n_hand > 0 or nr > 0:
+        need = ot[OT_MERGE_COUNT]
+        top = ot[OT_MAX_GRADE]
+        counts = np.zeros((nk, top + 2), np.int64)
+        # (grades above the highest never merge: not counted, so never out of the table)
+        for h in range(n_hand):
+            g = rec[p_hand + 2 * h + 1]
+            if 0 <= g <= top:
+                counts[rec[p_hand + 2 * h], g] += 1
+        for i in range(nr):
+            g = rec[p_runes + 3 * i + 2]
+            if 0 <= g <= top:
+                counts[rec[p_runes + 3 * i + 1], g] += 1
+        start = ot[OT_A_MERGE_HAND]
+        for h in range(n_hand):
+            k = rec[p_hand + 2 * h]
+            g = rec[p_hand + 2 * h + 1]
+            if g < top and counts[k, g] >= need:
+                mask[start + h] = True
+        start = ot[OT_A_MERGE_BOARD]
+        for i in range(nr):
+            k = rec[p_runes + 3 * i + 1]
+            g = rec[p_runes + 3 * i + 2]
+            if g < top and counts[k, g] >= need:
+                mask[start + rec[p_runes + 3 * i]] = True
+    if cost >= 0 and mana >= cost:
+        start = ot[OT_A_OPEN]
+        for s in range(ot[OT_N_SECTOR_IDS]):
+            taken = False
+            for i in range(n_open):
+                if rec[p_open + i] == s:
+                    taken = True
+            if not taken:
+                mask[start + s] = True
+    if n_inv > 0:
+        # place_artifact (inventory slot, cell): the open cells free of artifacts, each held one
+        _slot_rows(mask, is_open, rec, p_arts, 2, nart, ot[OT_A_PLACE_ART], ot[OT_A_SELL_ART],
+                   n_inv)
+    start = ot[OT_A_PICK_UP_ART]
+    for i in range(nart):
+        mask[start + rec[p_arts + 2 * i]] = True
     return True
