@@ -37,6 +37,7 @@ engine's battles/s and its speed-up, env steps/s, training frames/s) without tou
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -263,6 +264,11 @@ def training(ctx: Context) -> list[Row]:
         stub_id, observation_space=spaces[0], action_space=spaces[1], episode_length=mean_len,
         observation=first_obs))
 
+    # as scripts/train.py does before learning: what exists now lives to the end, frozen out of
+    # the garbage collector's generations (else a full collection, about 0.2 s, lands in one
+    # env's chunks or the other's by chance)
+    gc.collect()
+    gc.freeze()
     chunk = real.n_steps * n_envs
     done = {id(real): 0, id(stub): 0}
     spent = {id(real): 0.0, id(stub): 0.0}

@@ -14,6 +14,7 @@ checkpoint. Reproducible on one machine: seeds fixed and torch threads set by th
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import re
 import sys
@@ -260,6 +261,12 @@ def train(cfg: dict, run_dir: Path, resume: bool) -> dict:
                             tensorboard_log=str(tb_dir), policy_kwargs=cfg["policy_kwargs"] or None,
                             device="cpu", **ppo)
     remaining = cfg["total_timesteps"] - done_steps
+    # What exists now (torch, the model, the envs) lives for the whole run: frozen out of the
+    # garbage collector's generations, it is no longer walked by every full collection (about
+    # 0.2 s for the half million objects, once or twice a minute of training). No effect on
+    # results: the collector frees memory only.
+    gc.collect()
+    gc.freeze()
     t0 = time.time()
     if remaining > 0:
         model.learn(total_timesteps=remaining, callback=build_callbacks(cfg, run_dir, cfg["env_kwargs"]),
