@@ -5,6 +5,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,7 @@ def script(name: str, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_benchmark_json():
     r = script("benchmark", "--pairs", "20", "--env-steps", "200", "--train-steps", "256",
+               "--fast-seconds", "0.3",
                "--train-config", str(REPO / "configs" / "train" / "quick.yaml"), "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
@@ -61,6 +63,18 @@ def test_benchmark_table():
     assert r.returncode == 0, r.stderr
     assert "reference engine" in r.stdout and "battles/s" in r.stdout
     assert "standard_pairs(5, 3)" in r.stdout
+
+
+def test_benchmark_passes_fill_the_minimum_time():
+    """The fast engine's passes: at least `repeats`, then more until `min_seconds` are spent
+    (10 ms passes: 3 passes take 30 ms; a 95 ms minimum needs 10 passes)."""
+    bench = _load("benchmark")
+    nap = lambda: time.sleep(0.01)         # noqa: E731
+    assert len(bench._timed_passes(nap, 3)) == 3
+    assert len(bench._timed_passes(nap, 3, 0.0)) == 3
+    times = bench._timed_passes(nap, 3, 0.095)
+    assert sum(times) >= 0.095 and len(times) >= 4
+    assert sum(times[:-1]) < 0.095          # it stopped at the first pass past the minimum
 
 
 def test_benchmark_rejects_zero_repeats():
