@@ -203,3 +203,18 @@ def test_observe_board_record_is_the_battle_kernels_record():
         assert np.array_equal(enc._record[:len(want)], want), k
         compared += bool(state.board and state.artifacts and state.relics)
     assert compared >= 50
+
+
+def test_observe_names_a_state_of_other_rules():
+    """A state holding a name these rules do not know (here a rune kind) or a number that does
+    not fit the record is refused with a ValueError naming it (not a bare KeyError)."""
+    rules = frozen_rules()
+    enc = Encoder(rules)
+    state = new_run(1, rules, core="sun")
+    state.hand = [("plasma", 1)]
+    with pytest.raises(ValueError, match="plasma"):
+        enc.observe(state)
+    state = new_run(1, rules, core="sun")
+    state.mana = 2**40
+    with pytest.raises(ValueError, match="does not fit"):
+        enc.observe(state)

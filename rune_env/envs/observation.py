@@ -135,7 +135,36 @@ class Encoder:
         t = self._compiled
         if t is None:
             t = self._compiled = self._compile()
-        (kernel, ri, rf, ot, of, size, n_actions, kid, core_id, art_id, relic_mod, relic_i,
+        kernel, ri, rf, ot, of, size, n_actions = t[:7]
+        try:
+            rec = self._step_record(state, t)
+        except KeyError as e:
+            raise ValueError(f"the run state names {e} (unknown to these rules): not a state "
+                             f"of this env's rules") from None
+        # into the encoder's int32 buffer through a struct packer per record length (about
+        # half the time of np.array(rec); the kernel reads only the record's own length)
+        n = len(rec)
+        pack = self._packers.get(n)
+        if pack is None:
+            if n > len(self._record):
+                self._record = np.zeros(2 * n, dtype=np.int32)
+            pack = self._packers[n] = struct.Struct(f"{n}i").pack_into
+        try:
+            pack(self._record, 0, *rec)
+        except struct.error as e:
+            raise ValueError(f"a value of the run state does not fit the step record ({e})") \
+                from None
+        out = np.empty(size, dtype=np.float32)
+        mask = np.empty(n_actions, dtype=bool)
+        if not kernel.observe(ri, rf, *self._work, self._record, ot, of, float(state.hp_bonus),
+                              out, mask):
+            raise ValueError("board record out of range (an unvalidated board?)")
+        return out, mask
+
+    def _step_record(self, state: RunState, t: tuple) -> list[int]:
+        """The step record of `state` as a list of ints (compile.py: the board record, then the
+        run record, RS_*)."""
+        (_kernel, _ri, _rf, _ot, _of, _size, _n, kid, core_id, art_id, relic_mod, relic_i,
          boss_i, cat_i, costs, max_mods) = t
         board = state.board
         arts = state.artifacts
@@ -200,21 +229,7 @@ class Encoder:
         if len(relics) + 1 > max_mods:     # the analysis' modifier lists: the core and relics
             raise ValueError(f"{len(relics)} relics: more than the encoder allows "
                              f"({max_mods - 1})")
-        # into the encoder's int32 buffer through a struct packer per record length (about
-        # half the time of np.array(rec); the kernel reads only the record's own length)
-        n = len(rec)
-        pack = self._packers.get(n)
-        if pack is None:
-            if n > len(self._record):
-                self._record = np.zeros(2 * n, dtype=np.int32)
-            pack = self._packers[n] = struct.Struct(f"{n}i").pack_into
-        pack(self._record, 0, *rec)
-        out = np.empty(size, dtype=np.float32)
-        mask = np.empty(n_actions, dtype=bool)
-        if not kernel.observe(ri, rf, *self._work, self._record, ot, of, float(state.hp_bonus),
-                              out, mask):
-            raise ValueError("board record out of range (an unvalidated board?)")
-        return out, mask
+        return rec
 
     def _compile(self) -> tuple:
         """The tables of `observe` (compile.py OT_*, OF_*) and the work arrays of the analysis."""
