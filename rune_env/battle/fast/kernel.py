@@ -64,6 +64,10 @@ recomputed (compile.py): the overdrive multiplier of every second (RF_OD), the o
 as a bit mask (K_OPPM: no branch per neighbour); and cell masks skip loops that would find
 nothing: a side's mimic cells (S_MIMIC) against the cell's outward ones (G_OUTM) before the
 mimics' scan, the occupied cells against each resonance orbit (RI_ORBM) at the set-up.
+
+Besides battles, the kernel analyses boards for the drafter and the observation
+(`board_analysis`, `board_features`) and writes the env's whole observation and legal mask from
+one step record (`observe`, at the end of this file; compile.py RS_*, OT_*, OF_*).
 """
 from __future__ import annotations
 
