@@ -76,6 +76,15 @@ class ObservationLayout:
                          for name, s in self.slices.items())
 
 
+def _next_boss_round(state: RunState) -> int | None:
+    """The next boss round from this one on (this one included), or None."""
+    next_boss = None
+    for r in state.boss_schedule:
+        if r >= state.round and (next_boss is None or r < next_boss):
+            next_boss = r
+    return next_boss
+
+
 class _BoardView(NamedTuple):
     """What the compiled analysis reads of a board, straight from a RunState (no `Board`)."""
 
@@ -165,7 +174,7 @@ class Encoder:
         """The step record of `state` as a list of ints (compile.py: the board record, then the
         run record, RS_*)."""
         (_kernel, _ri, _rf, _ot, _of, _size, _n, kid, core_id, art_id, relic_mod, relic_i,
-         boss_i, cat_i, costs, max_mods) = t
+         boss_i, cat_i, max_mods) = t
         board = state.board
         arts = state.artifacts
         relics = state.relics
@@ -188,23 +197,19 @@ class Encoder:
         shop_arts = state.shop_artifacts
         inv = state.artifact_inventory
         open_sectors = state.open_sectors
-        rnd = state.round
-        next_boss = -1
-        for r in state.boss_schedule:
-            if r >= rnd and (next_boss < 0 or r < next_boss):
-                next_boss = r
-        bosses = state.boss_schedule[next_boss] if next_boss >= 0 else ()
-        n_open = len(open_sectors)
+        next_boss = _next_boss_round(state)
+        bosses = () if next_boss is None else state.boss_schedule[next_boss]
+        cost = sector_cost(state)
         pend = state.pending
         if pend is None:
             pending, options = -1, ()
         else:
             pending, options = _PENDING_KINDS[pend["kind"]], pend["options"]
-        rec += (state.mana, rnd, state.lamps, state.wins, state.losses, state.draws,
+        rec += (state.mana, state.round, state.lamps, state.wins, state.losses, state.draws,
                 state.hand_slots, state.artifact_slots, state.prep_actions, state.rank,
-                1 if state.over else 0, pending, costs[n_open] if n_open < len(costs) else -1,
-                next_boss, len(hand), len(shop_runes), len(shop_arts), len(inv), n_open,
-                len(bosses), len(options))
+                1 if state.over else 0, pending, -1 if cost is None else cost,
+                -1 if next_boss is None else next_boss, len(hand), len(shop_runes),
+                len(shop_arts), len(inv), len(open_sectors), len(bosses), len(options))
         for k, g in hand:
             rec += (kid[k], g)
         for o in shop_runes:
@@ -275,7 +280,6 @@ class Encoder:
                            ("sell_artifact", cc.OT_A_SELL_ART), ("choose_reward", cc.OT_A_REWARD),
                            ("choose_relic", cc.OT_A_RELIC), ("ready", cc.OT_A_READY)):
             ot[name] = groups[kind][0]
-        ot[cc.OT_N_ACTIONS] = len(table)
         ot[cc.OT_N_REWARD_IDS] = groups["choose_reward"][1][0]
         ot[cc.OT_N_RELIC_IDS] = groups["choose_relic"][1][0]
         ot[cc.OT_N_SECTOR_IDS] = groups["open_sector"][1][0]
@@ -284,7 +288,7 @@ class Encoder:
         ot[cc.OT_MAX_GRADE] = rules.max_grade
         # the per-item tables, after the header
         ot[cc.OT_PRICE] = len(ot)
-        ot += [rules.prices.get(k, 0) for k in KINDS]
+        ot += [rules.prices[k] for k in KINDS]
         ot[cc.OT_ART_PRICE] = len(ot)
         ot += [m.price for m in spec.artifacts.values()]
         ot[cc.OT_FLOWING] = len(ot)
@@ -310,8 +314,7 @@ class Encoder:
         self._work = kernel.make_state(ri, 8, max_mods)
         return (kernel, ri, rf, np.array(ot, dtype=np.int64), np.array(of, dtype=np.float64),
                 L.size, len(table), cc.KIND_ID, by_group["core"], art_id, relic_mod,
-                self.relic_i, self.boss_i, self.cat_i, tuple(spec.sectors.open_costs),
-                max_mods)
+                self.relic_i, self.boss_i, self.cat_i, max_mods)
 
     def _board_block(self, state: RunState) -> np.ndarray:
         """The board part, flat (cells x features), remembered per board. Written by one
@@ -393,10 +396,7 @@ class Encoder:
         base = o["inventory"]
         for i, art in enumerate(state.artifact_inventory):
             ones.append(base + i * na + art_i[art])
-        next_boss = None
-        for r in state.boss_schedule:
-            if r >= state.round and (next_boss is None or r < next_boss):
-                next_boss = r
+        next_boss = _next_boss_round(state)
         cost = sector_cost(state)
         scalars = (
             state.mana / MANA_SCALE,

@@ -98,7 +98,7 @@ from .compile import (OF_ACTION_CAP, OF_ART_MAX, OF_BOSS_EVERY, OF_COST_MAX, OF_
                       OT_A_PLACE_ART, OT_A_READY, OT_A_RELIC, OT_A_REROLL, OT_A_REWARD,
                       OT_A_SELL, OT_A_SELL_ART, OT_A_SUN, OT_ART_PRICE, OT_BOARD, OT_BOSSES,
                       OT_COL_ART, OT_COL_GRADE, OT_COL_OPEN, OT_COL_POWER, OT_CORE, OT_FLOWING,
-                      OT_HAND, OT_INV, OT_MAX_GRADE, OT_MERGE_COUNT, OT_N_ACTIONS,
+                      OT_HAND, OT_INV, OT_MAX_GRADE, OT_MERGE_COUNT,
                       OT_N_RELIC_IDS, OT_N_REWARD_IDS, OT_N_SECTOR_IDS, OT_NA, OT_NCAT,
                       OT_NCELLS, OT_NCORES, OT_NRELICS, OT_PENDING, OT_PRICE, OT_RELIC_MOD0,
                       OT_RELICS, OT_REROLL_COST, OT_REWARD_CHOICES, OT_SCALARS, OT_SECTOR,
@@ -1309,16 +1309,10 @@ def observe(ri, rf, C, CF, X, XF, rec, ot, of, hp_bonus, out, mask):
                     break
 
     # -- observation (Encoder.encode_flat, in its order) --
-    if nr > 0 or nart > 0:
-        if not board_features(ri, rf, C, CF, X, XF, rec, 0, is_open, out[ot[OT_BOARD]:], width,
-                              ot[OT_COL_GRADE], ot[OT_COL_OPEN], ot[OT_COL_ART],
-                              ot[OT_COL_POWER], max_grade, of[OF_LOG_SCALE]):
-            return False
-    else:
-        b = ot[OT_BOARD]
-        col = ot[OT_COL_OPEN]
-        for c in range(N):
-            out[b + c * width + col] = is_open[c]
+    if not board_features(ri, rf, C, CF, X, XF, rec, 0, is_open, out[ot[OT_BOARD]:], width,
+                          ot[OT_COL_GRADE], ot[OT_COL_OPEN], ot[OT_COL_ART], ot[OT_COL_POWER],
+                          max_grade, of[OF_LOG_SCALE]):
+        return False
     base = ot[OT_HAND]
     hw = nk + 1
     for h in range(n_hand):
@@ -1430,7 +1424,7 @@ def observe(ri, rf, C, CF, X, XF, rec, ot, of, hp_bonus, out, mask):
     if n_hand > 0 or nr > 0:
         need = ot[OT_MERGE_COUNT]
         top = ot[OT_MAX_GRADE]
-        counts = np.zeros((nk, top + 2), np.int64)
+        counts = np.zeros((nk, top + 1), np.int64)
         # (grades above the highest never merge: not counted, so never out of the table)
         for h in range(n_hand):
             g = rec[p_hand + 2 * h + 1]
