@@ -1,7 +1,13 @@
-"""(Re)compute the golden traces: tests/data/golden.json.
+"""(Re)compute the golden traces: tests/data/golden.json and tests/data/golden_balance.json.
 
-    python scripts/pin_golden.py            # recompute and write tests/data/golden.json
-    python scripts/pin_golden.py --check    # recompute and report differences, write nothing
+    python scripts/pin_golden.py [--set literal|balance]   # recompute and write (default: both)
+    python scripts/pin_golden.py --check                  # recompute and report, write nothing
+
+Two sets. "literal": tests/data/golden.json, pinned under the frozen rules tests/data/rules.yaml
+(the rules as written: no balance rules). "balance": tests/data/golden_balance.json, pinned under
+tests/data/default_rules.yaml, a frozen copy of the default rules with the balance rules of RULES
+section 13 (rest turns, the seal cap floor, one freeze at a time); it holds the same 24 battles
+and 6 small-board battles where those rules act.
 
 The golden set is 24 battles: 16 pairs drawn by `random_board` with fixed seeds across rounds
 1..12, and 8 hand-chosen pairs that together field every core, every relic, every boss rule,
@@ -35,6 +41,10 @@ from rune_env.rules.sampling import random_board  # noqa: E402
 
 FROZEN_RULES = ROOT / "tests" / "data" / "rules.yaml"
 GOLDEN = ROOT / "tests" / "data" / "golden.json"
+# set name -> (the frozen rules it is pinned under, the file)
+SETS = {"literal": (FROZEN_RULES, GOLDEN),
+        "balance": (ROOT / "tests" / "data" / "default_rules.yaml",
+                    ROOT / "tests" / "data" / "golden_balance.json")}
 
 # 16 random pairs: (seed, round). Rounds 1..12, then four more across the range.
 RANDOM_PAIRS = [(1000 + i, 1 + i % 12) for i in range(12)] + [
@@ -118,6 +128,40 @@ HAND_PAIRS: list[tuple[str, dict, dict]] = [
 ]
 
 
+# 6 small boards for the balance set: one and two runes (rest turns, the cap floor), ices (the
+# freeze limit), a mimic copying an ice, a tree core with reserves, a moon core.
+SMALL_PAIRS: list[tuple[str, dict, dict]] = [
+    ("one moon ice vs five runes",
+     {"core": "moon", "round": 6, "runes": {"1:0": ["ice", 2]}},
+     {"core": "sun", "sun_element": "wind", "round": 6,
+      "runes": {"1:0": ["fire", 2], "1:1": ["wind", 1], "2:0": ["wind", 2], "1:3": ["water", 1],
+                "2:6": ["thunder", 1]}}),
+    ("two ices vs ice and mimic",
+     {"core": "star", "round": 4, "runes": {"1:0": ["ice", 1], "1:3": ["ice", 2]}},
+     {"core": "moon", "round": 4, "runes": {"1:0": ["ice", 2], "2:0": ["mimic", 1],
+                                            "1:2": ["fire", 1]}}),
+    ("tree two with reserves vs eclipse three",
+     {"core": "tree", "round": 8, "runes": {"1:0": ["thunder", 2], "2:0": ["wind", 2]},
+      "hand": [["fire", 1], ["ice", 2], ["thunder", 1]]},
+     {"core": "eclipse", "round": 8, "runes": {"1:0": ["dark", 2], "1:2": ["ice", 1],
+                                               "2:4": ["fire", 2]}}),
+    ("lone fire with a reserve vs lone ice",
+     {"core": "sun", "sun_element": "wind", "round": 3, "runes": {"1:0": ["fire", 2]},
+      "hand": [["fire", 1]]},
+     {"core": "moon", "round": 3, "runes": {"2:0": ["ice", 1]}}),
+    ("storm on a rester",
+     {"core": "moon", "round": 5, "runes": {"1:0": ["water", 2]}, "relics": ["tide_vessel"]},
+     {"core": "sun", "sun_element": "thunder", "round": 5,
+      "runes": {"1:0": ["thunder", 1], "2:0": ["wind", 2], "1:3": ["earth", 1]}}),
+    ("deep freeze pair vs ward stone trio",
+     {"core": "moon", "round": 10, "runes": {"1:0": ["water", 2], "2:0": ["ice", 2]},
+      "artifacts": {"2:0": "scapegoat_doll"}},
+     {"core": "star", "round": 10, "runes": {"1:0": ["ice", 1], "1:2": ["ice", 1],
+                                             "1:4": ["ice", 1]},
+      "artifacts": {"1:0": "ward_stone"}}),
+]
+
+
 def event_hash(event: dict) -> str:
     """A short digest of one traced event (the test names the first one that changed)."""
     text = json.dumps(event, sort_keys=True, separators=(",", ":"))
@@ -147,7 +191,7 @@ def make_entry(name: str, b0: Board, b1: Board, rules) -> dict:
     return entry
 
 
-def compute(rules) -> dict:
+def compute(rules, set_name: str = "literal") -> dict:
     battles = []
     for seed, rnd in RANDOM_PAIRS:
         rng = np.random.default_rng(seed)
@@ -158,9 +202,15 @@ def compute(rules) -> dict:
         b0 = Board.from_json(d0, rules, source=f"{name} board0")
         b1 = Board.from_json(d1, rules, source=f"{name} board1")
         battles.append(make_entry(name, b0, b1, rules))
+    if set_name == "balance":
+        for name, d0, d1 in SMALL_PAIRS:
+            b0 = Board.from_json(d0, rules, source=f"{name} board0")
+            b1 = Board.from_json(d1, rules, source=f"{name} board1")
+            battles.append(make_entry(name, b0, b1, rules))
+    rules_file = SETS[set_name][0].relative_to(ROOT)
     return {
-        "about": ("Golden traces: computed once by the engine against tests/data/rules.yaml and "
-                  "pinned; not hand-worked. Recompute with scripts/pin_golden.py; re-pinning "
+        "about": (f"Golden traces ({set_name}): computed once by the engine against {rules_file} "
+                  "and pinned; not hand-worked. Recompute with scripts/pin_golden.py; re-pinning "
                   "needs a reason in the commit message."),
         "rules_hash": rules.hash,
         "battles": battles,
@@ -169,33 +219,42 @@ def compute(rules) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="compare with the pinned file, write nothing")
+    ap.add_argument("--check", action="store_true", help="compare with the pinned files, write nothing")
+    ap.add_argument("--set", choices=sorted(SETS), action="append",
+                    help="the golden set to recompute (repeatable; default: every set)")
     args = ap.parse_args(argv)
-    rules = load_rules(FROZEN_RULES)
-    data = compute(rules)
-    if args.check:
-        old = json.loads(GOLDEN.read_text(encoding="utf-8"))
-        old_by_name = {b["name"]: b for b in old["battles"]}
-        changed = [b["name"] for b in data["battles"]
-                   if old_by_name.get(b["name"]) != b]
-        gone = sorted(set(old_by_name) - {b["name"] for b in data["battles"]})
-        for name in changed:
-            print(f"changed: {name}")
-        for name in gone:
-            print(f"no longer computed: {name}")
-        if old.get("rules_hash") != data["rules_hash"]:
-            print("note: tests/data/rules.yaml changed since pinning (the battles above are what "
-                  "count; the stored hash is information)")
-        print("golden traces up to date" if not (changed or gone) else
-              f"{len(changed) + len(gone)} battle(s) differ")
-        return 1 if changed or gone else 0
-    write_json_atomic(GOLDEN, data)
-    kinds = {}
-    for b in data["battles"]:
-        key = (b["result"]["reason"], b["result"]["winner"])
-        kinds[key] = kinds.get(key, 0) + 1
-    print(f"wrote {GOLDEN.relative_to(ROOT)}: {len(data['battles'])} battles {kinds}")
-    return 0
+    status = 0
+    for set_name in args.set or sorted(SETS):
+        rules_path, golden = SETS[set_name]
+        rules = load_rules(rules_path)
+        data = compute(rules, set_name)
+        if args.check:
+            status |= _check(set_name, data, golden)
+            continue
+        write_json_atomic(golden, data)
+        kinds = {}
+        for b in data["battles"]:
+            key = (b["result"]["reason"], b["result"]["winner"])
+            kinds[key] = kinds.get(key, 0) + 1
+        print(f"wrote {golden.relative_to(ROOT)}: {len(data['battles'])} battles {kinds}")
+    return status
+
+
+def _check(set_name: str, data: dict, golden: Path) -> int:
+    old = json.loads(golden.read_text(encoding="utf-8"))
+    old_by_name = {b["name"]: b for b in old["battles"]}
+    changed = [b["name"] for b in data["battles"] if old_by_name.get(b["name"]) != b]
+    gone = sorted(set(old_by_name) - {b["name"] for b in data["battles"]})
+    for name in changed:
+        print(f"{set_name}: changed: {name}")
+    for name in gone:
+        print(f"{set_name}: no longer computed: {name}")
+    if old.get("rules_hash") != data["rules_hash"]:
+        print(f"note: {SETS[set_name][0].relative_to(ROOT)} changed since pinning (the battles "
+              "above are what count; the stored hash is information)")
+    print(f"{set_name}: golden traces up to date" if not (changed or gone) else
+          f"{set_name}: {len(changed) + len(gone)} battle(s) differ")
+    return 1 if changed or gone else 0
 
 
 if __name__ == "__main__":

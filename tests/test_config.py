@@ -140,3 +140,112 @@ def test_default_config_loads_and_has_the_frozen_shape():
 def test_missing_rules_file():
     with pytest.raises(RulesError, match="cannot read"):
         load_rules(FROZEN_RULES.parent / "no_such_rules.yaml")
+
+
+# -- rules files that extend another; the rules as written (RULES section 13) -----------------
+
+SEED_LITERAL = DEFAULT_RULES_PATH.parent / "seed_literal.yaml"
+BALANCE_KEYS = {"battle.min_cycle_turns": 1, "erosion.seal_cap_min": 0, "freeze.max_frozen": 0}
+
+
+def test_seed_literal_is_the_defaults_with_the_balance_rules_off():
+    """configs/rules/seed_literal.yaml = the default rules with the three balance keys at their
+    "as written" values (1 / 0 / 0) and nothing else changed; its hash differs from the
+    default's.
+
+    Covers: D-53"""
+    literal = load_rules(SEED_LITERAL)
+    default = load_rules()
+    assert literal.spec.battle.min_cycle_turns == 1
+    assert literal.spec.erosion.seal_cap_min == 0
+    assert literal.spec.freeze.max_frozen == 0
+    expected = default.to_dict()
+    for dotted, value in BALANCE_KEYS.items():
+        section, key = dotted.split(".")
+        expected[section][key] = value
+    assert literal.to_dict() == expected
+    assert literal.hash != default.hash
+    assert (default.spec.battle.min_cycle_turns, default.spec.erosion.seal_cap_min,
+            default.spec.freeze.max_frozen) != (1, 0, 0)
+    # it extends default.yaml, it does not copy its 200 numbers
+    assert len(SEED_LITERAL.read_text(encoding="utf-8").splitlines()) < 40
+
+
+def test_balance_keys_off_hash_as_if_absent():
+    """At their "off" values (1 / 0 / 0) the balance keys are left out of the hash, so rules that
+    leave them off keep the hash they had before the keys existed (the pools and models made
+    then still match): the hash equals the SHA-256 of the validated values without the keys.
+    Any other value is hashed.
+
+    Covers: D-53"""
+    import hashlib
+    import json
+    rules = load_rules(rules_path(), BALANCE_KEYS)
+    data = rules.spec.model_dump(mode="json", by_alias=True)
+    del data["battle"]["min_cycle_turns"], data["erosion"]["seal_cap_min"], data["freeze"]
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
+    assert rules.hash == digest.hexdigest()[:16]
+    hashes = {load_rules(rules_path(), {**BALANCE_KEYS, k: v}).hash
+              for k, v in (("battle.min_cycle_turns", 2), ("erosion.seal_cap_min", 1),
+                           ("freeze.max_frozen", 1))}
+    assert len(hashes) == 3 and rules.hash not in hashes
+
+
+def test_models_and_pools_made_before_the_balance_rules_match_seed_literal():
+    """The shipped pools were made under the rules as written: seed_literal.yaml has their rules
+    hash, so they load with it without a warning (strict), and the defaults warn about them.
+
+    Covers: D-53"""
+    import json
+    import warnings
+
+    from rune_env.run.opponents import PoolError, load_pool
+    literal = load_rules(SEED_LITERAL)
+    pools = sorted((DEFAULT_RULES_PATH.parents[1] / "opponents").rglob("*.json"))
+    old = [p for p in pools if json.loads(p.read_text())["rules_hash"] == literal.hash]
+    for path in old:
+        load_pool(path, literal, strict=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises((UserWarning, PoolError)):
+                load_pool(path, load_rules())
+    assert old or all(json.loads(p.read_text())["rules_hash"] == load_rules().hash
+                      for p in pools)
+
+
+def _write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_extends_merges_mappings_and_replaces_lists(tmp_path):
+    """A rules file that extends another holds only its differences: mappings merge key by key,
+    a list replaces the base's list whole; `extends` is relative to the file; chains work."""
+    base = _write(tmp_path / "base.yaml", FROZEN_RULES.read_text(encoding="utf-8"))
+    mid = _write(tmp_path / "mid.yaml", "extends: base.yaml\nbattle:\n  base_hp: 150\n"
+                 "rings:\n  power_x: [1.0, 1.5, 2.0]\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    top = _write(sub / "top.yaml", "extends: ../mid.yaml\nrunes:\n  fire: {price: 5}\n")
+    r = load_rules(top)
+    frozen = frozen_rules() if rules_path() == str(FROZEN_RULES) else load_rules(FROZEN_RULES)
+    assert r.spec.battle.base_hp == 150.0
+    assert r.spec.battle.hp_per_round == frozen.spec.battle.hp_per_round   # merged, not replaced
+    assert r.ring_x == (1.0, 1.5, 2.0)
+    assert r.prices["fire"] == 5 and r.spec.runes.fire.damage == frozen.spec.runes.fire.damage
+    assert r.source == str(top)
+    assert load_rules(mid).hash != load_rules(base).hash
+
+
+@pytest.mark.parametrize("text, message", [
+    ("extends: missing.yaml\n", "extends: no such rules file"),
+    ("extends: 3\n", "extends: expected the path"),
+    ("extends: self.yaml\n", "extends: a cycle"),
+    ("extends: base.yaml\nbattle:\n  base_hpp: 3\n", r"battle\.base_hpp"),
+    ("extends: base.yaml\nfreeze:\n  max_frozen: -2\n", r"freeze\.max_frozen"),
+])
+def test_extends_errors_name_the_problem(tmp_path, text, message):
+    _write(tmp_path / "base.yaml", FROZEN_RULES.read_text(encoding="utf-8"))
+    path = _write(tmp_path / "self.yaml", text)
+    with pytest.raises(RulesError, match=message):
+        load_rules(path)

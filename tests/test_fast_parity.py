@@ -442,3 +442,61 @@ def test_stale_kernel_cache_is_recompiled_or_named():
         raise PermissionError("read-only file system")
     with pytest.raises(RuntimeError, match="read-only file system"):
         _fresh_kernel(Kernel(7), 8, read_only)
+
+
+def _balance_rules() -> Rules:
+    """The frozen rules with the default balance rules on (D-50..D-52: 4 / 1 / 1)."""
+    from rune_env.rules import load_rules
+    return load_rules(FROZEN_RULES, {"battle.min_cycle_turns": 4, "erosion.seal_cap_min": 1,
+                                     "freeze.max_frozen": 1})
+
+
+@pytest.mark.parametrize("which", ["frozen+balance", "default file", "seed_literal file",
+                                   "retuned+balance"])
+def test_balance_rules_match(which):
+    """The balance rules (rest turns, the cap floor, the freeze limit) in both engines: the same
+    results under the frozen rules with them on, under configs/rules/default.yaml and
+    seed_literal.yaml as shipped, and under retuned rules with other values (a minimum cycle of
+    6, a floor of 2, two frozen cells at a time)."""
+    from rune_env.rules import load_rules
+    if which == "frozen+balance":
+        rules = _balance_rules()
+    elif which == "retuned+balance":
+        data = _retuned_rules().to_dict()
+        data["battle"]["min_cycle_turns"] = 6
+        data["erosion"]["seal_cap_min"] = 2
+        data["freeze"]["max_frozen"] = 2
+        rules = Rules.from_dict(data, source="retuned balance rules")
+    else:
+        name = "default.yaml" if which == "default file" else "seed_literal.yaml"
+        rules = load_rules(ROOT / "configs" / "rules" / name)
+    pairs = parity_pairs(1200, 31, rules)
+    out = _check(pairs, rules)
+    if which != "seed_literal file":
+        assert out["rests"].sum() > 0
+
+
+def test_sample_exercises_the_balance_rules():
+    """Under the balance rules the parity sample's small boards reach each rule: rest turns,
+    seals of boards whose cap is only the floor's (n // divisor = 0), and ice casts that freeze
+    nothing while the opponent has a frozen cell."""
+    rules = _balance_rules()
+    spec = rules.spec
+    rests = floor_seals = refused = 0
+    for a, b in parity_pairs(400, 5, rules):
+        r = battle(a, b, rules, trace=True)
+        rests += sum(e["type"] == "rest" for e in r.events)
+        for side, board_ in ((0, a), (1, b)):
+            divisor = max([spec.cores[board_.core].seal_cap_divisor or 0] if board_.core else [0])
+            divisor = divisor or spec.erosion.seal_cap_divisor
+            if len(board_.runes) // divisor == 0:
+                floor_seals += sum(e["type"] == "seal" and e["side"] == side for e in r.events)
+        frozen_until = {0: {}, 1: {}}
+        for e in r.events:
+            if e["type"] == "freeze":
+                frozen_until[e["side"]][e["cell"]] = e["until"]
+            if e["type"] == "cast" and e["kind"] == "ice":
+                target = 1 - e["side"]
+                if any(u > e["t"] for u in frozen_until[target].values()):
+                    refused += 1
+    assert rests > 1000 and floor_seals > 20 and refused > 50, (rests, floor_seals, refused)

@@ -1,4 +1,7 @@
-"""Golden traces: 24 pinned battles replayed and compared, result and trace.
+"""Golden traces: pinned battles replayed and compared, result and trace. Two sets:
+"literal", 24 battles under the frozen rules as written (tests/data/golden.json), and "balance",
+the same 24 and 6 small-board battles under a frozen copy of the default rules with the balance
+rules of RULES section 13 (tests/data/golden_balance.json, tests/data/default_rules.yaml).
 
 The golden values in tests/data/golden.json were computed ONCE BY THE ENGINE (against the frozen
 rules tests/data/rules.yaml) and pinned; they are not worked out by hand and prove nothing about
@@ -11,9 +14,10 @@ On a mismatch the failure names the battle, the result fields that changed and t
 traced event that differs. If the change is intended, re-pin with `python scripts/pin_golden.py`
 and give the reason in the commit message (see that script's docstring).
 
-Under a mutated rules file (RUNE_TEST_RULES, scripts/mutation_check.py) the battles are played
-with the mutated numbers and compared with the values pinned for the frozen rules, so a mutation
-that changes any golden battle fails here.
+Under a mutated rules file (RUNE_TEST_RULES, scripts/mutation_check.py) the literal set's battles
+are played with the mutated numbers and compared with the values pinned for the frozen rules, so a
+mutation that changes any golden battle fails here. (The balance set always plays under its own
+frozen copy.)
 """
 from __future__ import annotations
 
@@ -39,6 +43,16 @@ def _pin_module():
 PIN = _pin_module()
 DATA = json.loads(GOLDEN.read_text(encoding="utf-8"))
 BATTLES = DATA["battles"]
+BALANCE_RULES_PATH, BALANCE_GOLDEN = PIN.SETS["balance"]
+BALANCE = json.loads(BALANCE_GOLDEN.read_text(encoding="utf-8"))["battles"]
+_BALANCE_RULES = []
+
+
+def balance_rules():
+    if not _BALANCE_RULES:
+        from rune_env.rules import load_rules
+        _BALANCE_RULES.append(load_rules(BALANCE_RULES_PATH))
+    return _BALANCE_RULES[0]
 
 
 
@@ -106,9 +120,37 @@ def test_golden_battle(entry):
 
     Covers: D-8
     """
-    rules = frozen_rules()
+    _replay(entry, frozen_rules())
+
+
+def _replay(entry: dict, rules) -> None:
     r = PIN.play(entry, rules)
     same = (PIN.result_record(r) == entry["result"] and r.trace_hash() == entry["trace_hash"]
             and len(r.events) == entry["n_events"])
     if not same:
         pytest.fail(_diff(entry, r), pytrace=False)
+
+
+def test_balance_golden_set_shape():
+    """The balance set: the literal set's 24 battles (same boards) and 6 small-board battles,
+    pinned under rules with the balance rules on; rest turns happen in it.
+
+    Covers: D-50, D-51, D-52"""
+    rules = balance_rules()
+    assert rules.spec.battle.min_cycle_turns > 1
+    assert rules.spec.erosion.seal_cap_min > 0 and rules.spec.freeze.max_frozen > 0
+    assert [b["name"] for b in BALANCE[:24]] == [b["name"] for b in BATTLES]
+    assert all(a["board0"] == b["board0"] and a["board1"] == b["board1"]
+               for a, b in zip(BALANCE, BATTLES))
+    assert len(BALANCE) == 30
+    rested = [b["name"] for b in BALANCE
+              if sum(b["result"]["turns"]) < 2 * 120 and PIN.play(b, rules).rests != (0, 0)]
+    assert len(rested) >= 6
+
+
+@pytest.mark.parametrize("entry", BALANCE, ids=[b["name"] for b in BALANCE])
+def test_balance_golden_battle(entry):
+    """Replay one battle of the balance set under its frozen rules.
+
+    Covers: D-50, D-51, D-52"""
+    _replay(entry, balance_rules())

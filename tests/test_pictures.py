@@ -537,3 +537,24 @@ def test_replay_page_in_chromium_plays_and_shows_the_battle_result(chromium, tmp
     chromium.js("document.getElementById('btn-back').click()")
     assert chromium.js("document.getElementById('result').hidden") is True
     assert chromium.problems() == []
+
+
+def test_replay_page_shows_rest_turns(rules):
+    """Under the balance rules (min_cycle_turns 4) a one-rune board rests 3 turns a cycle: the
+    page's data carries the rest events (60 s at 0.5 s: 90 of them) and the side's cycle, and the
+    page has the rests chip and describes the event. As written: no rests, the chip hidden.
+
+    Covers: D-50"""
+    from rune_env.pictures.replay import replay_data
+    from rune_env.rules import load_rules
+    balance = load_rules(FROZEN_RULES, {"battle.min_cycle_turns": 4})
+    a, b = board({"1:0": ("water", 1)}), board({})
+    data, _ = replay_data(a, b, balance)
+    assert sum(e["type"] == "rest" for e in data["events"]) == 90
+    assert (data["sides"][0]["cycle_turns"], data["sides"][0]["rest_turns"]) == (4, 3)
+    page = replay_html(a, b, balance)
+    assert 'id="rests-0"' in page and "rests 0 (3 a cycle)" in page
+    assert 'case "rest"' in page
+    data, _ = replay_data(a, b, rules)
+    assert not any(e["type"] == "rest" for e in data["events"])
+    assert re.search(r'id="rests-0"[^>]*hidden', replay_html(a, b, rules))

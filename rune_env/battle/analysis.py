@@ -88,6 +88,7 @@ class SideSetup:
     interval_ms: int
     max_hp: float
     turn_cells: tuple[int, ...]          # cells with a turn, in casting order
+    cycle_turns: int                     # D-50: turns a cycle lasts, rest turns included (0: none)
     grade_bonus: tuple[int, ...]         # per cell: mana spring bonus
     wards: tuple[int, ...]               # per cell: wards at start
     doll_uses: int
@@ -120,6 +121,9 @@ class SideSetup:
                 bonus[c] = max(bonus[c], a.grade_bonus)
                 if c in board.runes:
                     wards[c] += a.wards
+        # D-50: a cycle lasts at least min_cycle_turns turns; the turns past the turn cells are
+        # rest turns. A side without turn cells never acts, so it has no rest turns either.
+        cycle_turns = max(len(turn_cells), spec.battle.min_cycle_turns) if turn_cells else 0
         outermost = max((geo.ring[c] for c in board.runes), default=0)
         for c, (kind, _) in board.runes.items():
             if geo.ring[c] == outermost:
@@ -128,11 +132,18 @@ class SideSetup:
                     wards[c] += spec.runes.earth.outermost_wards
         return cls(
             rules=rules, geo=geo, board=board, mods=mods, interval_ms=interval_ms, max_hp=max_hp,
-            turn_cells=turn_cells, grade_bonus=tuple(bonus), wards=tuple(wards),
-            doll_uses=doll_uses, seal_cap=len(board.runes) // mods.seal_cap_divisor,
+            turn_cells=turn_cells, cycle_turns=cycle_turns, grade_bonus=tuple(bonus),
+            wards=tuple(wards), doll_uses=doll_uses,
+            # D-32, D-51: floor(n / divisor), at least seal_cap_min
+            seal_cap=max(spec.erosion.seal_cap_min, len(board.runes) // mods.seal_cap_divisor),
             erosions_per_cycle=spec.erosion.per_cycle + mods.extra_erosions,
             outermost_ring=outermost, storm_budget_ms=rules.ms(spec.flow_limits.storm_budget_s),
         )
+
+    @property
+    def rest_turns(self) -> int:
+        """D-50: the rest turns at the end of each of the side's cycles."""
+        return self.cycle_turns - len(self.turn_cells)
 
     def effective_grade(self, cell: int, grade: int) -> int:
         """D-11a: a mana spring's +1 counts, up to the highest grade."""

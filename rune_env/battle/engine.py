@@ -7,7 +7,9 @@ its seed), no global state.
 The order of events (RULES D-8), at each millisecond t:
   1. effects whose end has come end (freezes, curses, warding-seal unseals);
   2. side 0's turn, if due: the cast (a thundercloud's extra cast right after), then each mimic's
-     copy in casting order, then, if the turn closed the side's cycle, its erosions;
+     copy in casting order, then, if the turn closed the side's cycle, its erosions; a side with
+     fewer turn cells than `battle.min_cycle_turns` ends each cycle with rest turns (D-50), which
+     cast nothing, and its cycle closes at the last of them;
   3. side 1's turn, if still due (a storm cast in 2 can push it later).
 Inside one cast (our decision where the rules give no order, see docs/RULES.md):
   cast event -> drizzle charge used (attacks) -> discharge strips barrier -> the hits (each may
@@ -72,6 +74,7 @@ class Side:
     delay_count: list[int] = field(default_factory=list)
     casts: int = 0
     turns: int = 0
+    rests: int = 0                # D-50: rest turns taken
     sealed_total: int = 0         # runes sealed this battle (replaced ones included)
     unsealed_total: int = 0
     doll_uses: int = 0
@@ -170,7 +173,8 @@ class Battle:
         return BattleResult(
             winner=winner, time=time_ms / 1000.0, hp=(self._reported_hp(s0), self._reported_hp(s1)),
             max_hp=(s0.setup.max_hp, s1.setup.max_hp), casts=(s0.casts, s1.casts),
-            turns=(s0.turns, s1.turns), seals=(s0.seals, s1.seals), reason=reason,
+            turns=(s0.turns, s1.turns), seals=(s0.seals, s1.seals), rests=(s0.rests, s1.rests),
+            reason=reason,
             events=self.events if self.trace else None)
 
     def _reported_hp(self, side: Side) -> float:
@@ -214,7 +218,27 @@ class Battle:
     def _turn(self, side: Side) -> None:
         t = self.t
         setup = side.setup
-        cell = setup.turn_cells[side.turn_pos]
+        if side.turn_pos >= len(setup.turn_cells):
+            # D-50: a rest turn (a cycle shorter than min_cycle_turns): time passes, nothing is
+            # cast; it is no rune's turn (neither `turns` nor a delay's count)
+            side.rests += 1
+            self._event("rest", side.index, None)
+        else:
+            self._rune_turn(side, setup.turn_cells[side.turn_pos])
+        side.turn_pos += 1
+        side.next_turn = t + setup.interval_ms
+        if side.turn_pos == setup.cycle_turns:
+            # the end of the cycle (after its last rest turn, if any)
+            side.turn_pos = 0
+            side.storm_budget = setup.storm_budget_ms
+            opponent = self.sides[1 - side.index]
+            for _ in range(setup.erosions_per_cycle):
+                self._erode(side, opponent)
+            if self.dice is not None:
+                self._cleanup(side)
+
+    def _rune_turn(self, side: Side, cell: int) -> None:
+        t = self.t
         side.turns += 1
         rune = side.occ[cell]
         can_cast = (rune is not None and rune[0] in self.rules.casting_kinds
@@ -231,16 +255,6 @@ class Battle:
             side.casts += 1
             self._cast(side, cell, power.kind, power.power, power.flows, power.grade)
             self._mimic_copies(side, cell)
-        side.turn_pos += 1
-        side.next_turn = t + setup.interval_ms
-        if side.turn_pos == len(setup.turn_cells):
-            side.turn_pos = 0
-            side.storm_budget = setup.storm_budget_ms
-            opponent = self.sides[1 - side.index]
-            for _ in range(setup.erosions_per_cycle):
-                self._erode(side, opponent)
-            if self.dice is not None:
-                self._cleanup(side)
 
     def _mimic_copies(self, side: Side, source_cell: int) -> None:
         """D-20: each mimic whose strongest inward casting rune is the one that cast copies it."""
@@ -457,6 +471,10 @@ class Battle:
 
     def _freeze(self, target: Side, duration_ms: int, side: Side, cell: int) -> None:
         t = self.t
+        limit = self.spec.freeze.max_frozen
+        if limit > 0 and sum(1 for f in target.frozen_until if f > t) >= limit:
+            # D-52: that many of the target's cells are frozen (sealed or not): no freeze
+            return
         powers = target.analysis.powers
         candidates = [c for c in target.setup.turn_cells
                       if c in powers and target.frozen_until[c] <= t]

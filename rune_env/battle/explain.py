@@ -56,6 +56,10 @@ def explain(board: Board, rules: Rules | None = None, against: Board | None = No
     report = {
         "cells": cells,
         "interval_ms": setup.interval_ms,
+        # D-50: the turns of a cycle (turn cells and rest turns) and the rest turns among them
+        "turn_cells": len(setup.turn_cells),
+        "cycle_turns": setup.cycle_turns,
+        "rest_turns": setup.rest_turns,
         "max_hp": setup.max_hp,
         "seal_cap": setup.seal_cap,
         "erosions_per_cycle": setup.erosions_per_cycle,
@@ -88,4 +92,11 @@ def format_explain(report: dict[str, Any]) -> str:
                  f"seal cap {report['seal_cap']}, erosions per cycle {report['erosions_per_cycle']}, "
                  f"reflect {report['reflect']:.0%}"
                  + (f", magic value M {report['magic']:g}" if "magic" in report else ""))
+    if report["rest_turns"]:
+        # D-50: a board with fewer turn cells than the minimum cycle rests; say what that costs
+        n, m = report["turn_cells"], report["cycle_turns"]
+        lines.append(f"{report['rest_turns']} rest turns a cycle: {n} turn cell"
+                     f"{'s' if n != 1 else ''} in a cycle of at least {m} turns (each rune casts "
+                     f"once every {m * report['interval_ms']} ms; the erosions come after the "
+                     f"rest turns)")
     return "\n".join(lines)

@@ -10,10 +10,10 @@ from typing import Any
 @dataclass(frozen=True)
 class BattleResult:
     """winner: 0, 1 or None (a draw); time: seconds when the deciding hit landed (the duration at
-    a timeout); hp: clamped at 0; casts: turns in which the rune cast; turns: turns taken; seals:
-    runes sealed minus unsealed (D-32); reason: "knockout" or "timeout" (the dice variant also
-    "burst": the loser's stored mana burst, and "burn": a mana burn downed the loser, D-47);
-    events: the trace."""
+    a timeout); hp: clamped at 0; casts: turns in which the rune cast; turns: turns taken by
+    turn cells; seals: runes sealed minus unsealed (D-32); reason: "knockout" or "timeout" (the
+    dice variant also "burst": the loser's stored mana burst, and "burn": a mana burn downed the
+    loser, D-47); rests: rest turns taken (D-50; not in `turns`); events: the trace."""
 
     winner: int | None
     time: float
@@ -23,6 +23,7 @@ class BattleResult:
     turns: tuple[int, int] = (0, 0)
     seals: tuple[int, int] = (0, 0)
     reason: str = "timeout"
+    rests: tuple[int, int] = (0, 0)
     events: list[dict[str, Any]] | None = None
 
     def to_json(self, with_events: bool | None = None) -> dict[str, Any]:

@@ -64,6 +64,8 @@ def replay_data(board_a: Board, board_b: Board, rules: Rules | None = None,
             "name": names[side], "label": board.label, "status": status_line(board, rules),
             "max_hp": setup.max_hp, "doll_uses": setup.doll_uses, "seal_cap": setup.seal_cap,
             "interval_ms": setup.interval_ms,
+            # D-50: a board with fewer turn cells than the minimum cycle rests at each cycle's end
+            "cycle_turns": setup.cycle_turns, "rest_turns": setup.rest_turns,
             "wards": {geo.name(c): w for c, w in enumerate(setup.wards) if w and c in board.runes},
             "hand": [list(h) for h in board.hand],
         })
@@ -106,6 +108,7 @@ def replay_html(board_a: Board, board_b: Board, rules: Rules | None = None,
  <div class="chips">
   <span class="chip" id="casts-{side}">casts 0</span>
   <span class="chip" id="seals-{side}">sealed 0 / cap {s['seal_cap']}</span>
+  <span class="chip rest" id="rests-{side}" title="rest turns: a cycle lasts at least {s['cycle_turns']} turns" {'' if s['rest_turns'] else 'hidden'}>rests 0 ({s['rest_turns']} a cycle)</span>
   <span class="chip curse" id="curse-{side}" hidden>cursed</span>
   <span class="chip drizzle" id="drizzle-{side}" hidden>drizzle</span>
   <span class="chip doll" id="doll-{side}" {'' if s['doll_uses'] else 'hidden'}>doll {s['doll_uses']}</span>
@@ -211,7 +214,7 @@ _JS = r"""
     for (var k in sides[s].wards) w[k] = sides[s].wards[k];
     return {hp: sides[s].max_hp, barrier: 0, sealed: {}, frozen: {}, wards: w, reserve: {},
             curseUntil: 0, cursed: false, drizzle: 0, doll: sides[s].doll_uses, used: {},
-            casts: 0, seals: 0};
+            casts: 0, seals: 0, rests: 0};
   }
 
   function apply(st, e) {
@@ -220,6 +223,7 @@ _JS = r"""
     var s = st[e.side];
     switch (e.type) {
       case "cast": if (e.copy_of === undefined && !e.repeat) s.casts++; break;
+      case "rest": s.rests++; break;
       case "seal": s.sealed[e.cell] = true; s.seals++; break;
       case "unseal": delete s.sealed[e.cell]; s.seals--; break;
       case "reserve":
@@ -268,6 +272,8 @@ _JS = r"""
       case "drizzle_charge": return who + " gets a drizzle charge (" + e.charges + ")";
       case "drizzle_use": return who + " uses a drizzle charge (" + e.charges + " left)";
       case "delay_skip": return who + ": " + e.cell + " skips (delay)";
+      case "rest": return who + ": a rest turn, nothing is cast (a cycle lasts at least " +
+        sides[e.side].cycle_turns + " turns)";
     }
     return who + ": " + e.type;
   }
@@ -299,6 +305,7 @@ _JS = r"""
       $("barfill-" + s).style.width = Math.min(100, 100 * x.barrier / maxhp) + "%";
       $("casts-" + s).textContent = "casts " + x.casts;
       $("seals-" + s).textContent = "sealed " + x.seals + " / cap " + sides[s].seal_cap;
+      $("rests-" + s).textContent = "rests " + x.rests + " (" + sides[s].rest_turns + " a cycle)";
       var cursed = x.cursed && x.curseUntil > t + 1e-9;
       $("curse-" + s).hidden = !cursed;
       $("curse-" + s).textContent = "cursed until " + x.curseUntil + " s";

@@ -60,6 +60,7 @@ class BattleSpec(_Strict):
     death_threshold: Num = Field(ge=0)
     strongest_tolerance: Num = Field(ge=0)
     curse_heal_x: Num = Field(ge=0)
+    min_cycle_turns: Int = Field(ge=1)
 
 
 class RingSpec(_Strict):
@@ -198,6 +199,11 @@ class OverdriveSpec(_Strict):
 class ErosionSpec(_Strict):
     per_cycle: Int = Field(ge=0)
     seal_cap_divisor: Int = Field(ge=1)
+    seal_cap_min: Int = Field(ge=0)
+
+
+class FreezeSpec(_Strict):
+    max_frozen: Int = Field(ge=0)
 
 
 class Modifier(_Strict):
@@ -311,6 +317,7 @@ class RulesSpec(_Strict):
     affinity: AffinitySpec
     overdrive: OverdriveSpec
     erosion: ErosionSpec
+    freeze: FreezeSpec
     cores: dict[str, Modifier]
     boss_rules: dict[str, Modifier]
     relics: dict[str, Modifier]
@@ -420,19 +427,78 @@ def _read_yaml(path: Path) -> dict:
     return data
 
 
+def _merge(base: dict, overlay: dict) -> dict:
+    """`overlay` on top of `base`: mappings merge key by key (recursively), anything else (a
+    number, a list, a string) replaces the base's value whole."""
+    out = dict(base)
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _read_rules_file(path: Path, chain: tuple[Path, ...] = ()) -> dict:
+    """A rules file as one mapping, with its `extends:` chain resolved.
+
+    A rules file may start with `extends: OTHER.yaml` (a path relative to the file): it then holds
+    only what differs from OTHER, merged on top of it (`_merge`). `configs/rules/seed_literal.yaml`
+    is such a file. The merged mapping is validated as a whole, so a key that the schema does not
+    know is refused with its path as in a full file."""
+    data = _read_yaml(path)
+    base = data.pop("extends", None)
+    if base is None:
+        return data
+    if not isinstance(base, str) or not base.strip():
+        raise RulesError(f"extends: expected the path of a rules file (relative to this file), "
+                         f"got {base!r} [{path}]")
+    base_path = (path.parent / base).resolve()
+    here = path.resolve()
+    if base_path in chain + (here,):
+        names = " -> ".join(str(p) for p in chain + (here, base_path))
+        raise RulesError(f"extends: a cycle of rules files ({names}) [{path}]")
+    if not base_path.is_file():
+        raise RulesError(f"extends: no such rules file {base_path} [{path}]")
+    return _merge(_read_rules_file(base_path, chain + (here,)), data)
+
+
 def load_rules(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> "Rules":
     """Load and validate a rules file (default: configs/rules/default.yaml).
 
-    `overrides` maps dotted key paths to values, e.g. ``{"battle.base_hp": 120,
-    "flows.0.multiplier": 2.2}``; each must name an existing key.
+    The file may extend another (`extends: default.yaml`, see `_read_rules_file`). `overrides`
+    maps dotted key paths to values, e.g. ``{"battle.base_hp": 120, "flows.0.multiplier": 2.2}``;
+    each must name an existing key.
     """
     path = Path(path) if path is not None else DEFAULT_RULES_PATH
-    data = _read_yaml(path)
+    data = _read_rules_file(path)
     if overrides:
         data = copy.deepcopy(data)
         for dotted, value in overrides.items():
             _apply_override(data, dotted, value)
     return Rules.from_dict(data, source=str(path))
+
+
+# Balance keys (RULES D-50..D-52) added after the first pools and models were made under the rules
+# as written. At the value that turns their rule off they are left out of the hash: the rules as
+# written (configs/rules/seed_literal.yaml) keep the hash they had before these keys existed, so
+# the pools, models, saved runs and records made under them still match it. Any other value is
+# hashed like every other number.
+RULE_OFF_VALUES: dict[tuple[str, str], int] = {
+    ("battle", "min_cycle_turns"): 1,     # every cycle is as long as its turns
+    ("erosion", "seal_cap_min"): 0,       # no floor under the seal cap
+    ("freeze", "max_frozen"): 0,          # no limit on frozen cells
+}
+
+
+def _hashed_values(spec: "RulesSpec") -> dict:
+    data = spec.model_dump(mode="json", by_alias=True)
+    for (section, key), off in RULE_OFF_VALUES.items():
+        if data[section].get(key) == off:
+            del data[section][key]
+            if not data[section]:
+                del data[section]
+    return data
 
 
 class Rules:
@@ -447,8 +513,8 @@ class Rules:
         self.source = source
         self._data = data
         # hash the validated values, so 100 and 100.0 (or key order) give the same hash
-        canonical = json.dumps(spec.model_dump(mode="json", by_alias=True), sort_keys=True,
-                               separators=(",", ":"))
+        # (balance keys at their "off" value are left out: RULE_OFF_VALUES)
+        canonical = json.dumps(_hashed_values(spec), sort_keys=True, separators=(",", ":"))
         self.hash = hashlib.sha256(canonical.encode()).hexdigest()[:16]
         s = spec
         self.kinds = KINDS

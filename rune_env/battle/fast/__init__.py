@@ -15,6 +15,7 @@ allow 1e-9 relative). `tests/test_fast_parity.py` and `scripts/parity_check.py` 
     casts    int64 (n, 2)
     turns    int64 (n, 2)
     seals    int64 (n, 2)   sealed minus unsealed
+    rests    int64 (n, 2)   rest turns (D-50)
     knockout bool (n,)      reason == "knockout"
 `workers` threads share the batch (default: every core this process may use). The compiled
 kernel releases the GIL, so `fast_battles` runs it on a thread pool, each call on a contiguous
@@ -102,6 +103,7 @@ def _arrays(n: int) -> dict[str, np.ndarray]:
         "casts": np.empty((n, 2), dtype=np.int64),
         "turns": np.empty((n, 2), dtype=np.int64),
         "seals": np.empty((n, 2), dtype=np.int64),
+        "rests": np.empty((n, 2), dtype=np.int64),
         "knockout": np.empty(n, dtype=np.bool_),
     }
 
@@ -128,7 +130,7 @@ def _run(pairs, rules: Rules, workers: int | None) -> dict[str, np.ndarray]:
     status = np.zeros(n, dtype=np.int8)
     ri, rf, enc, offs, maxhp, i0, i1, hand_cap, mods_cap = encode_pairs(pairs, rules)
     results = (out["winner"], out["time"], out["hp"], out["max_hp"], out["casts"], out["turns"],
-               out["seals"], out["knockout"], status)
+               out["seals"], out["rests"], out["knockout"], status)
     threads = min(_threads(workers), n // MIN_PER_THREAD)
     if threads <= 1:
         k.run_serial(ri, rf, enc, offs, maxhp, i0, i1, hand_cap, mods_cap, *results)
@@ -175,7 +177,7 @@ def _run_one(board0: Board, board1: Board, rules: Rules) -> dict[str, np.ndarray
     _, _, state, out, status = entry
     k.play_into(ri, rf, *state, enc, offs, maxhp, i0[0], i1[0], 0, out["winner"], out["time"],
                 out["hp"], out["max_hp"], out["casts"], out["turns"], out["seals"],
-                out["knockout"], status)
+                out["rests"], out["knockout"], status)
     if status[0] != 0:
         from ..engine import battle
         _put(out, 0, battle(board0, board1, rules))
@@ -190,6 +192,7 @@ def _put(out: dict, j: int, r: BattleResult) -> None:
     out["casts"][j] = r.casts
     out["turns"][j] = r.turns
     out["seals"][j] = r.seals
+    out["rests"][j] = r.rests
     out["knockout"][j] = r.reason == "knockout"
 
 
@@ -233,6 +236,7 @@ def fast_battle(board0: Board, board1: Board, rules: Rules | None = None, seed: 
         casts=(int(out["casts"][0, 0]), int(out["casts"][0, 1])),
         turns=(int(out["turns"][0, 0]), int(out["turns"][0, 1])),
         seals=(int(out["seals"][0, 0]), int(out["seals"][0, 1])),
+        rests=(int(out["rests"][0, 0]), int(out["rests"][0, 1])),
         reason="knockout" if out["knockout"][0] else "timeout", events=None)
 
 

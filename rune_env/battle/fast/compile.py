@@ -54,10 +54,12 @@ HEADER = 8   # ints before the variable parts of a board record
 (RI_N, RI_F, RI_O, RI_OW, RI_M, RI_A, RI_G, RI_P, RI_DRIZZLE_MAX, RI_PER_CYCLE, RI_DIVISOR,
  RI_DELAY_PERIOD, RI_EARTH_WARDS, RI_GEO, RI_KIND, RI_INTO, RI_FLOW, RI_ORB, RI_MOD, RI_ART,
  RI_UNS, RF_KIND, RF_FLOW, RF_MOD, RF_GX, RF_RX, RF_CX, RF_PN, RF_PL, RI_ORBM, RF_OD,
- RI_HDR) = range(32)
+ RI_MIN_CYCLE, RI_CAP_MIN, RI_MAX_FROZEN, RI_HDR) = range(35)
 # (the RF_* entries of the header are offsets into rf; RI_ORBM: per orbit, the bit mask of its
 # cells, a quick test before its cells are checked one by one; RF_OD: the overdrive multiplier
-# of every second of the battle, t // 1000 = 0 .. duration)
+# of every second of the battle, t // 1000 = 0 .. duration; RI_MIN_CYCLE, RI_CAP_MIN,
+# RI_MAX_FROZEN: the balance rules' battle.min_cycle_turns, erosion.seal_cap_min and
+# freeze.max_frozen, D-50..D-52)
 
 # Cell masks (RI_ORBM, G_OUTM): cell c is bit c, the cells from MASK_BITS on share bit MASK_BITS
 # (a mask test is then only a pre-check)
@@ -217,6 +219,9 @@ def compile_rules(rules: Rules):
     hdr[RI_DIVISOR] = spec.erosion.seal_cap_divisor
     hdr[RI_DELAY_PERIOD] = spec.runes.delay.period
     hdr[RI_EARTH_WARDS] = spec.runes.earth.outermost_wards
+    hdr[RI_MIN_CYCLE] = spec.battle.min_cycle_turns
+    hdr[RI_CAP_MIN] = spec.erosion.seal_cap_min
+    hdr[RI_MAX_FROZEN] = spec.freeze.max_frozen
 
     # ---- floats
     fs = [0.0] * N_FS

@@ -88,9 +88,10 @@ from .compile import (AI_ABS, AI_BONUS, AI_WARDS, AIW, F_AFF_MAX, F_AFF_MIN, F_A
                       MF_CFS, MF_FLOW, MF_HP, MF_INT, MF_POWX, MF_RADD, MF_UNS, MFW, MI_ANY,
                       MI_DIV, MI_EXTRA, MI_LOOSE, MI_OWARDS, MIW, N_CASTING, N_KINDS, O_CELLS,
                       O_LEN, O_PAT, RF_CX, RF_FLOW, RF_GX, RF_KIND, RF_MOD, RF_OD, RF_PL, RF_PN,
-                      RF_RX, RI_ART, RI_DELAY_PERIOD, RI_DIVISOR, RI_DRIZZLE_MAX, RI_EARTH_WARDS,
-                      RI_F, RI_FLOW, RI_G, RI_GEO, RI_INTO, RI_KIND, RI_MOD, RI_N, RI_O, RI_ORB,
-                      RI_ORBM, RI_OW, RI_P, RI_PER_CYCLE, RI_UNS)
+                      RF_RX, RI_ART, RI_CAP_MIN, RI_DELAY_PERIOD, RI_DIVISOR, RI_DRIZZLE_MAX,
+                      RI_EARTH_WARDS, RI_F, RI_FLOW, RI_G, RI_GEO, RI_INTO, RI_KIND, RI_MAX_FROZEN,
+                      RI_MIN_CYCLE, RI_MOD, RI_N, RI_O, RI_ORB, RI_ORBM, RI_OW, RI_P,
+                      RI_PER_CYCLE, RI_UNS)
 from .compile import (OF_ACTION_CAP, OF_ART_MAX, OF_BOSS_EVERY, OF_COST_MAX, OF_HAND_MAX,
                       OF_LAMPS, OF_LOG_SCALE, OF_MANA, OF_MAX_GRADE, OF_RANKS, OF_ROUND_CAP,
                       OF_WINS, OT_A_BUY_ART, OT_A_BUY_RUNE, OT_A_CORE, OT_A_MERGE_BOARD,
@@ -146,8 +147,10 @@ XF_S, XF_AFF, XF_RESM, XF_SNAPS, XF_WTS, XF_MREFL, N_XFR = range(7)
 (S_INTERVAL, S_DOLL, S_SEAL_CAP, S_EROSIONS, S_OUTER, S_UNSEAL_MS, S_ANY_KIND, S_SUN, S_NTURN,
  S_NMODS, S_NHAND, S_CURSE, S_DRIZZLE, S_BUDGET, S_BUDGET_MAX, S_TURN_POS, S_NEXT, S_CASTS,
  S_TURNS, S_SEALED, S_UNSEALED, S_NPEND, S_DIRTY, S_OFF, S_NOCC, S_NORB, S_TARGET,
- S_TARGET_OK, S_MASK, S_EPOCH, S_MNEXT, S_MUSED, S_MEMO_ON, S_AROW, S_MIMIC, S_T, S_OVER,
- S_ERROR, N_SI) = range(39)
+ S_TARGET_OK, S_MASK, S_EPOCH, S_MNEXT, S_MUSED, S_MEMO_ON, S_AROW, S_MIMIC, S_CYCLE, S_RESTS,
+ S_T, S_OVER, S_ERROR, N_SI) = range(41)
+# S_CYCLE: the turns of a cycle, rest turns included (D-50; 0 without turn cells); S_RESTS: rest
+# turns taken
 # side float scalars (XF[s, XF_S, ...])
 SF_MAXHP, SF_HP, SF_BARRIER, SF_AMP_X, SF_FLOW_X, SF_CFS, SF_REFLECT, N_SF = range(8)
 
@@ -380,13 +383,15 @@ def setup_side(ri, rf, C, X, XF, s, enc, off, max_hp_given):
     interval = _ms(rf[F_BASE_INTERVAL_S] * interval_x)
     xs[S_INTERVAL] = interval
     xs[S_DOLL] = doll
-    xs[S_SEAL_CAP] = nr // divisor
+    xs[S_SEAL_CAP] = _max(ri[RI_CAP_MIN], nr // divisor)     # D-32 with D-51's floor
     xs[S_EROSIONS] = ri[RI_PER_CYCLE] + extra
     xs[S_OUTER] = outer
     xs[S_UNSEAL_MS] = _ms(unseal_s) if unseal_s >= 0.0 else -1
     xs[S_ANY_KIND] = 1 if any_kind else 0
     xs[S_SUN] = enc[off + 2]
     xs[S_NTURN] = nturn
+    xs[S_CYCLE] = _max(nturn, ri[RI_MIN_CYCLE]) if nturn > 0 else 0     # D-50
+    xs[S_RESTS] = 0
     xs[S_NMODS] = nm
     xs[S_NHAND] = nh
     xs[S_CURSE] = 0
@@ -924,24 +929,33 @@ def cast(ri, rf, C, CF, X, XF, s, cell, kind, power, grade, od):
                 x *= 1.0 + (rf[ffl + X[s, X_SNAPF, j] * FFW + FF_FDX] - 1.0) * XF[s, XF_SNAPS, j] \
                     * flow_x
             duration = _ms(rf[kf + KF_FREEZE] * x)
-            if X[o, X_S, S_DIRTY]:
-                analyse(ri, rf, C, CF, X, XF, o)
-            tol = rf[F_STRONG_TOL]
-            ro = X[o, X_S, S_AROW]
-            victim = -1
-            best_p = 0.0
-            for i in range(X[o, X_S, S_NTURN]):
-                c = X[o, X_TURN, i]
-                if _casts(C, o, c) and C[o, c, C_FROZEN] <= t:
-                    p = CF[ro, c, AF_POWER]
-                    if victim < 0:
-                        victim = c
-                        best_p = p
-                    elif p > best_p and abs(p - best_p) > tol * _max(abs(p), abs(best_p)):
-                        victim = c
-                        best_p = p
-            if victim >= 0:
-                C[o, victim, C_FROZEN] = t + duration
+            # D-52: no freeze while max_frozen of the opponent's cells are frozen, sealed or not
+            # (only turn cells are ever frozen; a reserve's cell is thawed)
+            limit = ri[RI_MAX_FROZEN]
+            n_frozen = 0
+            if limit > 0:
+                for i in range(X[o, X_S, S_NTURN]):
+                    if C[o, X[o, X_TURN, i], C_FROZEN] > t:
+                        n_frozen += 1
+            if limit == 0 or n_frozen < limit:
+                if X[o, X_S, S_DIRTY]:
+                    analyse(ri, rf, C, CF, X, XF, o)
+                tol = rf[F_STRONG_TOL]
+                ro = X[o, X_S, S_AROW]
+                victim = -1
+                best_p = 0.0
+                for i in range(X[o, X_S, S_NTURN]):
+                    c = X[o, X_TURN, i]
+                    if _casts(C, o, c) and C[o, c, C_FROZEN] <= t:
+                        p = CF[ro, c, AF_POWER]
+                        if victim < 0:
+                            victim = c
+                            best_p = p
+                        elif p > best_p and abs(p - best_p) > tol * _max(abs(p), abs(best_p)):
+                            victim = c
+                            best_p = p
+                if victim >= 0:
+                    C[o, victim, C_FROZEN] = t + duration
         for j in range(na):
             for _e in range(ri[fl + X[s, X_SNAPF, j] * FIW + FI_EROS]):
                 if _erodes(C, X, o):
@@ -1049,10 +1063,20 @@ def play(ri, rf, C, CF, X, XF, enc, off0, off1, hp0, hp1):
             if X[s, X_S, S_NEXT] != t:
                 continue
             # Battle._turn
-            cell = X[s, X_TURN, X[s, X_S, S_TURN_POS]]
-            X[s, X_S, S_TURNS] += 1
-            k = C[s, cell, C_KIND]
-            can = k >= 0 and k < NC and C[s, cell, C_SEALED] == 0 and C[s, cell, C_FROZEN] <= t
+            pos = X[s, X_S, S_TURN_POS]
+            if pos < X[s, X_S, S_NTURN]:
+                # Battle._rune_turn
+                cell = X[s, X_TURN, pos]
+                X[s, X_S, S_TURNS] += 1
+                k = C[s, cell, C_KIND]
+                can = (k >= 0 and k < NC and C[s, cell, C_SEALED] == 0
+                       and C[s, cell, C_FROZEN] <= t)
+            else:
+                # D-50: a rest turn, after the turn cells: it casts nothing
+                X[s, X_S, S_RESTS] += 1
+                cell = X[s, X_TURN, 0]
+                k = -1
+                can = False
             if can:
                 if X[s, X_S, S_DIRTY] and not _recall(X, XF, s):
                     analyse(ri, rf, C, CF, X, XF, s)
@@ -1108,8 +1132,9 @@ def play(ri, rf, C, CF, X, XF, enc, off0, off1, hp0, hp1):
                     break
             X[s, X_S, S_TURN_POS] += 1
             X[s, X_S, S_NEXT] = t + X[s, X_S, S_INTERVAL]
-            if X[s, X_S, S_TURN_POS] == X[s, X_S, S_NTURN]:
-                # the end of the cycle: the storm budget refills, the erosions
+            if X[s, X_S, S_TURN_POS] == X[s, X_S, S_CYCLE]:
+                # the end of the cycle (after its rest turns): the storm budget refills, the
+                # erosions
                 X[s, X_S, S_TURN_POS] = 0
                 X[s, X_S, S_BUDGET] = X[s, X_S, S_BUDGET_MAX]
                 for _ in range(X[s, X_S, S_EROSIONS]):
@@ -1133,7 +1158,7 @@ def play(ri, rf, C, CF, X, XF, enc, off0, off1, hp0, hp1):
 
 @njit(cache=True, _nrt=False)
 def play_into(ri, rf, C, CF, X, XF, enc, offs, maxhp, a, b, j, winner, time, hp, max_hp, casts,
-              turns, seals, knockout, status):
+              turns, seals, rests, knockout, status):
     """Play pair j (board records a and b) and write its results in row j."""
     w, t_ms, ko, err = play(ri, rf, C, CF, X, XF, enc, offs[a], offs[b], maxhp[a], maxhp[b])
     death = rf[F_DEATH]
@@ -1148,17 +1173,18 @@ def play_into(ri, rf, C, CF, X, XF, enc, offs, maxhp, a, b, j, winner, time, hp,
         casts[j, s] = X[s, X_S, S_CASTS]
         turns[j, s] = X[s, X_S, S_TURNS]
         seals[j, s] = X[s, X_S, S_SEALED] - X[s, X_S, S_UNSEALED]
+        rests[j, s] = X[s, X_S, S_RESTS]
 
 
 @njit(cache=True, nogil=True)
 def run_serial(ri, rf, enc, offs, maxhp, i0, i1, hand_cap, mods_cap, winner, time, hp, max_hp,
-               casts, turns, seals, knockout, status):
+               casts, turns, seals, rests, knockout, status):
     """Play every pair (i0[j], i1[j]) into row j of the outputs, on this thread. Releases the GIL:
     `fast_battles` runs it on several threads at once, each on its own slice of the batch."""
     C, CF, X, XF = make_state_jit(ri, hand_cap, mods_cap)
     for j in range(i0.shape[0]):
         play_into(ri, rf, C, CF, X, XF, enc, offs, maxhp, i0[j], i1[j], j, winner, time, hp,
-                  max_hp, casts, turns, seals, knockout, status)
+                  max_hp, casts, turns, seals, rests, knockout, status)
 
 
 @njit(cache=True, nogil=True)

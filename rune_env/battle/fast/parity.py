@@ -2,16 +2,19 @@
 
 Used by `tests/test_fast_parity.py` and `scripts/parity_check.py`.
 
-* `parity_pairs(n, seed, rules)`: n seeded pairs, two thirds from the game's own sampler
-  (`random_board`, rounds 1..12) and one third from `stress_board`, which packs rings 1-2 (and
-  some of ring 3) with runes of every kind, full hands, many relics and boss rules, up to four
-  artifacts and sometimes a small max HP, so that the rarer interactions (mimic copies of a
-  light or a thundercloud, node links, delays, warding-seal unseals, tree reserves, storms
-  against the budget, reflection, drizzle...) happen often.
+* `parity_pairs(n, seed, rules)`: n seeded pairs, a quarter each: two boards of the game's own
+  sampler (`random_board`, rounds 1..12); two `stress_board`s, which pack rings 1-2 (and some of
+  ring 3) with runes of every kind, full hands, many relics and boss rules, up to four artifacts
+  and sometimes a small max HP, so that the rarer interactions (mimic copies of a light or a
+  thundercloud, node links, delays, warding-seal unseals, tree reserves, storms against the
+  budget, reflection, drizzle...) happen often; a `small_board` against a sampled board; two
+  small boards. Small boards (1-5 runes, many ices, reserves in hand) are where the balance
+  rules act: rest turns (D-50), the seal cap floor (D-51) and the freeze limit (D-52), which the
+  other samplers rarely reach.
 * `coverage_boards(rules)`: boards that together field every core (and every sun element),
   boss rule, relic, artifact and rune kind, whatever the samplers drew.
 * `compare(out, j, ref)`: the fields of row j of `fast_battles` output that differ from the
-  reference `BattleResult`: winner, time, casts, turns, seals and the reason exactly, HP and max
+  reference `BattleResult`: winner, time, casts, turns, seals, rests and the reason exactly, HP and max
   HP within `HP_REL` (relative).
 """
 from __future__ import annotations
@@ -70,6 +73,51 @@ def stress_board(rng: np.random.Generator, rules: Rules) -> Board:
                  max_hp=max_hp)
 
 
+def small_board(rng: np.random.Generator, rules: Rules) -> Board:
+    """A board of 1-5 runes in rings 1-2: ice in about half of them, sometimes a mimic outward of
+    an ice (its copies freeze too), often reserves of the board's kinds in hand, the moon and
+    tree cores likelier, now and then an artifact, a relic or a boss rule."""
+    spec = rules.spec
+    geo = geometry(rules.radius)
+    inner = [c for c in range(geo.n_cells) if geo.ring[c] <= min(2, geo.radius)]
+    n = int(rng.integers(1, 6))
+    cells = [inner[int(i)] for i in rng.choice(len(inner), size=min(n, len(inner)), replace=False)]
+    casting = list(CASTING_KINDS)
+    runes = {}
+    for c in cells:
+        kind = "ice" if rng.random() < 0.5 else casting[int(rng.integers(len(casting)))]
+        runes[c] = (kind, int(rng.integers(1, min(2, rules.max_grade) + 1)))
+    if rng.random() < 0.25:
+        ices = [c for c, (k, _) in runes.items() if k == "ice"]
+        outward = [o for c in ices for o in geo.outward[c] if o not in runes and o in inner]
+        if outward:
+            runes[outward[int(rng.integers(len(outward)))]] = ("mimic", 1)
+    hand = ()
+    if rng.random() < 0.6:
+        kinds = [k for k, _ in runes.values()]
+        hand = tuple((kinds[int(rng.integers(len(kinds)))], int(rng.integers(1, 3)))
+                     for _ in range(int(rng.integers(1, 4))))
+    cores = list(spec.cores)
+    weights = np.array([3.0 if c in ("moon", "tree") else 1.0 for c in cores])
+    core = cores[int(rng.choice(len(cores), p=weights / weights.sum()))]
+    sun_element = (casting[int(rng.integers(len(casting)))]
+                   if spec.cores[core].core_flow_strength > 0 else None)
+    artifacts = {}
+    if rng.random() < 0.3:
+        names = list(spec.artifacts)
+        artifacts[cells[0]] = names[int(rng.integers(len(names)))]
+    relics = ()
+    if rng.random() < 0.3:
+        names = list(spec.relics)
+        relics = (names[int(rng.integers(len(names)))],)
+    bosses = ()
+    if rng.random() < 0.15:
+        names = list(spec.boss_rules)
+        bosses = (names[int(rng.integers(len(names)))],)
+    return Board(runes=runes, artifacts=artifacts, hand=hand, core=core, sun_element=sun_element,
+                 relics=relics, boss_rules=bosses, round=int(rng.integers(1, 13)))
+
+
 def coverage_boards(rules: Rules) -> list[Board]:
     """Boards that together field every core (the sun with every element), boss rule, relic,
     artifact and rune kind (one board per name, crowded rings 1-2)."""
@@ -107,15 +155,22 @@ def coverage_boards(rules: Rules) -> list[Board]:
 
 
 def parity_pairs(n: int, seed: int, rules: Rules) -> list[tuple[Board, Board]]:
-    """n seeded pairs: two of three from random_board (rounds 1..12), one from stress_board."""
+    """n seeded pairs, in turn: two random_boards (rounds 1..12), two stress_boards, a
+    small_board against a random_board (either seat), two small_boards."""
     rng = np.random.default_rng(seed)
     pairs = []
     for i in range(n):
-        if i % 3 == 2:
-            pairs.append((stress_board(rng, rules), stress_board(rng, rules)))
-        else:
-            rnd = 1 + i % 12
+        rnd = 1 + i % 12
+        mix = i % 4
+        if mix == 0:
             pairs.append((random_board(rng, rnd, rules), random_board(rng, rnd, rules)))
+        elif mix == 1:
+            pairs.append((stress_board(rng, rules), stress_board(rng, rules)))
+        elif mix == 2:
+            small, other = small_board(rng, rules), random_board(rng, rnd, rules)
+            pairs.append((small, other) if i % 8 == 2 else (other, small))
+        else:
+            pairs.append((small_board(rng, rules), small_board(rng, rules)))
     return pairs
 
 
@@ -133,7 +188,7 @@ def compare(out: dict, j: int, ref) -> list[str]:
         bad.append(f"time: fast {out['time'][j]!r}, reference {ref.time!r}")
     if bool(out["knockout"][j]) != (ref.reason == "knockout"):
         bad.append(f"reason: fast knockout={bool(out['knockout'][j])}, reference {ref.reason}")
-    for key in ("casts", "turns", "seals"):
+    for key in ("casts", "turns", "seals", "rests"):
         fast = (int(out[key][j, 0]), int(out[key][j, 1]))
         if fast != tuple(getattr(ref, key)):
             bad.append(f"{key}: fast {fast}, reference {tuple(getattr(ref, key))}")
