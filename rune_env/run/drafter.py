@@ -4,9 +4,10 @@ and the agents wrap it as `GreedyAgent`.
 
 How it values a board: a side deals, per second, (mean value of a turn) / interval, because
 every casting rune lengthens the cycle (RULES: "more runes, longer cycle"). So the value of a
-board is the mean over its turns of each rune's worth per cast (power, times hits and extra casts,
-healing and barrier weighted below damage, halved under a delay), plus what mimics copy, and a
-small bonus per rune for staying power against erosion. It never looks at the opponent.
+board is the mean over the turns of its cycle (rest turns included, RULES D-50: they take time
+and cast nothing) of each rune's worth per cast (power, times hits and extra casts, healing and
+barrier weighted below damage, halved under a delay), plus what mimics copy, and a small bonus per
+rune for staying power against erosion. It never looks at the opponent.
 
 Its choices, in order: the core uniformly at random (from its own seeded generator, so drafted
 opponents field every school); reward and relic choices by a preference list; merges; placing hand runes where
@@ -112,7 +113,9 @@ def _board_value(board: Board, rules: Rules) -> float:
             factor = rules.spec.runes.mimic.copy_x_by_grade[int(info[m, 1]) - 1]
             total += worth(src, runes[src][0], float(power[src]) * factor)
     staying = turns / (turns + CASTER_HALF)
-    per_turn = total / turns * staying * (1.0 + PER_RUNE_BONUS * len(runes))
+    # D-50: a cycle lasts at least min_cycle_turns turns (rest turns cast nothing)
+    cycle = max(turns, rules.spec.battle.min_cycle_turns)
+    per_turn = total / cycle * staying * (1.0 + PER_RUNE_BONUS * len(runes))
     return per_turn * rules.ms(rules.spec.battle.base_interval_s) / interval_ms
 
 
@@ -141,7 +144,8 @@ def _board_value_reference(board: Board, rules: Rules) -> float:
     # Erosion seals a rune a cycle (the strongest of the outermost ring first): a board that
     # relies on few casting runes is silenced early, so value the count of casting runes too.
     staying = turns / (turns + CASTER_HALF)
-    per_turn = total / turns * staying * (1.0 + PER_RUNE_BONUS * len(board.runes))
+    # per turn of the cycle, rest turns (D-50) included: they take time and cast nothing
+    per_turn = total / setup.cycle_turns * staying * (1.0 + PER_RUNE_BONUS * len(board.runes))
     # per base interval: a faster side (moon, hourglass) is worth proportionally more
     return per_turn * rules.ms(rules.spec.battle.base_interval_s) / setup.interval_ms
 
