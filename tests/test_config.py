@@ -249,3 +249,57 @@ def test_extends_errors_name_the_problem(tmp_path, text, message):
     path = _write(tmp_path / "self.yaml", text)
     with pytest.raises(RulesError, match=message):
         load_rules(path)
+
+
+# -- a typo in a rules file names the unknown key and the closest allowed one --------------------
+def _typo(tmp_path, edit):
+    data = yaml.safe_load(FROZEN_RULES.read_text(encoding="utf-8"))
+    edit(data)
+    path = tmp_path / "typo.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    with pytest.raises(RulesError) as exc:
+        load_rules(path)
+    return str(exc.value), str(path)
+
+
+def _rename(section: dict, old: str, new: str) -> None:
+    section[new] = section.pop(old)
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda d: _rename(d, "battle", "batle"),
+     "batle: unknown key (did you mean 'battle'?)"),
+    (lambda d: _rename(d["battle"], "base_hp", "base_hpp"),
+     "battle.base_hpp: unknown key (did you mean 'base_hp'?)"),
+    (lambda d: d["cores"]["moon"].update(interval_xx=0.8),
+     "cores.moon.interval_xx: unknown key (did you mean 'interval_x'?)"),
+    (lambda d: _rename(d["flows"][0], "multiplier", "multiplierr"),
+     "flows[0].multiplierr: unknown key (did you mean 'multiplier'?)"),
+], ids=["top level", "nested section", "modifier", "list item"])
+def test_a_typo_names_the_unknown_key_and_a_suggestion(tmp_path, edit, expected):
+    message, path = _typo(tmp_path, edit)
+    # the whole message: the key path first, the suggestion, the file; the required key the typo
+    # left out is not reported as another problem
+    assert message == f"{expected} [{path}]"
+
+
+def test_an_unknown_key_without_a_close_match_lists_the_keys_of_its_place(tmp_path):
+    message, _ = _typo(tmp_path, lambda d: d["battle"].update(colour="red"))
+    assert message.startswith("battle.colour: unknown key (the keys here: duration_s, ")
+    assert "base_hp" in message
+
+
+def test_a_typo_comes_before_other_problems(tmp_path):
+    def edit(d):
+        d["run"]["income"] = -1
+        _rename(d["battle"], "base_hp", "base_hpp")
+    message, _ = _typo(tmp_path, edit)
+    assert message.startswith("battle.base_hpp: unknown key (did you mean 'base_hp'?) "
+                              "(and 1 more problem)")
+
+
+def test_a_missing_key_is_named(tmp_path):
+    message, path = _typo(tmp_path, lambda d: d["battle"].pop("base_hp"))
+    assert message == f"battle.base_hp: required key missing [{path}]"
+    message, _ = _typo(tmp_path, lambda d: d["flows"][1].pop("to"))
+    assert message.startswith("flows[1].to: required key missing")

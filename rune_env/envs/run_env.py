@@ -34,7 +34,8 @@ def resolve_rules(rules: Rules | str | None, overrides: dict | None) -> Rules:
     return load_rules(path, overrides) if (path or overrides) else default_rules()
 
 
-SHIPPED_POOLS = Path(__file__).resolve().parents[2] / "configs" / "opponents"
+from ..resources import opponents_dir  # noqa: E402  (configs/opponents: the checkout's or the wheel's)
+SHIPPED_POOLS = opponents_dir()
 
 
 def shipped_pool(rules: Rules, rank: int) -> Path | None:
