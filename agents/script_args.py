@@ -1,18 +1,192 @@
-"""The command-line switches shared by the scripts that play agents against pools (evaluate,
-ladder, calibrate_ranks): the battle engine, strict pools, and torch's threads."""
+"""The command-line pieces the scripts share.
+
+- `ScriptParser`: argparse that reports a bad command line as ONE line, `error: ...`, on stderr
+  and exits with status 2 (no usage block, no traceback; --help has the usage).
+- `script_parser(doc)`: a ScriptParser whose --help shows the script's whole docstring.
+- argparse `type=` checks, so every number is checked where it enters: `positive_int`,
+  `non_negative_int`, `seed_int`, `jobs_int`, `int_in(low, high)`, `positive_float`,
+  `non_negative_float`.
+  A bad value reads `error: --battles must be a whole number >= 1; got '-5'`.
+- `check_output(path, option)`: why an output file could not be written there (before the work).
+- `fail(msg)`: print `error: msg` on stderr and return 2, for checks after parsing (files,
+  ranks, agents).
+- `load_pool_once(path, rules, strict)`: load a pool file, saying a pool of other rules as one
+  `warning: ...` line on stderr, once (the envs that load it later stay quiet about it).
+- The switches of the scripts that play agents against pools (evaluate, ladder,
+  calibrate_ranks): the battle engine, strict pools, and torch's threads.
+"""
 from __future__ import annotations
 
 import argparse
+import math
+import re
+import sys
+import warnings
 
 from rune_env.battle.engines import add_engine_argument, use_engine
 
+# Seeds the scripts take: 32-bit, so that the run seeds derived from them (evaluation seeds are
+# 2**30 + seed * 1_000_003 + episode) stay far inside the int64 that numpy and torch seed with.
+SEED_MAX = 2**32 - 1
 
+
+class ScriptParser(argparse.ArgumentParser):
+    """argparse that reports a bad argument as one `error: ...` line on stderr (exit status 2)."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        # "argument --battles: must be ..." (our type checks) reads "--battles must be ..."
+        m = re.match(r"argument ([^:]+): (must .*)$", message, re.S)
+        if m:
+            message = f"{m.group(1)} {m.group(2)}"
+        else:
+            message = re.sub(r"^argument ([^:]+): ", r"\1: ", message)
+        self.exit(2, f"error: {' '.join(message.split())}\n")
+
+
+def script_parser(doc: str | None, **kwargs) -> ScriptParser:
+    """A ScriptParser whose --help shows `doc` (the script's docstring) in full, as written."""
+    kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+    return ScriptParser(description=(doc or "").strip() or None, **kwargs)
+
+
+def check_output(path, option: str) -> str | None:
+    """Why a file cannot be written at `path` (None if it can, as far as can be told before the
+    work): `path` is a directory, or its nearest existing folder is a file or not writable."""
+    import os
+    from pathlib import Path
+    path = Path(path)
+    if path.is_dir():
+        return f"{option} {path}: is a directory (give a file name)"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{option} {path}: {parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{option} {path}: cannot write in {parent}"
+    return None
+
+
+def fail(message: str) -> int:
+    """Report an error as one line on stderr; returns 2, the scripts' exit status for it."""
+    print(f"error: {' '.join(str(message).split())}", file=sys.stderr)
+    return 2
+
+
+# -- type checks ------------------------------------------------------------------------------
+def _whole(text: str, low: int, high: int | None) -> int:
+    bounds = f">= {low}" if high is None else f"in {low}..{high}"
+    try:
+        value = int(str(text).strip(), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number {bounds}; got {text!r}") from None
+    if value < low or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(f"must be a whole number {bounds}; got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number >= 1."""
+    return _whole(text, 1, None)
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number >= 0."""
+    return _whole(text, 0, None)
+
+
+def seed_int(text: str) -> int:
+    """A seed: a whole number 0..SEED_MAX."""
+    return _whole(text, 0, SEED_MAX)
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on."""
+    import os
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:          # not Linux
+        return os.cpu_count() or 1
+
+
+# Worker processes a script may start: a few per core at most (more only cost memory and
+# start-up time; a process pool starts them all at once, so a typo like 2000 would swamp the
+# machine).
+MAX_JOBS = 4 * usable_cores()
+
+
+def jobs_int(text: str) -> int:
+    """A number of worker processes: 1..MAX_JOBS (4 per usable core)."""
+    try:
+        return _whole(text, 1, MAX_JOBS)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be a whole number in 1..{MAX_JOBS} (4 per usable "
+                                         f"core); got {text!r}") from None
+
+
+def int_in(low: int, high: int, bound: str | None = None):
+    """A type check for a whole number in low..high; `bound` names where `high` comes from
+    (e.g. "run.round_cap"), for the message."""
+    def check(text: str) -> int:
+        try:
+            return _whole(text, low, high)
+        except argparse.ArgumentTypeError:
+            if bound is None:
+                raise
+            raise argparse.ArgumentTypeError(f"must be a whole number in {low}..{high} "
+                                             f"({bound}); got {text!r}") from None
+    check.__name__ = f"int_in_{low}_{high}"
+    return check
+
+
+def _real(text: str, low: float, strict: bool) -> float:
+    bounds = f"> {low:g}" if strict else f">= {low:g}"
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number {bounds}; got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number {bounds}; got {text!r}")
+    if value < low or (strict and value == low):
+        raise argparse.ArgumentTypeError(f"must be {bounds}; got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0."""
+    return _real(text, 0.0, True)
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number >= 0."""
+    return _real(text, 0.0, False)
+
+
+# -- pools ------------------------------------------------------------------------------------
+POOL_WARNING = ".*pool was made under rules"    # load_pool's warning for a pool of other rules
+
+
+def load_pool_once(path, rules, strict: bool = False):
+    """`rune_env.run.opponents.load_pool`, its warning about a pool made under other rules
+    printed as one `warning: ...` line on stderr; later loads of pools (by the envs) no longer
+    repeat it. Raises PoolError as load_pool does."""
+    from rune_env.run.opponents import load_pool
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pool = load_pool(path, rules, strict=strict)
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    warnings.filterwarnings("ignore", message=POOL_WARNING)
+    return pool
+
+
+# -- the play switches ------------------------------------------------------------------------
 def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     """--engine, --strict and --torch-threads."""
     add_engine_argument(parser)
     parser.add_argument("--strict", action="store_true",
                         help="refuse a pool made under other rules (default: warn and use it)")
-    parser.add_argument("--torch-threads", type=int, default=1,
+    parser.add_argument("--torch-threads", type=positive_int, default=1, metavar="N",
                         help="torch threads for policies (default 1: fastest for one observation)")
 
 

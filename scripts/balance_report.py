@@ -3,7 +3,7 @@
 heuristic drafter fares against the default opponents.
 
     python scripts/balance_report.py [--battles N] [--runs N] [--seed S] [--jobs J] [--rules F]
-                                     [--variant dice] [--json]
+                                     [--variant dice] [--json] [--no-progress]
 
 Per round 1..12: N battles between boards the drafter builds in that round of a run (runs played
 with lamps that never run out, so every round is reached) and that round's default opponent:
@@ -15,10 +15,13 @@ With the dice variant (`--variant dice`, or a rules file with `variant: dice`; R
 every battle gets a seed from its run's generator, and the per-round table gains two columns: the
 share of battles a burst decides (a side's stored mana beyond 5M) and the share a mana burn
 decides (a burn leaving the loser's HP at 0).
+
+A bad number or rules file (missing, not YAML, against the schema) is one `error: ...` line and
+exit status 2, before anything is played. Progress bars (runs played) go to stderr when it is a
+terminal (--progress forces them, --no-progress hides them); never to stdout.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -28,7 +31,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rune_env.battle.engine import battle as reference_battle  # noqa: E402
-from rune_env.rules import load_rules  # noqa: E402
+from agents.progress import add_progress_argument, bar  # noqa: E402
+from agents.script_args import (MAX_JOBS, fail, jobs_int, positive_int,  # noqa: E402
+                                script_parser, seed_int)
+from rune_env.rules import RulesError, load_rules  # noqa: E402
 from rune_env.run import apply, new_run  # noqa: E402
 from rune_env.run.drafter import HeuristicDrafter  # noqa: E402
 from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
@@ -77,17 +83,30 @@ def _rate(rows: list[dict]) -> float:
     return sum(r["outcome"] == "win" for r in rows) / len(rows) if rows else float("nan")
 
 
+def _played(pool, tasks: list, progress) -> list[dict]:
+    """Every task's battles, in task order; `progress` (a bar) moves by one per task done."""
+    out = []
+    for chunk in pool.map(_play, tasks, chunksize=4):
+        out += chunk
+        if progress is not None:
+            progress.update(1)
+    return out
+
+
 def report(rules_path: str | None, battles: int, runs: int, seed: int, jobs: int,
-           variant: str | None = None) -> dict:
+           variant: str | None = None, progress: bool | None = False) -> dict:
+    """The report's numbers. `progress`: bars on stderr (None: when it is a terminal)."""
     rules = load_rules(rules_path)
     variant = variant or rules.spec.variant
     duration = rules.spec.battle.duration_s
     od_start = rules.spec.overdrive.start_s
     tasks_rounds = [(rules_path, seed + i, True, ROUNDS, variant) for i in range(battles)]
     tasks_runs = [(rules_path, seed + 100_000 + i, False, 0, variant) for i in range(runs)]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        per_round = [b for chunk in pool.map(_play, tasks_rounds, chunksize=4) for b in chunk]
-        whole = [b for chunk in pool.map(_play, tasks_runs, chunksize=4) for b in chunk]
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, battles + runs))) as pool:
+        with bar(len(tasks_rounds), f"rounds 1..{ROUNDS}", progress) as b:
+            per_round = _played(pool, tasks_rounds, b)
+        with bar(len(tasks_runs), "whole runs", progress) as b:
+            whole = _played(pool, tasks_runs, b)
     out: dict = {"rules_hash": rules.hash, "variant": variant, "rounds": {}, "runs": {}, "by_core": {},
                  "by_kind": {}, "by_relic": {}}
     for rnd in range(1, ROUNDS + 1):
@@ -143,20 +162,36 @@ def format_report(rep: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--battles", type=int, default=200, help="battles per round (default 200)")
-    p.add_argument("--runs", type=int, default=200, help="whole apprentice runs (default 200)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--rules", default=None)
+def build_parser():
+    p = script_parser(__doc__)
+    p.add_argument("--battles", type=positive_int, default=200, metavar="N",
+                   help="battles in each of the rounds 1..12, >= 1 (default 200)")
+    p.add_argument("--runs", type=positive_int, default=200, metavar="N",
+                   help="whole apprentice runs, >= 1 (default 200)")
+    p.add_argument("--seed", type=seed_int, default=0, metavar="S",
+                   help="the first run seed of the per-round runs (the whole runs start at "
+                        "S + 100000), 0..2**32-1 (default 0)")
+    p.add_argument("--jobs", type=jobs_int, default=min(2, MAX_JOBS), metavar="J",
+                   help=f"worker processes, 1..{MAX_JOBS} (default {min(2, MAX_JOBS)})")
+    p.add_argument("--rules", default=None, metavar="FILE",
+                   help="a rules YAML file (default configs/rules/default.yaml)")
     p.add_argument("--variant", choices=("deterministic", "dice"),
                    help="the game variant (default: the rules file's `variant`)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object instead of the tables (default off)")
     add_engine_argument(p)
-    a = p.parse_args(argv)
+    add_progress_argument(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    try:
+        load_rules(a.rules)          # checked here, once, before the workers read it
+    except RulesError as exc:        # missing, not YAML, or against the schema
+        return fail(f"--rules: {exc}")
     use_engine(a.engine)
-    rep = report(a.rules, a.battles, a.runs, a.seed, a.jobs, a.variant)
+    rep = report(a.rules, a.battles, a.runs, a.seed, a.jobs, a.variant, progress=a.progress)
     print(json.dumps(rep, indent=1) if a.json else format_report(rep))
     return 0
 

@@ -34,6 +34,9 @@ Extending: each measurement is a function decorated with `@measurement`; it gets
 `Context` (rules, pairs, args) and returns a list of `Row`s. The JSON output has every row's key
 at the top level, plus "pairs", "machine" and "versions". Later issues add rows here (a fast
 engine's battles/s and its speed-up, env steps/s, training frames/s) without touching the rest.
+
+A bad number, rules file or training config is one `error: ...` line and exit status 2, before
+anything is measured.
 """
 from __future__ import annotations
 
@@ -54,7 +57,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from rune_env.battle import battle  # noqa: E402
-from rune_env.rules import Board, Rules, default_rules, load_rules  # noqa: E402
+from agents.script_args import (fail, non_negative_float, non_negative_int,  # noqa: E402
+                                positive_int, script_parser, seed_int)
+from rune_env.rules import Board, Rules, RulesError, default_rules, load_rules  # noqa: E402
 from rune_env.rules.sampling import standard_pairs  # noqa: E402
 
 
@@ -418,32 +423,52 @@ def format_table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--pairs", type=int, default=1000, help="board pairs (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the pairs (default 0)")
-    parser.add_argument("--rules", help="a rules YAML file (default: configs/rules/default.yaml)")
-    parser.add_argument("--reference-passes", type=int, default=2,
-                        help="timed passes of the reference engine over the set (default 2)")
-    parser.add_argument("--fast-repeats", type=int, default=20,
-                        help="timed passes of the fast engine, one core and batched, at least "
-                             "(default 20)")
-    parser.add_argument("--fast-seconds", type=float, default=4.0,
-                        help="more fast-engine passes until they have taken this long (default 4)")
-    parser.add_argument("--env-steps", type=int, default=10000,
+def build_parser():
+    parser = script_parser(__doc__)
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object instead of the table (default off)")
+    parser.add_argument("--pairs", type=positive_int, default=1000, metavar="N",
+                        help="board pairs, >= 1 (default 1000)")
+    parser.add_argument("--seed", type=seed_int, default=0, metavar="S",
+                        help="seed of the pairs, 0..2**32-1 (default 0)")
+    parser.add_argument("--rules", metavar="FILE",
+                        help="a rules YAML file (default configs/rules/default.yaml)")
+    parser.add_argument("--reference-passes", type=positive_int, default=2, metavar="N",
+                        help="timed passes of the reference engine over the set, >= 1 (default 2)")
+    parser.add_argument("--fast-repeats", type=positive_int, default=20, metavar="N",
+                        help="timed passes of the fast engine, one core and batched, at least; "
+                             ">= 1 (default 20)")
+    parser.add_argument("--fast-seconds", type=non_negative_float, default=4.0, metavar="S",
+                        help="more fast-engine passes until they have taken this long, >= 0 "
+                             "(default 4)")
+    parser.add_argument("--env-steps", type=non_negative_int, default=10000, metavar="N",
                         help="timed env steps after as many warm-up steps (0: skip; default 10000)")
-    parser.add_argument("--train-steps", type=int, default=16384,
+    parser.add_argument("--train-steps", type=non_negative_int, default=16384, metavar="N",
                         help="timed MaskablePPO steps per env kind (0: skip; default 16384)")
     parser.add_argument("--train-config", default=str(REPO / "configs" / "train" / "apprentice.yaml"),
-                        help="the training config whose n_envs and hyperparameters are used")
-    args = parser.parse_args(argv)
-    if args.pairs < 1:
-        parser.error("--pairs must be at least 1")
-    if args.reference_passes < 1 or args.fast_repeats < 1:
-        parser.error("--reference-passes and --fast-repeats must be at least 1")
-    if args.fast_seconds < 0:
-        parser.error("--fast-seconds must be at least 0")
+                        metavar="FILE",
+                        help="the training config whose n_envs and hyperparameters are used "
+                             "(default configs/train/apprentice.yaml)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        load_rules(args.rules)     # checked before anything is measured
+    except RulesError as exc:
+        return fail(f"--rules: {exc}")
+    if args.train_steps > 0:
+        import yaml
+        try:
+            cfg = yaml.safe_load(Path(args.train_config).read_text(encoding="utf-8"))
+        except OSError as exc:
+            return fail(f"--train-config {args.train_config}: cannot read it "
+                        f"({exc.strerror or exc})")
+        except yaml.YAMLError as exc:
+            return fail(f"--train-config {args.train_config}: not valid YAML ({exc})")
+        if not isinstance(cfg, dict):
+            return fail(f"--train-config {args.train_config}: a training config is a YAML mapping")
     report = run(args)
     print(json.dumps(to_json(report)) if args.json else format_table(report))
     return 0

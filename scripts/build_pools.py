@@ -3,7 +3,7 @@
 
     python scripts/build_pools.py [--config configs/ranks.yaml] [--ranks R ...]
                                   [--out-dir configs/opponents] [--runs-scale X] [--force] [--json]
-                                  [--engine fast|reference]
+                                  [--engine fast|reference] [--no-progress]
 
 A rank's recipe names the agents that draft its ghosts (greedy:NOISE, or the path of a trained
 policy), the runs each plays, the seed, the last round, whether the trained policies sample their
@@ -27,11 +27,12 @@ per line), with provenance: the recipe, seeds, runs scale, commit, rules hash, t
 with their sha256, and the shares. An existing pool is kept unless --force (checked for every
 rank before anything is built). `--runs-scale X` multiplies every agent's runs (at least 1 each),
 for quick trial builds. `--json` prints the per-rank report as JSON on stdout (the summaries go
-to stderr).
+to stderr). A bad argument, recipe, rank, output folder or policy file is one `error: ...` line
+and exit status 2, found before any pool is built or written. A progress bar (drafting runs of
+every rank) goes to stderr when it is a terminal (--progress forces it, --no-progress hides it).
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import subprocess
@@ -50,6 +51,9 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from make_opponents import (DRAFTING_OPPONENTS, by_round, drafting_overrides,  # noqa: E402
                             ghosts_of, is_trained, make_drafting_agent, summary, tally)
 from agents import make_agent  # noqa: E402
+from agents.progress import CountRuns, add_progress_argument, bar  # noqa: E402
+from agents.progress import say as progress_say  # noqa: E402
+from agents.script_args import check_output, fail, positive_float, script_parser  # noqa: E402
 from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
 from rune_env.run.opponents import Pool, ghost_count, save_pool  # noqa: E402
@@ -283,10 +287,12 @@ def _shown(path: Path, root: Path = ROOT) -> str:
 
 
 def build_rank(recipe: RankRecipe, rules, config: Path, runs_scale: float = 1.0,
-               log=None, commit: str | None = None) -> tuple[Pool, dict[int, dict]]:
+               log=None, commit: str | None = None,
+               progress=None) -> tuple[Pool, dict[int, dict]]:
     """Draft the rank's ghosts from its recipe; the pool (not yet written) and its shares.
     `commit`: the code's commit for the provenance (default: now; main() takes it once, before
-    it writes any pool, so a pool written earlier in the same build does not count as a change)."""
+    it writes any pool, so a pool written earlier in the same build does not count as a change).
+    `progress`: a bar (agents.progress.bar) moved by one per drafting run."""
     rank = rank_index(rules, recipe.rank)
     ghosts: list[dict] = []
     agents_played = []
@@ -295,7 +301,15 @@ def build_rank(recipe: RankRecipe, rules, config: Path, runs_scale: float = 1.0,
         runs = scaled_runs(a.runs, runs_scale)
         started = time.monotonic()
         agent = make_drafting_agent(a.agent, rules, seed, sample=a.sample, path=a.path)
+        if progress is not None:
+            progress.set_description(f"{recipe.rank}: {a.agent}")
+            if agent is not None:
+                agent = CountRuns(agent, progress)
         ghosts += ghosts_of(a.agent, rank, runs, seed, recipe.max_round, rules, agent=agent)
+        if isinstance(agent, CountRuns):
+            agent.finish(runs)
+        elif progress is not None:
+            progress.update(runs)
         if log:
             mode = "" if not a.trained else (", sampling" if a.sample else ", deterministic")
             log(f"{recipe.rank}: {a.agent}{mode}: {runs} runs on seed {seed}, "
@@ -329,27 +343,35 @@ def build_rank(recipe: RankRecipe, rules, config: Path, runs_scale: float = 1.0,
     return pool, shares
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="Build the opponent pools of the ranks from their recipes.")
-    p.add_argument("--config", default=str(DEFAULT_CONFIG))
-    p.add_argument("--ranks", nargs="+", default=None, help="default: every rank with a recipe")
-    p.add_argument("--out-dir", default=str(DEFAULT_OUT))
-    p.add_argument("--runs-scale", type=float, default=1.0,
-                   help="multiply every agent's runs (at least 1 each), for trial builds")
-    p.add_argument("--force", action="store_true", help="replace existing pool files")
-    p.add_argument("--json", action="store_true", help="the report as JSON on stdout")
+def build_parser():
+    p = script_parser(__doc__)
+    p.add_argument("--config", default=str(DEFAULT_CONFIG), metavar="FILE",
+                   help="the recipe file (default configs/ranks.yaml)")
+    p.add_argument("--ranks", nargs="+", default=None, metavar="RANK",
+                   help="the ranks to build (default: every rank with a recipe)")
+    p.add_argument("--out-dir", default=str(DEFAULT_OUT), metavar="DIR",
+                   help="where the pools <rank>.json go (default configs/opponents)")
+    p.add_argument("--runs-scale", type=positive_float, default=1.0, metavar="X",
+                   help="multiply every agent's runs (at least 1 each), for trial builds; > 0 "
+                        "(default 1.0)")
+    p.add_argument("--force", action="store_true",
+                   help="replace existing pool files (default: keep them and stop)")
+    p.add_argument("--json", action="store_true",
+                   help="the report as JSON on stdout, the summaries on stderr (default off)")
     add_engine_argument(p)     # both engines play the same battles: the same pools
-    a = p.parse_args(argv)
+    add_progress_argument(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
     use_engine(a.engine)
     rules = default_rules()
-    say = (lambda msg: print(msg, file=sys.stderr)) if a.json else print
+    out_file = sys.stderr if a.json else sys.stdout
 
-    def fail(msg: str) -> int:
-        print(f"error: {msg}", file=sys.stderr)
-        return 2
+    def say(msg: str) -> None:
+        progress_say(msg, file=out_file)
 
-    if not a.runs_scale > 0:
-        return fail(f"--runs-scale must be > 0, got {a.runs_scale}")
     config = Path(a.config)
     try:
         recipes = load_recipes(config, rules)
@@ -365,19 +387,40 @@ def main(argv: list[str] | None = None) -> int:
             return fail(f"rank {rank!r} has no recipe in {config}")
     wanted = [r for r in names if r in wanted]
     out_dir = Path(a.out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        return fail(f"--out-dir {out_dir}: not a directory")
+    for rank in wanted:
+        problem = check_output(out_dir / f"{rank}.json", "--out-dir")
+        if problem:
+            return fail(problem)
     existing = [out_dir / f"{r}.json" for r in wanted if (out_dir / f"{r}.json").exists()]
     if existing and not a.force:
         return fail(f"{', '.join(map(str, existing))} exist(s) (pass --force to replace)")
     from agents.policy import limit_torch_threads
     limit_torch_threads(1)   # one observation at a time: extra threads only spin
+    # every trained policy is loaded once before anything is built: a file that does not load
+    # stops the build before any pool is written
+    checked = set()
+    for rank in wanted:
+        for ag in recipes[rank].agents:
+            if ag.trained and ag.path not in checked:
+                try:
+                    make_drafting_agent(ag.agent, rules, 0, sample=ag.sample, path=ag.path)
+                except ValueError as exc:
+                    return fail(f"{rank}: {exc}")
+                checked.add(ag.path)
+    total = sum(scaled_runs(ag.runs, a.runs_scale) for r in wanted for ag in recipes[r].agents)
     report: dict = {"config": _shown(config), "rules_hash": rules.hash, "ranks": {}}
     refused = False
+    progress = bar(total, "drafting", a.progress)
     for rank in wanted:
         recipe = recipes[rank]
         out = out_dir / f"{rank}.json"
         try:
-            pool, shares = build_rank(recipe, rules, config, a.runs_scale, log=say, commit=commit)
+            pool, shares = build_rank(recipe, rules, config, a.runs_scale, log=say, commit=commit,
+                                      progress=progress)
         except ValueError as exc:      # a policy that does not load, for instance
+            progress.close()
             return fail(f"{rank}: {exc}")
         say(summary(pool))
         say(share_table(shares, recipe.min_trained_share))
@@ -389,14 +432,19 @@ def main(argv: list[str] | None = None) -> int:
                  "trained_share": pool.provenance["trained_share"], "shortfalls": short}
         if short:
             refused = True
-            print(f"error: {rank}: the trained share is below min_trained_share "
-                  f"{recipe.min_trained_share} in {'; '.join(short)}; nothing written for {rank}",
-                  file=sys.stderr)
+            progress_say(f"error: {rank}: the trained share is below min_trained_share "
+                         f"{recipe.min_trained_share} in {'; '.join(short)}; nothing written for "
+                         f"{rank}", file=sys.stderr)
         else:
-            save_pool(pool, out, compact=True)
+            try:
+                save_pool(pool, out, compact=True)    # atomic: an error leaves the old file
+            except OSError as exc:
+                progress.close()
+                return fail(f"{out}: cannot write the pool ({exc.strerror or exc})")
             entry["bytes"] = out.stat().st_size
             say(f"written {out} ({entry['bytes']} bytes)")
         report["ranks"][rank] = entry
+    progress.close()
     if a.json:
         print(json.dumps(report))
     return 2 if refused else 0

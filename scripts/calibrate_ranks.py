@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Check that the ranks get harder: one reference agent against every rank's pool and rules.
 
-    python scripts/calibrate_ranks.py --agent greedy [--episodes N] [--seed S] [--pools-dir DIR] [--json]
+    python scripts/calibrate_ranks.py --agent greedy [--episodes N] [--seed S] [--pools-dir DIR]
+                                      [--ranks R ...] [--json] [--no-progress]
 
 For each rank R:
   pool_win_rate  the agent plays N runs under apprentice rules with its opponents drawn from R's
@@ -10,11 +11,12 @@ For each rank R:
   clear_rate     the agent plays N runs under R's full rules (against R's pool, as RuneRun-v0
                  does by default); the share cleared, with a Wilson 95% interval (clear_ci).
 Prints a table; `--json` prints {"ranks": {"apprentice": {"pool_win_rate", "pool_ci",
-"clear_rate", "clear_ci", ...}, ...}}.
+"clear_rate", "clear_ci", ...}, ...}}. Every pool is checked before anything is played; a bad
+argument, rank, agent or pool file is one `error: ...` line and exit status 2. A progress bar
+(runs played) goes to stderr when it is a terminal (--progress forces it, --no-progress hides it).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -24,53 +26,87 @@ sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
 from agents.evaluation import evaluate, wilson  # noqa: E402
+from agents.progress import add_progress_argument, bar  # noqa: E402
+from agents.script_args import (add_play_arguments, apply_play_arguments, fail,  # noqa: E402
+                                load_pool_once, positive_int, script_parser, seed_int)
 from rune_env.rules import default_rules  # noqa: E402
-from agents.script_args import add_play_arguments, apply_play_arguments  # noqa: E402
 from rune_env.run.opponents import PoolError  # noqa: E402
 
 DEFAULT_POOLS = ROOT / "configs" / "opponents"
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="Pool win rate and clear rate per rank for one agent.")
-    p.add_argument("--agent", required=True)
-    p.add_argument("--episodes", type=int, default=100)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--pools-dir", default=str(DEFAULT_POOLS))
-    p.add_argument("--ranks", nargs="*", default=None, help="default: every rank")
-    p.add_argument("--json", action="store_true")
+def build_parser():
+    p = script_parser(__doc__)
+    p.add_argument("--agent", required=True,
+                   help="the reference agent: random, scripted, greedy, greedy:NOISE or the path "
+                        "of a saved model (.zip) or exported policy (.pt) (required)")
+    p.add_argument("--episodes", type=positive_int, default=100, metavar="N",
+                   help="runs per rank and measure, >= 1 (default 100)")
+    p.add_argument("--seed", type=seed_int, default=0, metavar="S",
+                   help="evaluation seed, 0..2**32-1 (default 0)")
+    p.add_argument("--pools-dir", default=str(DEFAULT_POOLS), metavar="DIR",
+                   help="the directory of the pools <rank>.json (default configs/opponents)")
+    p.add_argument("--ranks", nargs="+", default=None, metavar="RANK",
+                   help="the ranks to measure (default: every rank of the rules)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object instead of the table (default off)")
     add_play_arguments(p)
-    a = p.parse_args(argv)
-    apply_play_arguments(a)
+    add_progress_argument(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
     rules = default_rules()
-    ranks = a.ranks or [r.id for r in rules.spec.ranks]
-    out: dict = {"agent": a.agent, "episodes": a.episodes, "rules_hash": rules.hash, "ranks": {}}
+    names = [r.id for r in rules.spec.ranks]
+    ranks = a.ranks or names
     for rank in ranks:
-        pool = Path(a.pools_dir) / f"{rank}.json"
+        if rank not in names:
+            return fail(f"--ranks: unknown rank {rank!r} (one of {', '.join(names)})")
+    ranks = list(dict.fromkeys(ranks))
+    pools_dir = Path(a.pools_dir)
+    if not pools_dir.is_dir():
+        return fail(f"--pools-dir {pools_dir}: no such directory")
+    # every pool is checked before anything is played: a missing or bad one fails at once
+    pools = {}
+    for rank in ranks:
+        pool = pools_dir / f"{rank}.json"
         if not pool.exists():
-            print(f"error: no pool for rank {rank}: {pool}", file=sys.stderr)
-            return 2
+            return fail(f"no pool for rank {rank}: {pool}")
         try:
-            agent = make_agent(a.agent, rules, seed=a.seed)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        try:
-            vs_pool = evaluate(agent, a.episodes, a.seed, {"rank": "apprentice", "opponents": str(pool),
-                                                             "strict_pools": a.strict})
-            full = evaluate(agent, a.episodes, a.seed, {"rank": rank, "opponents": str(pool),
-                                                           "strict_pools": a.strict})
-        except PoolError as exc:    # corrupt, or of other rules with --strict
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        won = round(vs_pool["battle_win_rate"] * vs_pool["battles"])
-        cleared = round(full["clear_rate"] * full["episodes"])
-        out["ranks"][rank] = {
-            "pool_win_rate": vs_pool["battle_win_rate"], "pool_ci": list(wilson(won, vs_pool["battles"])),
-            "pool_battles": vs_pool["battles"],
-            "clear_rate": full["clear_rate"], "clear_ci": list(wilson(cleared, full["episodes"])),
-            "mean_wins": full["mean_wins"],
-        }
+            load_pool_once(pool, rules, strict=a.strict)    # other rules: one warning line
+        except PoolError as exc:    # corrupt, not a pool, or of other rules with --strict
+            return fail(str(exc))
+        pools[rank] = pool
+    apply_play_arguments(a)
+    try:
+        checked = make_agent(a.agent, rules, seed=a.seed)
+    except ValueError as exc:       # an unknown name, a policy file that does not load
+        return fail(str(exc))
+    out: dict = {"agent": a.agent, "episodes": a.episodes, "rules_hash": rules.hash, "ranks": {}}
+    with bar(2 * a.episodes * len(ranks), "calibrating", a.progress) as progress:
+        for rank in ranks:
+            pool = pools[rank]
+            progress.set_description(rank)
+            # a fresh agent per rank, as before (the first is the one just checked)
+            agent, checked = checked or make_agent(a.agent, rules, seed=a.seed), None
+            try:
+                vs_pool = evaluate(agent, a.episodes, a.seed,
+                                   {"rank": "apprentice", "opponents": str(pool),
+                                    "strict_pools": a.strict}, progress=progress)
+                full = evaluate(agent, a.episodes, a.seed,
+                                {"rank": rank, "opponents": str(pool), "strict_pools": a.strict},
+                                progress=progress)
+            except PoolError as exc:    # corrupt, or of other rules with --strict
+                return fail(str(exc))
+            won = round(vs_pool["battle_win_rate"] * vs_pool["battles"])
+            cleared = round(full["clear_rate"] * full["episodes"])
+            out["ranks"][rank] = {
+                "pool_win_rate": vs_pool["battle_win_rate"], "pool_ci": list(wilson(won, vs_pool["battles"])),
+                "pool_battles": vs_pool["battles"],
+                "clear_rate": full["clear_rate"], "clear_ci": list(wilson(cleared, full["episodes"])),
+                "mean_wins": full["mean_wins"],
+            }
     if a.json:
         print(json.dumps(out))
     else:

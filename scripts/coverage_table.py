@@ -146,12 +146,15 @@ def render(rules, by_id) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=OUT, help="where to write (default docs/COVERAGE.md)")
+    parser = argparse.ArgumentParser(description=__doc__.strip(),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=OUT, metavar="FILE",
+                        help="where to write the table (default docs/COVERAGE.md)")
     parser.add_argument("--tests", type=Path, default=TESTS, help=argparse.SUPPRESS)
     parser.add_argument("--rule-ids", type=Path, default=RULE_IDS, help=argparse.SUPPRESS)
     parser.add_argument("--check", action="store_true",
-                        help="exit 1 if a rule id is uncovered or a Covers: id is unknown")
+                        help="exit 1 if a rule id is uncovered or a Covers: id is unknown "
+                             "(default off: write the table and exit 0)")
     args = parser.parse_args(argv)
     rules, by_id, uncovered, unknown = coverage(args.tests, args.rule_ids)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,24 +1,29 @@
 #!/usr/bin/env python3
 """Evaluate agents side by side.
 
-    python scripts/evaluate.py --agents random scripted greedy runs/apprentice_s0/final_model.zip
+    python scripts/evaluate.py --agents random scripted greedy runs/<run>/final_model.zip
                                [--rank R] [--episodes N] [--seed S] [--json] [--out DIR]
-                               [--head-to-head]
+                               [--head-to-head] [--no-progress]
 
-Agents are `random`, `scripted`, `greedy` (or `greedy:NOISE`) or a model path. For each agent:
-N whole runs on evaluation seeds (disjoint from every training seed by construction), and a
-table of battle win rate, mean wins and clear rate, each with a 95% interval, rounds survived and
-per-core rates. Writes DIR/eval.csv, DIR/eval.json and TensorBoard scalars under DIR/tb/<agent>/
-with the same tags for every agent, so the policies sit side by side (default DIR:
-runs/eval_<rank>_s<seed>).
+Agents are `random`, `scripted`, `greedy` (or `greedy:NOISE`) or a model path (a `.zip`
+checkpoint or an exported `.pt` policy). For each agent: N whole runs on evaluation seeds
+(disjoint from every training seed by construction), and a table of battle win rate, mean wins and
+clear rate, each with a 95% interval, rounds survived and per-core rates. Writes DIR/eval.csv,
+DIR/eval.json and TensorBoard under DIR/tb/<agent>/ (default DIR: runs/eval_<rank>_s<seed>):
+every agent with the same tags (eval/*, eval/kind_share/<kind>, eval/clear_rate_core/<core>,
+images boards/final/<i>), at the agent's training step (a checkpoint's num_timesteps, the
+`timesteps` of the JSON beside an exported .pt; 0 for the baselines), so the policies line up on
+one axis; a rerun replaces an agent's TensorBoard files, it does not add to them.
 
 `--head-to-head` also fights the agents' boards against each other: each agent drafts its runs
 on the same seeds; in every round both reached, their boards fight in both seatings; the win
 matrix gives, per pair, the share of those battles the row agent won (draws count half).
+
+A progress bar (runs played) goes to stderr when it is a terminal, never to stdout. A bad
+argument, rank, agent, model file or pool is one `error: ...` line on stderr and exit status 2.
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import sys
@@ -28,14 +33,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
-from agents.evaluation import evaluate  # noqa: E402
-from rune_env.rules import Board, default_rules  # noqa: E402
-from agents.script_args import add_play_arguments, apply_play_arguments  # noqa: E402
+from agents.evaluation import (EVAL_TAGS, MAX_EPISODES, evaluate, log_evaluation,  # noqa: E402
+                               training_step)
+from agents.progress import add_progress_argument, bar  # noqa: E402
+from agents.script_args import (add_play_arguments, apply_play_arguments, fail,  # noqa: E402
+                                int_in, script_parser, seed_int)
 from rune_env.battle.engines import battle_function  # noqa: E402
+from rune_env.rules import Board, default_rules  # noqa: E402
 from rune_env.run.opponents import PoolError  # noqa: E402
 
-TB_TAGS = ("battle_win_rate", "mean_wins", "clear_rate", "rounds_survived", "lamps_left",
-           "mean_battle_duration")
+TB_TAGS = EVAL_TAGS
 
 
 def opponents_label(opponents: str | None, rules, rank: str) -> str:
@@ -80,35 +87,23 @@ def head_to_head(results: dict[str, dict], rules) -> dict[str, dict[str, float]]
     return matrix
 
 
-BOARD_IMAGES = 4   # runs per agent whose final board is drawn into TensorBoard
+def tb_dir_name(label: str) -> str:
+    """An agent's TensorBoard sub-run: its label with '/' as '_' (runs/x/final_model -> x_final_model)."""
+    return label.replace("/", "_").replace("\\", "_")
 
 
-def final_boards(runs: list[dict], rules, count: int = BOARD_IMAGES) -> list:
-    """The board each of the first `count` runs took into its last battle."""
-    return [Board.from_json(r["battles"][-1]["board"], rules) for r in runs[:count] if r["battles"]]
-
-
-def write_board_images(writer, tag: str, boards: list, rules, step: int = 0) -> None:
-    """Pictures of boards (rune_env.pictures) as TensorBoard images, one per board."""
-    from rune_env.pictures import board_rgb_array
-    for i, b in enumerate(boards):
-        writer.add_image(f"{tag}/{i}", board_rgb_array(b, rules, annotate=True), step,
-                         dataformats="HWC")
-
-
-def write_tensorboard(out_dir: Path, label: str, summary: dict, cores, boards=(), rules=None) -> None:
-    """One sub-run per agent, every agent with the same tags (NaN for a core it never played),
-    and pictures of the boards its first runs ended with (tag boards/final/<i>)."""
+def write_tensorboard(out_dir: Path, label: str, result: dict, cores, rules, step: int = 0) -> Path:
+    """An agent's evaluation into DIR/tb/<agent>/ at its training step: the old event files of that
+    directory are deleted first, so a rerun replaces the agent's curves instead of mixing them
+    with the last run's. Every agent gets the same tags (agents.evaluation.log_evaluation)."""
     from torch.utils.tensorboard import SummaryWriter
-    safe = label.replace("/", "_")
-    with SummaryWriter(str(out_dir / "tb" / safe)) as w:
-        write_board_images(w, "boards/final", list(boards), rules)
-        for tag in TB_TAGS:
-            w.add_scalar(f"eval/{tag}", summary[tag], 0)
-        for core in cores:
-            v = summary["by_core"].get(core, {"clear_rate": float("nan"), "battle_win_rate": float("nan")})
-            w.add_scalar(f"eval/clear_rate_core/{core}", v["clear_rate"], 0)
-            w.add_scalar(f"eval/battle_win_rate_core/{core}", v["battle_win_rate"], 0)
+    d = out_dir / "tb" / tb_dir_name(label)
+    if d.is_dir():
+        for old in d.glob("events.out.tfevents.*"):
+            old.unlink()
+    with SummaryWriter(str(d)) as w:
+        log_evaluation(w, result, step, rules, cores=cores)
+    return d
 
 
 def format_table(summaries: dict[str, dict]) -> str:
@@ -127,54 +122,106 @@ def format_table(summaries: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="Evaluate agents side by side.")
-    p.add_argument("--agents", nargs="+", required=True)
-    p.add_argument("--rank", default="apprentice")
-    p.add_argument("--episodes", type=int, default=100)
-    p.add_argument("--seed", type=int, default=0, help="evaluation seed, >= 0")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--out", default=None)
-    p.add_argument("--head-to-head", action="store_true")
+def rank_name(text: str, rules) -> str:
+    """--rank as a name or a number 0..5 (as the envs take it) -> the rank's name."""
+    names = [r.id for r in rules.spec.ranks]
+    listing = ", ".join(f"{i} {n}" for i, n in enumerate(names))
+    t = text.strip()
+    if t in names:
+        return t
+    if t.lstrip("+-").isdigit():
+        i = int(t)
+        if 0 <= i < len(names):
+            return names[i]
+        raise ValueError(f"--rank {text}: out of range; the ranks are {listing}")
+    raise ValueError(f"--rank {text!r}: unknown rank; the ranks are {listing}")
+
+
+def build_parser():
+    p = script_parser(__doc__)
+    p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
+                   help="random, scripted, greedy, greedy:NOISE (NOISE a share 0..1 of random "
+                        "actions) or the path of a saved model (.zip) or exported policy (.pt) "
+                        "(required; no default)")
+    ranks = [r.id for r in default_rules().spec.ranks]
+    p.add_argument("--rank", default=ranks[0], metavar="R",
+                   help=f"the rank to play: a name ({', '.join(ranks)}) or its number "
+                        f"0..{len(ranks) - 1}, as the envs take it (default: {ranks[0]})")
+    p.add_argument("--episodes", type=int_in(1, MAX_EPISODES), default=100, metavar="N",
+                   help=f"runs per agent, 1..{MAX_EPISODES} (default: 100)")
+    p.add_argument("--seed", type=seed_int, default=0, metavar="S",
+                   help="evaluation seed, 0..2**32-1; its run seeds are apart from every training "
+                        "seed and from every other evaluation seed's (default: 0)")
+    p.add_argument("--json", action="store_true",
+                   help="print eval.json's content on stdout instead of the table (default: off)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="output directory (default: runs/eval_<rank>_s<seed>)")
+    p.add_argument("--head-to-head", action="store_true",
+                   help="also fight the agents' boards of the same seed and round against each "
+                        "other, both seatings (default: off)")
     p.add_argument("--opponents", default=None,
                    help="a pool file, or 'generator' (default: the rank's shipped pool, as RuneRun-v0)")
     add_play_arguments(p)
-    a = p.parse_args(argv)
-    apply_play_arguments(a)
-    if a.seed < 0:
-        p.error("--seed must be >= 0 (evaluation seeds stay apart from training seeds)")
+    add_progress_argument(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    apply_play_arguments(a)          # torch threads (default 1) before any torch work
     rules = default_rules()
-    out_dir = Path(a.out or ROOT / "runs" / f"eval_{a.rank}_s{a.seed}")
-    env_kwargs = {"rank": a.rank, "opponents": a.opponents, "strict_pools": a.strict}
-    results: dict[str, dict] = {}
+    try:
+        rank = rank_name(a.rank, rules)
+    except ValueError as exc:
+        return fail(str(exc))
+    out_dir = Path(a.out or ROOT / "runs" / f"eval_{rank}_s{a.seed}")
+    if out_dir.exists() and not out_dir.is_dir():
+        return fail(f"--out {out_dir}: exists and is not a directory")
+    env_kwargs = {"rank": rank, "opponents": a.opponents, "strict_pools": a.strict}
+    # everything is checked before anything is played: the pool, then every agent
+    try:
+        from rune_env.envs.run_env import RuneRunEnv
+        RuneRunEnv(**env_kwargs).close()
+    except (PoolError, OSError, ValueError) as exc:   # a missing or corrupt pool, one of other rules with --strict
+        return fail(str(exc))
+    agents: dict[str, object] = {}
     for name in a.agents:
+        label = agent_label(name)
+        if label in agents:
+            return fail(f"--agents: {name!r} is given twice (label {label!r})")
         try:
-            agent = make_agent(name, rules, seed=a.seed)
-        except ValueError as exc:   # PolicyLoadError is a ValueError
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        try:
-            results[agent_label(name)] = evaluate(agent, a.episodes, a.seed, env_kwargs)
-        except PoolError as exc:    # a corrupt pool, or one of other rules with --strict
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+            agents[label] = make_agent(name, rules, seed=a.seed)
+        except ValueError as exc:   # an unknown name; PolicyLoadError (missing, corrupt) is a ValueError
+            return fail(str(exc))
+    steps = {label: (training_step(name) or 0) for label, name in zip(agents, a.agents)}
+    results: dict[str, dict] = {}
+    with bar(a.episodes * len(agents), "evaluating", a.progress) as progress:
+        for label, agent in agents.items():
+            progress.set_description(label)
+            try:
+                results[label] = evaluate(agent, a.episodes, a.seed, env_kwargs, progress=progress)
+            except PoolError as exc:
+                return fail(str(exc))
     summaries = {n: {k: v for k, v in r.items() if k != "runs"} for n, r in results.items()}
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / "eval.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["agent", "episodes", "battle_win_rate", "battle_lo", "battle_hi", "mean_wins",
-                    "wins_lo", "wins_hi", "clear_rate", "clear_lo", "clear_hi", "rounds_survived"])
-        for n, s in summaries.items():
-            w.writerow([n, s["episodes"], s["battle_win_rate"], *s["battle_ci"], s["mean_wins"],
-                        *s["wins_ci"], s["clear_rate"], *s["clear_ci"], s["rounds_survived"]])
-    for n, s in summaries.items():
-        write_tensorboard(out_dir, n, s, list(rules.spec.cores),
-                          final_boards(results[n]["runs"], rules), rules)
-    out = {"rank": a.rank, "seed": a.seed, "rules_hash": rules.hash,
-           "opponents": opponents_label(a.opponents, rules, a.rank),
-           "agents": {n: {k: s[k] for k in ("episodes", "battle_win_rate", "battle_ci",
-                                             "mean_wins", "wins_ci", "clear_rate", "clear_ci",
-                                             "rounds_survived", "by_core")}
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with open(out_dir / "eval.csv", "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["agent", "episodes", "battle_win_rate", "battle_lo", "battle_hi", "mean_wins",
+                        "wins_lo", "wins_hi", "clear_rate", "clear_lo", "clear_hi", "rounds_survived"])
+            for n, s in summaries.items():
+                w.writerow([n, s["episodes"], s["battle_win_rate"], *s["battle_ci"], s["mean_wins"],
+                            *s["wins_ci"], s["clear_rate"], *s["clear_ci"], s["rounds_survived"]])
+        for n, r in results.items():
+            write_tensorboard(out_dir, n, r, list(rules.spec.cores), rules, steps[n])
+    except OSError as exc:
+        return fail(f"{out_dir}: cannot write ({exc.strerror or exc})")
+    out = {"rank": rank, "seed": a.seed, "rules_hash": rules.hash,
+           "opponents": opponents_label(a.opponents, rules, rank),
+           "agents": {n: {"timesteps": steps[n],
+                          **{k: s[k] for k in ("episodes", "battle_win_rate", "battle_ci",
+                                               "mean_wins", "wins_ci", "clear_rate", "clear_ci",
+                                               "rounds_survived", "by_core")}}
                       for n, s in summaries.items()}}
     if a.head_to_head and len(results) > 1:
         out["head_to_head"] = head_to_head(results, rules)

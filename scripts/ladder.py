@@ -3,15 +3,20 @@
 
     python scripts/ladder.py --agents greedy random [MODEL.zip ...] [--pools configs/opponents/*.json]
                              [--episodes N] [--samples K] [--seed S] [--json] [--out DIR]
+                             [--no-progress]
 
 Each agent drafts N runs on evaluation seeds; its board of every round fights (both seatings)
 the other agents' boards of the same seed and round, and K boards of the same round sampled from
 each pool. The results are fitted into Bradley-Terry ratings on an Elo scale (agents/ratings.py);
-the ladder is printed and written to TensorBoard (DIR/tb/<name>, tag ladder/rating).
+the ladder is printed, written to DIR/ladder.json (atomically) and to TensorBoard
+(DIR/tb/<name>, tag ladder/rating). Rate at least two agents, or agents and pools.
+
+Every agent and pool is checked before anything is played: a bad argument, agent or pool file
+is one `error: ...` line and exit status 2. Progress bars (runs drafted, battles played) go to
+stderr when it is a terminal (--progress forces them, --no-progress hides them).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -22,12 +27,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
+from agents.progress import add_progress_argument, bar  # noqa: E402
 from agents.evaluation import evaluate  # noqa: E402
 from agents.ratings import fit_bradley_terry  # noqa: E402
-from rune_env.rules import Board, default_rules  # noqa: E402
-from rune_env.run.opponents import PoolError, load_pool  # noqa: E402
-from agents.script_args import add_play_arguments, apply_play_arguments  # noqa: E402
+from agents.script_args import (add_play_arguments, apply_play_arguments, fail,  # noqa: E402
+                                load_pool_once, positive_int, script_parser, seed_int)
 from rune_env.battle.engines import battle_function  # noqa: E402
+from rune_env.rules import Board, default_rules  # noqa: E402
+from rune_env.rules.board import write_json_atomic  # noqa: E402
+from rune_env.run.opponents import PoolError  # noqa: E402
 
 
 def score(a: Board, b: Board, rules) -> list[float]:
@@ -39,57 +47,91 @@ def score(a: Board, b: Board, rules) -> list[float]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="Ratings of agents and pools from head-to-head battles.")
-    p.add_argument("--agents", nargs="+", required=True)
-    p.add_argument("--pools", nargs="*", default=[])
-    p.add_argument("--episodes", type=int, default=20)
-    p.add_argument("--samples", type=int, default=4,
-                   help="pool boards per agent board, drawn by their counts")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--out", default=None)
+def build_parser():
+    p = script_parser(__doc__)
+    p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
+                   help="the agents to rate: random, scripted, greedy, greedy:NOISE or paths of "
+                        "saved models (.zip) or exported policies (.pt) (required)")
+    p.add_argument("--pools", nargs="+", default=[], metavar="POOL",
+                   help="opponent pool files rated beside the agents (default: none; then give "
+                        "at least two agents)")
+    p.add_argument("--episodes", type=positive_int, default=20, metavar="N",
+                   help="runs each agent drafts, >= 1 (default 20)")
+    p.add_argument("--samples", type=positive_int, default=4, metavar="K",
+                   help="pool boards per agent board, drawn by their counts, >= 1 (default 4)")
+    p.add_argument("--seed", type=seed_int, default=0, metavar="S",
+                   help="evaluation seed and the pool sampling's seed, 0..2**32-1 (default 0)")
+    p.add_argument("--json", action="store_true",
+                   help="print the ladder as one JSON object instead of the table (default off)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="where ladder.json and the TensorBoard logs go (default runs/ladder_s<SEED>)")
     add_play_arguments(p)
-    a = p.parse_args(argv)
-    apply_play_arguments(a)
+    add_progress_argument(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    twice = sorted({n for n in a.agents if a.agents.count(n) > 1})
+    if twice:
+        return fail(f"--agents: {', '.join(twice)} given twice")
+    if len(a.agents) < 2 and not a.pools:
+        return fail("nothing to rate: give at least two --agents, or --pools to rate against")
+    out_dir = Path(a.out or ROOT / "runs" / f"ladder_s{a.seed}")
+    if out_dir.exists() and not out_dir.is_dir():
+        return fail(f"--out {out_dir}: not a directory")
     rules = default_rules()
-    rng = np.random.default_rng(a.seed)
-    boards: dict[str, dict] = {}
-    for name in a.agents:
-        try:
-            agent = make_agent(name, rules, seed=a.seed)
-        except ValueError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        res = evaluate(agent, a.episodes, a.seed)
-        boards[name] = {(i, b["round"]): Board.from_json(b["board"], rules)
-                        for i, run in enumerate(res["runs"]) for b in run["battles"]}
+    # every pool and agent is checked before anything is played
     pools = {}
     for path in a.pools:
         try:
-            pool = load_pool(path, rules, strict=a.strict)
-        except PoolError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+            pool = load_pool_once(path, rules, strict=a.strict)
+        except PoolError as exc:    # missing, corrupt, not a pool, or of other rules with --strict
+            return fail(str(exc))
+        name = f"pool:{Path(path).stem}"
+        if name in pools:
+            return fail(f"--pools: two pools are named {name} ({path})")
         # each round's boards with their sampling weights (a ghost's count: how many drafting
         # runs drafted it), so the ladder meets a pool's boards as often as the env fields them
-        pools[f"pool:{Path(path).stem}"] = {
+        pools[name] = {
             r: (pool.boards(r, rules), np.array(pool.counts(r), dtype=float)) for r in pool.rounds}
+    apply_play_arguments(a)
+    agents = {}
+    for name in a.agents:
+        try:
+            agents[name] = make_agent(name, rules, seed=a.seed)
+        except ValueError as exc:   # an unknown name, a policy file that does not load
+            return fail(str(exc))
+    rng = np.random.default_rng(a.seed)
+    boards: dict[str, dict] = {}
+    with bar(len(agents) * a.episodes, "drafting", a.progress) as progress:
+        for name, agent in agents.items():
+            progress.set_description(f"drafting {name}")
+            res = evaluate(agent, a.episodes, a.seed, progress=progress)
+            boards[name] = {(i, b["round"]): Board.from_json(b["board"], rules)
+                            for i, run in enumerate(res["runs"]) for b in run["battles"]}
     results: list[tuple[str, str, float]] = []
     names = list(boards)
+    matches = []      # (agent, opponent, agent's board, opponent's board)
     for i, x in enumerate(names):
         for y in names[i + 1:]:
             for key in sorted(set(boards[x]) & set(boards[y])):
-                for s in score(boards[x][key], boards[y][key], rules):
-                    results.append((x, y, s))
+                matches.append((x, y, boards[x][key], boards[y][key]))
         for pname, by_round in pools.items():
             for (_, rnd), board in sorted(boards[x].items()):
                 options, weights = by_round.get(rnd, ([], None))
                 if not options:
                     continue
                 for k in rng.choice(len(options), size=a.samples, p=weights / weights.sum()):
-                    for s in score(board, options[int(k)], rules):
-                        results.append((x, pname, s))
+                    matches.append((x, pname, board, options[int(k)]))
+    with bar(len(matches), "battles", a.progress, unit="pair") as progress:
+        for x, y, board, other in matches:
+            for s in score(board, other, rules):
+                results.append((x, y, s))
+            progress.update(1)
+    if not results:
+        return fail("no battles to rate: no round was reached by two agents, nor met a pool's "
+                    "boards of the same round")
     ratings = fit_bradley_terry(results)
     games = {n: sum(1 for r in results if n in r[:2]) for n in ratings}
     scores = {n: sum(r[2] if r[0] == n else 1 - r[2] for r in results if n in r[:2]) for n in ratings}
@@ -97,9 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     out = {"rules_hash": rules.hash, "ladder": [
         {"name": n, "rating": ratings[n], "games": games[n],
          "score": scores[n] / games[n] if games[n] else None} for n in ladder]}
-    out_dir = Path(a.out or ROOT / "runs" / f"ladder_s{a.seed}")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "ladder.json").write_text(json.dumps(out, indent=1))
+    try:
+        write_json_atomic(out_dir / "ladder.json", out)      # a killed run leaves the old file
+    except OSError as exc:
+        return fail(f"--out {out_dir}: cannot write ladder.json ({exc.strerror or exc})")
     from torch.utils.tensorboard import SummaryWriter
     for n in ladder:
         with SummaryWriter(str(out_dir / "tb" / n.replace("/", "_").replace(":", "_"))) as w:

@@ -3,6 +3,7 @@
 
     python scripts/make_opponents.py --rank R --agents A [A ...] [--runs N] [--seed S]
                                      [--max-round M] [--sample] [--engine E] --out FILE [--force]
+                                     [--no-progress]
 
 Each agent plays N runs; every board it takes into battle is recorded with its agent, run seed,
 round and rank. Ghosts of rank R are drafted with the opponent side's rules of R: from mentor up
@@ -14,14 +15,15 @@ against), never a shipped pool, so a pool does not depend on the pools already i
 configs/opponents/. A board an agent drafted in several runs is kept once with its "count" (the
 pool fields it with that weight); a summary (boards and drafts per round, agents, kinds, grades,
 cores) is printed; the pool file is written atomically (a killed run leaves the old file) and an
-existing file is kept unless --force.
+existing file is kept unless --force. A bad argument, rank, agent or output path is one
+`error: ...` line and exit status 2, before anything is drafted; a progress bar (drafting runs)
+goes to stderr when it is a terminal (--progress forces it, --no-progress hides it).
 
 The functions here (drafting_overrides, make_drafting_agent, ghosts_of, tally, summary) are also
 what scripts/build_pools.py builds the shipped pools with.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -33,6 +35,9 @@ sys.path.insert(0, str(ROOT))
 
 from agents import BASELINES, make_agent  # noqa: E402
 from agents.evaluation import eval_run_seed  # noqa: E402
+from agents.progress import CountRuns, add_progress_argument, bar  # noqa: E402
+from agents.script_args import (check_output, fail, int_in, positive_int,  # noqa: E402
+                                script_parser, seed_int)
 from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
 from rune_env.envs.run_env import RuneRunEnv  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
@@ -69,6 +74,8 @@ def make_drafting_agent(agent_name: str, rules, seed: int, sample: bool = False,
         if sample:
             raise ValueError(f"agent {agent_name!r}: only trained policies sample their actions")
         return make_agent(agent_name, rules, seed=seed)
+    if path is None and not (agent_name.endswith((".zip", ".pt")) or Path(agent_name).exists()):
+        make_agent(agent_name, rules, seed=seed)     # raises make_agent's "unknown agent"
     from agents.policy import PolicyAgent
     return PolicyAgent(str(path or agent_name), deterministic=not sample)
 
@@ -163,49 +170,81 @@ def summary(pool: Pool) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="Make an opponent pool for a rank from agents' boards.")
-    p.add_argument("--rank", required=True)
-    p.add_argument("--agents", nargs="+", required=True)
-    p.add_argument("--runs", type=int, default=20, help="runs per agent")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-round", type=int, default=15)
-    p.add_argument("--out", required=True)
-    p.add_argument("--force", action="store_true")
+def build_parser():
+    rules = default_rules()
+    p = script_parser(__doc__)
+    p.add_argument("--rank", required=True,
+                   help="the rank the pool is for: "
+                        + ", ".join(r.id for r in rules.spec.ranks)
+                        + f", or its number 0..{len(rules.spec.ranks) - 1} (required)")
+    p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
+                   help="who drafts the ghosts: random, scripted, greedy, greedy:NOISE or paths "
+                        "of saved models (.zip) or exported policies (.pt) (required)")
+    p.add_argument("--runs", type=positive_int, default=20, metavar="N",
+                   help="drafting runs per agent, >= 1 (default 20)")
+    p.add_argument("--seed", type=seed_int, default=0, metavar="S",
+                   help="agent i drafts on evaluation seed S * 1000 + i; 0..2**32-1 (default 0)")
+    cap = rules.spec.run.round_cap
+    p.add_argument("--max-round", type=int_in(1, cap, "run.round_cap"), default=min(15, cap),
+                   metavar="M",
+                   help=f"the last round drafted, 1..{cap} (run.round_cap) (default "
+                        f"{min(15, cap)})")
+    p.add_argument("--out", required=True, metavar="FILE", help="the pool file to write (required)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing --out file (default: keep it and stop)")
     p.add_argument("--sample", action="store_true",
                    help="trained policies sample their actions (diverse ghosts) instead of taking "
-                        "the likeliest one")
+                        "the likeliest one (default off)")
     add_engine_argument(p)
-    a = p.parse_args(argv)
+    add_progress_argument(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    rules = default_rules()
+    try:
+        rank = rank_index(rules, a.rank if not a.rank.isdigit() else int(a.rank))
+    except ValueError as exc:
+        return fail(f"--rank: {exc}")
+    out = Path(a.out)
+    if out.exists() and not out.is_dir() and not a.force:
+        return fail(f"{out} exists (pass --force to replace it)")
+    problem = check_output(out, "--out")
+    if problem:
+        return fail(problem)
     use_engine(a.engine)
     if any(is_trained(name) for name in a.agents):
         from agents.policy import limit_torch_threads
         limit_torch_threads(1)   # one observation at a time: extra threads only spin
-    rules = default_rules()
-    out = Path(a.out)
-    if out.exists() and not a.force:
-        print(f"error: {out} exists (pass --force to replace it)", file=sys.stderr)
-        return 2
-    try:
-        rank = rank_index(rules, a.rank if not a.rank.isdigit() else int(a.rank))
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    ghosts: list[dict] = []
+    # every agent is made (a policy loaded) before anything is drafted
+    agents = []
     for i, name in enumerate(a.agents):
         seed = a.seed * 1000 + i
         try:
-            agent = make_drafting_agent(name, rules, seed, sample=a.sample and is_trained(name))
-            ghosts += ghosts_of(name, rank, a.runs, seed, a.max_round, rules, agent=agent)
-        except ValueError as exc:
-            print(f"error: agent {name!r}: {exc}", file=sys.stderr)
-            return 2
+            agents.append((name, seed, make_drafting_agent(name, rules, seed,
+                                                           sample=a.sample and is_trained(name))))
+        except ValueError as exc:   # an unknown name, a policy file that does not load
+            return fail(str(exc) if name in str(exc) else f"agent {name!r}: {exc}")
+    ghosts: list[dict] = []
+    with bar(len(agents) * a.runs, "drafting", a.progress) as progress:
+        for name, seed, agent in agents:
+            progress.set_description(f"drafting {name}")
+            counted = CountRuns(agent, progress)
+            try:
+                ghosts += ghosts_of(name, rank, a.runs, seed, a.max_round, rules, agent=counted)
+            except ValueError as exc:
+                return fail(f"agent {name!r}: {exc}")
+            counted.finish(a.runs)
     pool = Pool(rules_hash=rules.hash, rank=rules.spec.ranks[rank].id, rounds=by_round(tally(ghosts)),
                 provenance={"agents": a.agents, "runs": a.runs, "seed": a.seed,
                             "max_round": a.max_round, "sample": a.sample,
                             "script": "scripts/make_opponents.py",
                             "drafting_opponents": DRAFTING_OPPONENTS})
-    save_pool(pool, out, compact=True)
+    try:
+        save_pool(pool, out, compact=True)      # atomic: an error leaves the old file, or none
+    except OSError as exc:
+        return fail(f"--out {out}: cannot write the pool ({exc.strerror or exc})")
     print(summary(pool))
     print(f"written {out}")
     return 0

@@ -10,8 +10,8 @@ the rules from there). A number whose change makes NO test fail is a "survivor":
 not notice if the engine ignored it. Exit status 1 if any survive (or a run broke), else 0.
 
 Mutated: the sections battle, rings, grades, runes (not price), flows, flow_limits, attunement,
-resonance, opposition, affinity, overdrive, erosion, cores, boss_rules, relics, artifacts (not
-price or income_per_runes). Not mutated: version, variant, sectors, run, ranks, achievements,
+resonance, opposition, affinity, overdrive, erosion, freeze, cores, boss_rules, relics,
+artifacts (not price or income_per_runes). Not mutated: version, variant, sectors, run, ranks, achievements,
 dice, the run-only fields (relic income / hand_slots / lamp_saves, core hand_slots, grades
 merge_count) and strings (flow kinds, pairs, ids).
 
@@ -57,7 +57,7 @@ SCRIPTS = Path(__file__).resolve().parent
 FROZEN = REPO / "tests" / "data" / "rules.yaml"
 
 SECTIONS = ("battle", "rings", "grades", "runes", "flows", "flow_limits", "attunement",
-            "resonance", "opposition", "affinity", "overdrive", "erosion", "cores",
+            "resonance", "opposition", "affinity", "overdrive", "erosion", "freeze", "cores",
             "boss_rules", "relics", "artifacts")
 SKIP = ("runes.*.price", "artifacts.*.price", "artifacts.*.income_per_runes",
         "relics.*.income", "relics.*.hand_slots", "relics.*.lamp_saves", "cores.*.hand_slots",
@@ -345,18 +345,26 @@ def check(m: Mutation, data: dict, suite: Suite, workdir: Path, tag: str,
 # -- main ---------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+    parser = argparse.ArgumentParser(description=__doc__.strip(),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rules", type=Path, default=FROZEN, help="rules to mutate (default: the frozen copy)")
-    parser.add_argument("--only", action="append", metavar="PATH", help="mutate only this key path")
-    parser.add_argument("--jobs", type=int, default=2, help="parallel pytest runs (default 2)")
-    parser.add_argument("--list", action="store_true", help="list the key paths and exit")
-    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per pytest run")
+    parser.add_argument("--rules", type=Path, default=FROZEN, metavar="FILE",
+                        help="rules to mutate (default tests/data/rules.yaml, the frozen copy)")
+    parser.add_argument("--only", action="append", metavar="PATH",
+                        help="mutate only this key path, repeatable (default: every battle number)")
+    parser.add_argument("--jobs", type=int, default=2, metavar="N",
+                        help="parallel pytest runs (default 2)")
+    parser.add_argument("--list", action="store_true",
+                        help="list the key paths and exit (default off)")
+    parser.add_argument("--timeout", type=float, default=900.0, metavar="S",
+                        help="seconds per pytest run before it counts as a timeout (default 900)")
     parser.add_argument("--skip-baseline", action="store_true",
-                        help="do not run the unmutated suite first (nothing is deselected)")
+                        help="do not run the unmutated suite first, so nothing is deselected "
+                             "(default off: run it)")
     parser.add_argument("--no-confirm", action="store_true",
-                        help="take the first failing test as the kill without re-running it")
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
+                        help="take the first failing test as the kill without re-running it "
+                             "(default off: confirm each kill)")
+    parser.add_argument("--json", type=Path, metavar="FILE",
+                        help="also write the results here (default: none)")
     args = parser.parse_args(argv)
 
     import yaml

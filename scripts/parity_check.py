@@ -13,11 +13,11 @@ time, casts, turns, seals and the reason exactly, HP and max HP within 1e-9 rela
 
 Prints each mismatch (up to `--show`) with both boards as board-file JSON, then a summary: pairs,
 mismatches, how many HP pairs are equal to the last bit, the outcomes, and the time each engine
-took. Exit status 1 if any battle differs.
+took. Exit status 1 if any battle differs; 2 (one `error: ...` line) for a bad number or rules
+file.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing as mp
 import os
@@ -33,7 +33,9 @@ from rune_env.battle import battle  # noqa: E402
 from rune_env.battle.fast import fast_battles  # noqa: E402
 from rune_env.battle.fast.parity import (compare, coverage_boards, hp_bits_equal,  # noqa: E402
                                          parity_pairs)
-from rune_env.rules import default_rules, load_rules  # noqa: E402
+from agents.script_args import (MAX_JOBS, fail, jobs_int, non_negative_int,  # noqa: E402
+                                script_parser, seed_int, usable_cores)
+from rune_env.rules import RulesError, default_rules, load_rules  # noqa: E402
 
 _RULES = None
 
@@ -56,15 +58,26 @@ def all_pairs(n: int, seed: int, rules):
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pairs", type=int, default=10000)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--rules", default=None, help="rules YAML (default: the default rules)")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                    help="processes for the reference engine")
-    ap.add_argument("--show", type=int, default=10, help="mismatches printed in full")
-    ap.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ap = script_parser(__doc__)
+    ap.add_argument("--pairs", type=non_negative_int, default=10000, metavar="N",
+                    help="seeded board pairs, besides the coverage pairs; >= 0 (default 10000)")
+    ap.add_argument("--seed", type=seed_int, default=0, metavar="S",
+                    help="seed of the pairs, 0..2**32-1 (default 0)")
+    ap.add_argument("--rules", default=None, metavar="FILE",
+                    help="rules YAML (default: the default rules, configs/rules/default.yaml)")
+    ap.add_argument("--jobs", type=jobs_int, default=usable_cores(), metavar="N",
+                    help=f"processes for the reference engine, 1..{MAX_JOBS} (default "
+                         f"{usable_cores()}: every usable core)")
+    ap.add_argument("--show", type=non_negative_int, default=10, metavar="N",
+                    help="mismatches printed in full, >= 0 (default 10)")
+    ap.add_argument("--json", action="store_true",
+                    help="print the summary as JSON (default off: as text)")
     args = ap.parse_args(argv)
+    if args.rules is not None:
+        try:
+            load_rules(args.rules)
+        except RulesError as exc:
+            return fail(f"--rules: {exc}")
 
     _init(args.rules)
     rules = _RULES

@@ -218,8 +218,11 @@ def compute(rules, set_name: str = "literal") -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="compare with the pinned files, write nothing")
+    ap = argparse.ArgumentParser(description=__doc__.strip(),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true",
+                    help="compare with the pinned files, write nothing (default off: recompute "
+                         "and write)")
     ap.add_argument("--set", choices=sorted(SETS), action="append",
                     help="the golden set to recompute (repeatable; default: every set)")
     args = ap.parse_args(argv)

@@ -9,7 +9,9 @@ run) is shared by the training tests; resume tests work on copies of its run dir
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -30,6 +32,9 @@ TRAIN = REPO / "scripts" / "train.py"
 EVALUATE = REPO / "scripts" / "evaluate.py"
 QUICK = REPO / "configs" / "train" / "quick.yaml"
 CORES = ("sun", "star", "moon", "eclipse", "tree")
+KINDS = ("fire", "wind", "water", "earth", "thunder", "dark", "light", "ice",
+         "amplify", "resonator", "delay", "node", "mimic")
+RUN_DIR_NAME = re.compile(r"smoke__s1__\d{8}T\d{6}Z")
 
 GAME_SCALARS = ("game/battle_win_rate", "game/battle_duration", "game/wins_per_run",
                 "game/clear_rate", "game/rounds_survived", "game/lamps_left")
@@ -42,12 +47,21 @@ def run(script: Path, *args: str, timeout: int = 180) -> subprocess.CompletedPro
                           capture_output=True, text=True, timeout=timeout)
 
 
+def script_module(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod          # pydantic resolves the config's annotations through it
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def tiny_config(path: Path, **changes) -> Path:
     """A copy of the quick config, shrunk: 2 envs x 64-step rollouts = 128 timesteps a rollout."""
     cfg = yaml.safe_load(QUICK.read_text(encoding="utf-8"))
     cfg["name"] = "smoke"
     cfg["ppo"].update(n_steps=64, batch_size=64, n_epochs=1)
     cfg["policy_kwargs"] = {"net_arch": [16, 16]}
+    cfg["eval"]["every"] = 0
     cfg.update(total_timesteps=256, checkpoint_every=128, metrics_every=128, final_eval_episodes=1)
     for key, value in changes.items():
         cfg[key] = value
@@ -56,7 +70,7 @@ def tiny_config(path: Path, **changes) -> Path:
 
 
 def accumulator(path: Path) -> EventAccumulator:
-    ea = EventAccumulator(str(path), size_guidance={"scalars": 0, "histograms": 0})
+    ea = EventAccumulator(str(path), size_guidance={"scalars": 0, "histograms": 0, "images": 0})
     ea.Reload()
     return ea
 
@@ -65,29 +79,53 @@ def steps_of(ea: EventAccumulator, tag: str) -> list[int]:
     return [e.step for e in ea.Scalars(tag)]
 
 
+def summary_of(r: subprocess.CompletedProcess) -> dict:
+    """train.py's last stdout line: the run's summary as JSON."""
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def assert_one_line_error(r: subprocess.CompletedProcess, *words: str) -> None:
+    """Exit status 2 and exactly one stderr line, `error: ...`, naming `words`; no traceback."""
+    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr[-2000:]
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+def files_of(d: Path, *names: str) -> dict[str, bytes]:
+    return {n: (d / n).read_bytes() for n in names}
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    """The shared training run: --seed 1, so the run is named smoke_s1."""
+    """The shared training run: --seed 1, so the run is named smoke__s1__<time>; the progress bar
+    forced on (stderr is a pipe here)."""
     base = tmp_path_factory.mktemp("train")
     config = tiny_config(base / "tiny.yaml")
     runs = base / "runs"
-    r = run(TRAIN, "--config", config, "--seed", 1, "--runs-dir", runs)
-    return {"result": r, "config": config, "runs": runs, "run_dir": runs / "smoke_s1"}
+    r = run(TRAIN, "--config", config, "--seed", 1, "--runs-dir", runs, "--progress")
+    dirs = sorted(runs.iterdir()) if runs.is_dir() else []
+    return {"result": r, "config": config, "runs": runs, "run_dir": dirs[0] if dirs else None}
 
 
 def copy_run(smoke, tmp_path) -> Path:
     """A copy of the smoke run under a fresh runs dir (same run name), for tests that change it."""
     runs = tmp_path / "runs"
-    shutil.copytree(smoke["run_dir"], runs / "smoke_s1")
-    return runs
+    shutil.copytree(smoke["run_dir"], runs / smoke["run_dir"].name)
+    return runs / smoke["run_dir"].name
 
 
-# -- train.py ----------------------------------------------------------------------------------------
+# -- train.py: the run directory -------------------------------------------------------------------
 def test_train_writes_its_run_directory(smoke):
     r = smoke["result"]
     assert r.returncode == 0, r.stderr
     d = smoke["run_dir"]
-    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert RUN_DIR_NAME.fullmatch(d.name), d.name
+    assert [p.name for p in smoke["runs"].iterdir()] == [d.name]
+    # where the run goes is the first thing printed; the summary is the last line
+    assert r.stdout.splitlines()[0].startswith(f"run: {d}")
+    summary = summary_of(r)
     assert Path(summary["run_dir"]) == d and summary["timesteps"] == 256
     # the resolved config: the file's values, the --seed override, and the defaults merged in
     cfg = yaml.safe_load((d / "config.yaml").read_text(encoding="utf-8"))
@@ -95,15 +133,17 @@ def test_train_writes_its_run_directory(smoke):
     assert cfg["ppo"]["n_steps"] == 64 and cfg["ppo"]["gamma"] == 0.99
     assert cfg["env_kwargs"] == yaml.safe_load(QUICK.read_text(encoding="utf-8"))["env_kwargs"]
     assert set(cfg["eval"]) == {"every", "episodes", "seed"}
-    # TensorBoard: one run directory with an event file
+    # TensorBoard: one run directory with event files
     assert [p.name for p in (d / "tb").iterdir()] == ["run_1"]
     assert list((d / "tb" / "run_1").glob("events.out.tfevents.*"))
     # checkpoints every 128 timesteps: 128 // 2 envs = every 64 vector steps = at 128 and 256
     assert sorted(p.name for p in (d / "checkpoints").iterdir()) == \
         ["model_128_steps.zip", "model_256_steps.zip"]
-    # the final model loads, and knows how far it trained
+    # the final model loads, and knows how far it trained; the exported policy's provenance says so
     from agents.policy import load_model
     assert load_model(d / "final_model.zip").num_timesteps == 256
+    prov = json.loads((d / "final_policy.json").read_text(encoding="utf-8"))
+    assert prov["timesteps"] == 256 and prov["seed"] == 1 and prov["policy"] == "final_policy.pt"
     # the final evaluation: final_eval_episodes = 1 run on an evaluation seed
     ev = json.loads((d / "eval.json").read_text(encoding="utf-8"))
     assert ev["timesteps"] == 256 and ev["episodes"] == 1 and ev["train_seconds"] > 0
@@ -113,8 +153,86 @@ def test_train_writes_its_run_directory(smoke):
     assert "runs" not in ev
     assert 0.0 <= ev["battle_win_rate"] <= 1.0
     assert ev["clear_ci"][0] <= ev["clear_rate"] <= ev["clear_ci"][1]
+    # the training seconds up to each saved model
+    secs = json.loads((d / "train_seconds.json").read_text(encoding="utf-8"))
+    assert set(secs) == {"128", "256"} and 0 < secs["128"] <= secs["256"] == ev["train_seconds"]
+    # one line per evaluation: the final one here
+    assert any(line.startswith("final evaluation at 256 steps: 1 runs") for line in r.stdout.splitlines())
 
 
+def test_train_progress_bar_goes_to_stderr(smoke):
+    """--progress (forced: stderr is a pipe here) draws SB3's bar on stderr; stdout keeps the
+    run's lines and its JSON summary."""
+    r = smoke["result"]
+    assert r.returncode == 0, r.stderr
+    assert "256/256" in r.stderr and "100%" in r.stderr
+    assert "256/256" not in r.stdout and "━" not in r.stdout
+    summary_of(r)
+
+
+def test_train_twice_gives_two_run_directories(tmp_path):
+    """The README's main command works twice: each run gets its own directory (no --run-name);
+    --no-progress draws no bar."""
+    config = tiny_config(tmp_path / "tiny.yaml", total_timesteps=128, final_eval_episodes=0)
+    runs = tmp_path / "runs"
+    dirs = []
+    for _ in range(2):
+        r = run(TRAIN, "--config", config, "--runs-dir", runs, "--no-progress")
+        assert r.returncode == 0, r.stderr
+        assert "%" not in r.stderr and "━" not in r.stderr, r.stderr
+        dirs.append(Path(summary_of(r)["run_dir"]))
+    assert dirs[0] != dirs[1] and sorted(p.name for p in runs.iterdir()) == sorted(d.name for d in dirs)
+    for d in dirs:
+        assert re.fullmatch(r"smoke__s0__\d{8}T\d{6}Z(-\d+)?", d.name), d.name
+        assert (d / "final_model.zip").is_file() and ":" not in d.name
+
+
+def test_run_names_are_new_sortable_and_resumable(tmp_path):
+    """Two runs started in the same second get base and base-2; --resume finds the newest."""
+    from datetime import datetime, timezone
+    mod = script_module(TRAIN, "scripts_train")
+    t = datetime(2025, 6, 11, 10, 15, 0, tzinfo=timezone.utc)
+    base = mod.default_run_name("quick", 0, t)
+    assert base == "quick__s0__20250611T101500Z"
+    made = [mod.claim_run_dir(tmp_path, base).name for _ in range(11)]
+    assert made[:2] == [base, base + "-2"] and made[-1] == base + "-11" and len(set(made)) == 11
+    assert mod.latest_run(tmp_path, "quick", 0).name == base + "-11"
+    later = mod.claim_run_dir(tmp_path, mod.default_run_name("quick", 0, t.replace(minute=16)))
+    assert mod.latest_run(tmp_path, "quick", 0) == later
+    assert sorted(made + [later.name])[-1] == later.name       # a later start sorts last
+    assert mod.latest_run(tmp_path, "quick", 1) is None
+
+
+def test_train_fixed_run_name_refused_unless_force(tmp_path):
+    config = tiny_config(tmp_path / "tiny.yaml", total_timesteps=128, final_eval_episodes=0)
+    runs = tmp_path / "runs"
+    old = runs / "fixed"
+    old.mkdir(parents=True)
+    (old / "config.yaml").write_text("name: fixed\n")
+    (old / "old_marker").write_text("from the old run")
+    r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "fixed")
+    assert_one_line_error(r, str(old), "--resume", "--force")
+    assert (old / "old_marker").exists()                          # left alone
+    # --force with --resume: contradictory
+    r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "fixed", "--force", "--resume")
+    assert_one_line_error(r, "--force", "--resume")
+    # --force: the old directory is deleted, the run starts again in it
+    r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "fixed", "--force",
+            "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert Path(summary_of(r)["run_dir"]) == old and not (old / "old_marker").exists()
+    assert (old / "final_model.zip").is_file()
+    assert yaml.safe_load((old / "config.yaml").read_text())["name"] == "smoke"
+    # --force never deletes a directory that is not a training run
+    other = runs / "not_a_run"
+    other.mkdir()
+    (other / "precious").write_text("x")
+    r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "not_a_run", "--force")
+    assert_one_line_error(r, "not a training run")
+    assert (other / "precious").exists()
+
+
+# -- train.py: TensorBoard -------------------------------------------------------------------------
 def test_train_tensorboard_has_the_game_tags(smoke):
     assert smoke["result"].returncode == 0, smoke["result"].stderr
     ea = accumulator(smoke["run_dir"] / "tb" / "run_1")
@@ -135,27 +253,123 @@ def test_train_tensorboard_has_the_game_tags(smoke):
     assert all(0 <= h.histogram_value.min and h.histogram_value.max <= 12 for h in hist)
 
 
-def test_train_resume_continues_the_run(smoke, tmp_path):
+def test_train_tensorboard_has_named_kind_shares(smoke):
+    """Each kind's share of the runes on the boards that fought, by name (the histogram's bins
+    are only indices): every kind at every metrics step, the shares adding up to 1."""
     assert smoke["result"].returncode == 0, smoke["result"].stderr
-    runs = copy_run(smoke, tmp_path)
-    d = runs / "smoke_s1"
-    r = run(TRAIN, "--config", smoke["config"], "--seed", 1, "--runs-dir", runs, "--resume",
+    ea = accumulator(smoke["run_dir"] / "tb" / "run_1")
+    scalars = set(ea.Tags()["scalars"])
+    assert {f"game/kind_share/{k}" for k in KINDS} <= scalars
+    for step_index, step in enumerate((128, 256)):
+        shares = [ea.Scalars(f"game/kind_share/{k}")[step_index] for k in KINDS]
+        assert all(e.step == step and 0.0 <= e.value <= 1.0 for e in shares)
+        assert sum(e.value for e in shares) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_train_logs_the_final_evaluation_with_board_images(smoke):
+    """The final evaluation goes to TensorBoard at the last step: eval/* scalars and pictures of
+    the evaluated runs' final boards (boards/final/<i>, the README's Images tab)."""
+    assert smoke["result"].returncode == 0, smoke["result"].stderr
+    ev = json.loads((smoke["run_dir"] / "eval.json").read_text())
+    ea = accumulator(smoke["run_dir"] / "tb" / "run_1")
+    assert "boards/final/0" in ea.Tags()["images"]
+    img = ea.Images("boards/final/0")[0]
+    assert img.step == 256 and img.width > 100 and img.height > 100
+    for key in ("battle_win_rate", "mean_wins", "clear_rate", "rounds_survived"):
+        (e,) = ea.Scalars(f"eval/{key}")
+        assert e.step == 256 and e.value == pytest.approx(ev[key], rel=1e-6), key
+    assert {f"eval/kind_share/{k}" for k in KINDS} <= set(ea.Tags()["scalars"])
+
+
+def test_quick_config_evaluates_with_board_images():
+    """The README's main job logs evaluations with their images (boards/eval/* halfway and at the
+    end, boards/final/* at the end) within its budget."""
+    cfg = yaml.safe_load(QUICK.read_text(encoding="utf-8"))
+    assert cfg["final_eval_episodes"] >= 1
+    assert 0 < cfg["eval"]["every"] <= cfg["total_timesteps"]
+    assert cfg["total_timesteps"] <= 10000 and cfg["eval"]["episodes"] <= 20
+
+
+def test_train_periodic_evaluation_writes_board_pictures(tmp_path):
+    """Training with the periodic evaluation on writes the evaluated boards as images at each
+    evaluation (tag boards/eval/<i>), so a benchmarker sees what the policy builds over time;
+    each evaluation prints one line."""
+    config = tiny_config(tmp_path / "tiny.yaml", eval={"every": 128, "episodes": 1, "seed": 0},
+                         final_eval_episodes=0)
+    runs = tmp_path / "runs"
+    r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "pics")
+    assert r.returncode == 0, r.stderr
+    ea = accumulator(runs / "pics" / "tb" / "run_1")
+    assert "boards/eval/0" in ea.Tags()["images"]
+    assert len(ea.Images("boards/eval/0")) >= 1
+    assert steps_of(ea, "eval/clear_rate") == [128, 256]
+    lines = [line for line in r.stdout.splitlines() if line.startswith("evaluation at ")]
+    assert [line.split(":")[0] for line in lines] == ["evaluation at 128 steps", "evaluation at 256 steps"]
+
+
+# -- train.py: --resume ----------------------------------------------------------------------------
+def test_train_resume_of_a_finished_run_changes_nothing(smoke, tmp_path):
+    """A finished run says so and exits 0; final model, policy, evaluation and timings stay as
+    they are (found by --run-name, or as the newest run of the config's name and seed)."""
+    assert smoke["result"].returncode == 0, smoke["result"].stderr
+    d = copy_run(smoke, tmp_path)
+    names = ("final_model.zip", "final_policy.pt", "final_policy.json", "eval.json", "train_seconds.json")
+    before = files_of(d, *names)
+    for args in (("--run-name", d.name), ("--config", smoke["config"], "--seed", 1),
+                 ("--run-name", d.name, "--total-timesteps", 256),
+                 ("--run-name", d.name, "--total-timesteps", 128)):
+        r = run(TRAIN, "--runs-dir", d.parent, "--resume", *args)
+        assert r.returncode == 0, (args, r.stderr)
+        assert "is finished" in r.stdout and "--total-timesteps" in r.stdout, r.stdout
+        assert summary_of(r)["timesteps"] == 256
+        assert files_of(d, *names) == before, args
+        assert sorted(p.name for p in (d / "checkpoints").iterdir()) == \
+            ["model_128_steps.zip", "model_256_steps.zip"]
+
+
+def test_train_resume_continues_the_run(smoke, tmp_path):
+    """A larger --total-timesteps trains a finished run on, from its final model."""
+    assert smoke["result"].returncode == 0, smoke["result"].stderr
+    d = copy_run(smoke, tmp_path)
+    first = json.loads((d / "eval.json").read_text())["train_seconds"]
+    r = run(TRAIN, "--config", smoke["config"], "--seed", 1, "--runs-dir", d.parent, "--resume",
             "--total-timesteps", 512)
     assert r.returncode == 0, r.stderr
-    assert "model_256_steps.zip" in r.stdout and "256 steps" in r.stdout
-    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert "final_model.zip" in r.stdout and "256 steps" in r.stdout
+    summary = summary_of(r)
     assert Path(summary["run_dir"]) == d and summary["timesteps"] == 512
     # 256 more timesteps: checkpoints at 384 and 512 join the old ones, in the same run dir
     assert sorted(p.name for p in (d / "checkpoints").iterdir()) == \
         ["model_128_steps.zip", "model_256_steps.zip", "model_384_steps.zip", "model_512_steps.zip"]
     from agents.policy import load_model
     assert load_model(d / "final_model.zip").num_timesteps == 512
-    assert json.loads((d / "eval.json").read_text())["timesteps"] == 512
+    ev = json.loads((d / "eval.json").read_text())
+    assert ev["timesteps"] == 512 and ev["train_seconds"] > first      # both sessions counted
+    assert json.loads((d / "final_policy.json").read_text())["timesteps"] == 512
+    assert yaml.safe_load((d / "config.yaml").read_text())["total_timesteps"] == 512
     # TensorBoard continues the same run (run_1), with steps past the resume point
     assert [p.name for p in (d / "tb").iterdir()] == ["run_1"]
     ea = accumulator(d / "tb" / "run_1")
     assert steps_of(ea, "rollout/ep_len_mean")[-1] == 512
     assert max(steps_of(ea, "game/battle_win_rate")) > 256
+    assert steps_of(ea, "eval/clear_rate") == [256, 512]
+
+
+def test_train_resume_a_killed_run(smoke, tmp_path):
+    """A run killed after its first checkpoint continues from it; the seconds before count."""
+    assert smoke["result"].returncode == 0, smoke["result"].stderr
+    d = copy_run(smoke, tmp_path)
+    for name in ("final_model.zip", "final_policy.pt", "final_policy.json", "eval.json",
+                 "checkpoints/model_256_steps.zip"):
+        (d / name).unlink()
+    before = json.loads((d / "train_seconds.json").read_text())["128"]
+    r = run(TRAIN, "--runs-dir", d.parent, "--resume", "--run-name", d.name, "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert "model_128_steps.zip" in r.stdout and "128 steps" in r.stdout
+    ev = json.loads((d / "eval.json").read_text())
+    assert ev["timesteps"] == 256 and ev["train_seconds"] > before
+    from agents.policy import load_model
+    assert load_model(d / "final_model.zip").num_timesteps == 256
 
 
 def test_train_resume_without_a_checkpoint_exits_2(smoke, tmp_path):
@@ -163,85 +377,158 @@ def test_train_resume_without_a_checkpoint_exits_2(smoke, tmp_path):
     # nothing to resume at all
     r = run(TRAIN, "--config", smoke["config"], "--run-name", "never_ran", "--runs-dir",
             tmp_path / "empty_runs", "--resume")
-    assert r.returncode == 2
-    assert "never_ran" in r.stderr and "Traceback" not in r.stderr
-    # a run directory whose checkpoints are gone
-    runs = copy_run(smoke, tmp_path)
-    shutil.rmtree(runs / "smoke_s1" / "checkpoints")
-    r = run(TRAIN, "--config", smoke["config"], "--seed", 1, "--runs-dir", runs, "--resume")
-    assert r.returncode == 2
-    assert "checkpoint" in r.stderr and "Traceback" not in r.stderr
+    assert_one_line_error(r, "never_ran")
+    r = run(TRAIN, "--config", smoke["config"], "--runs-dir", tmp_path / "empty_runs", "--resume")
+    assert_one_line_error(r, "nothing to resume")
+    # a killed run directory whose checkpoints are gone
+    d = copy_run(smoke, tmp_path)
+    shutil.rmtree(d / "checkpoints")
+    (d / "final_model.zip").unlink()
+    r = run(TRAIN, "--config", smoke["config"], "--seed", 1, "--runs-dir", d.parent, "--resume")
+    assert_one_line_error(r, "checkpoint")
 
 
 def test_train_resume_from_a_corrupt_checkpoint_exits_2(smoke, tmp_path):
     assert smoke["result"].returncode == 0, smoke["result"].stderr
-    runs = copy_run(smoke, tmp_path)
-    latest = runs / "smoke_s1" / "checkpoints" / "model_256_steps.zip"
+    d = copy_run(smoke, tmp_path)
+    (d / "final_model.zip").unlink()                       # killed before the end
+    latest = d / "checkpoints" / "model_256_steps.zip"
     latest.write_bytes(latest.read_bytes()[:1000])        # truncated
-    r = run(TRAIN, "--config", smoke["config"], "--seed", 1, "--runs-dir", runs, "--resume")
-    assert r.returncode == 2
-    assert str(latest) in r.stderr and "Traceback" not in r.stderr
+    r = run(TRAIN, "--config", smoke["config"], "--seed", 1, "--runs-dir", d.parent, "--resume")
+    assert_one_line_error(r, str(latest))
 
 
-def test_train_refuses_an_existing_run_dir(smoke):
-    assert smoke["result"].returncode == 0, smoke["result"].stderr
-    before = (smoke["run_dir"] / "config.yaml").read_text()
-    r = run(TRAIN, "--config", smoke["config"], "--seed", 1, "--runs-dir", smoke["runs"])
-    assert r.returncode == 2
-    assert "--resume" in r.stderr and str(smoke["run_dir"]) in r.stderr
-    assert (smoke["run_dir"] / "config.yaml").read_text() == before     # left alone
+# -- train.py: bad input ---------------------------------------------------------------------------
+BAD_CONFIGS = {
+    "unknown key": ({"learning_rate": 0.001}, "learning_rate"),      # belongs under ppo:
+    "unknown ppo key": ({"ppo": {"n_stepz": 64}}, "ppo.n_stepz"),
+    "unknown eval key": ({"eval": {"evry": 64}}, "eval.evry"),
+    "negative timesteps": ({"total_timesteps": -5}, "total_timesteps"),
+    "no envs": ({"n_envs": 0}, "n_envs"),
+    "not a number": ({"n_envs": "two"}, "n_envs"),
+    "a fraction": ({"checkpoint_every": 12.5}, "checkpoint_every"),
+    "a bool": ({"torch_threads": True}, "torch_threads"),
+    "bad ppo value": ({"ppo": {"n_steps": 0}}, "ppo.n_steps"),
+    "bad gamma": ({"ppo": {"gamma": 1.5}}, "ppo.gamma"),
+    "bad masking": ({"masking": "quick"}, "masking must be one of"),    # fast | sb3
+    "bad vec_env": ({"vec_env": "threads"}, "vec_env"),
+    "bad name": ({"name": "a/b"}, "name"),
+    "bad rank": ({"env_kwargs": {"rank": 9, "opponents": "generator"}}, "rank"),
+    "bad env option": ({"env_kwargs": {"colour": "red"}}, "colour"),
+    "bad env id": ({"env_id": "rune_env/Nope-v0"}, "env_id"),
+}
 
 
-def test_train_unknown_config_key_exits_2(tmp_path):
-    config = tiny_config(tmp_path / "typo.yaml", learning_rate=0.001)   # belongs under ppo:
+@pytest.mark.parametrize("case", list(BAD_CONFIGS))
+def test_train_bad_config_exits_2(tmp_path, case):
+    """A bad config: one `error:` line naming the key, exit 2, nothing written."""
+    change, words = BAD_CONFIGS[case]
+    cfg = yaml.safe_load(tiny_config(tmp_path / "base.yaml").read_text())
+    for key, value in change.items():
+        if isinstance(value, dict) and key in ("ppo", "eval"):
+            cfg[key].update(value)
+        else:
+            cfg[key] = value
+    config = tmp_path / "bad.yaml"
+    config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     r = run(TRAIN, "--config", config, "--runs-dir", tmp_path / "runs")
-    assert r.returncode == 2
-    assert "learning_rate" in r.stderr and "Traceback" not in r.stderr
+    assert_one_line_error(r, str(config), words)
     assert not (tmp_path / "runs").exists()               # refused before creating anything
 
 
-def test_train_bad_masking_exits_2(tmp_path):
-    config = tiny_config(tmp_path / "masking.yaml", masking="quick")    # fast | sb3
+@pytest.mark.parametrize("text,words", [("a: [1, 2\n", "not valid YAML at line"),
+                                        ("- 1\n- 2\n", "a YAML mapping")])
+def test_train_unreadable_config_exits_2(tmp_path, text, words):
+    config = tmp_path / "bad.yaml"
+    config.write_text(text)
     r = run(TRAIN, "--config", config, "--runs-dir", tmp_path / "runs")
-    assert r.returncode == 2
-    assert "masking must be one of" in r.stderr and "Traceback" not in r.stderr
+    assert_one_line_error(r, words)
+    r = run(TRAIN, "--config", tmp_path / "missing.yaml", "--runs-dir", tmp_path / "runs")
+    assert_one_line_error(r, "missing.yaml", "cannot read")
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.parametrize("section,key", [("ppo", "n_stepz"), ("eval", "evry")])
-def test_train_unknown_nested_config_key_exits_2(tmp_path, section, key):
-    """A typo inside a section is an unknown key too: it must not crash (ppo) or be ignored
-    silently (eval: the periodic evaluation would just not run)."""
-    cfg = yaml.safe_load(QUICK.read_text(encoding="utf-8"))
-    cfg[section][key] = 64
-    cfg.update(total_timesteps=128, final_eval_episodes=0)
-    cfg["ppo"].update(n_steps=64, batch_size=64, n_epochs=1)
-    config = tmp_path / "typo.yaml"
-    config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
-    r = run(TRAIN, "--config", config, "--runs-dir", tmp_path / "runs")
-    assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
-    assert key in r.stderr and "Traceback" not in r.stderr
+@pytest.mark.parametrize("args,words", [
+    (("--seed", "-1"), "--seed"), (("--seed", "x"), "--seed"),
+    (("--total-timesteps", "0"), "--total-timesteps"), (("--run-name", "a/b"), "--run-name"),
+    (("--run-name", "x:y"), "--run-name"), ((), "--config"),
+])
+def test_train_bad_command_line_exits_2(tmp_path, args, words):
+    config = () if not args else ("--config", tiny_config(tmp_path / "tiny.yaml"))
+    r = run(TRAIN, *config, *args, "--runs-dir", tmp_path / "runs")
+    assert_one_line_error(r, words)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_config_yaml_numbers_are_read_as_numbers(tmp_path):
+    """PyYAML reads 3e-4 and 1e4 as text; the typed config reads them as the numbers they spell."""
+    mod = script_module(TRAIN, "scripts_train")
+    config = tiny_config(tmp_path / "tiny.yaml", total_timesteps="1e4")
+    cfg = yaml.safe_load(config.read_text())
+    cfg["ppo"]["learning_rate"] = "3e-4"
+    config.write_text(yaml.safe_dump(cfg))
+    c = mod.read_config(config)
+    assert c.total_timesteps == 10000 and c.ppo.learning_rate == pytest.approx(3e-4)
+    assert mod.read_config(config, {"seed": 7}).seed == 7
+
+
+def test_ppo_section_keys_are_maskableppo_arguments():
+    import inspect
+
+    from sb3_contrib import MaskablePPO
+    mod = script_module(TRAIN, "scripts_train")
+    assert set(mod.PPOConfig.model_fields) <= set(inspect.signature(MaskablePPO.__init__).parameters)
+
+
+# -- torch threads, help ---------------------------------------------------------------------------
+def test_subprocess_envs_set_torch_threads():
+    """Each env sets torch's threads as it starts: in a SubprocVecEnv worker (a fresh process
+    with torch's default of one thread per core) it is the config's number."""
+    code = ("import importlib.util, sys, torch\n"
+            f"spec = importlib.util.spec_from_file_location('t', {str(TRAIN)!r})\n"
+            "m = importlib.util.module_from_spec(spec); sys.modules['t'] = m\n"
+            "spec.loader.exec_module(m)\n"
+            "torch.set_num_threads(3)\n"
+            "m.make_env_fn('rune_env/RuneRun-v0', {'opponents': 'generator'}, 0, 0, 1)()\n"
+            "print(torch.get_num_threads())\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1"]
+
+
+@pytest.mark.parametrize("script", [TRAIN, EVALUATE], ids=["train", "evaluate"])
+def test_every_option_shows_its_default_in_help(script):
+    mod = script_module(script, f"scripts_{script.stem}")
+    parser = mod.build_parser()
+    for action in parser._actions:
+        if action.dest == "help":
+            continue
+        assert action.help and "default" in action.help, (action.option_strings, action.help)
+    r = run(script, "--help")
+    assert r.returncode == 0 and "default" in r.stdout
 
 
 # -- evaluate.py ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def evaluation(tmp_path_factory):
+    """Two baselines, 3 runs each, --json, with the progress bar forced on (stderr is a pipe)."""
     out = tmp_path_factory.mktemp("eval") / "out"
     r = run(EVALUATE, "--agents", "random", "scripted", "--episodes", 3, "--json",
-            "--head-to-head", "--out", out)
+            "--head-to-head", "--out", out, "--progress")
     return {"result": r, "out": out}
 
 
 def test_evaluate_json(evaluation):
     r = evaluation["result"]
     assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
+    out = json.loads(r.stdout)          # the whole of stdout: the bar is on stderr
     assert out == json.loads((evaluation["out"] / "eval.json").read_text())   # printed = written
     assert set(out["agents"]) == {"random", "scripted"}
     for name, s in out["agents"].items():
         assert {"episodes", "battle_win_rate", "battle_ci", "mean_wins", "wins_ci", "clear_rate",
-                "clear_ci"} <= set(s), name
-        assert s["episodes"] == 3
+                "clear_ci", "timesteps"} <= set(s), name
+        assert s["episodes"] == 3 and s["timesteps"] == 0
         for rate, ci in (("battle_win_rate", "battle_ci"), ("mean_wins", "wins_ci"),
                          ("clear_rate", "clear_ci")):
             lo, hi = s[ci]
@@ -257,6 +544,13 @@ def test_evaluate_json(evaluation):
     assert set(h) == {"random", "scripted"}
     assert 0.0 <= h["random"]["scripted"] <= 1.0
     assert h["random"]["scripted"] + h["scripted"]["random"] == pytest.approx(1.0, rel=1e-12)
+
+
+def test_evaluate_progress_bar_is_on_stderr(evaluation):
+    r = evaluation["result"]
+    assert r.returncode == 0, r.stderr
+    assert "/6" in r.stderr and "run" in r.stderr          # 2 agents x 3 runs
+    assert "/6" not in r.stdout
 
 
 def test_evaluate_matches_the_evaluation_api(evaluation):
@@ -291,7 +585,7 @@ def test_evaluate_csv(evaluation):
 
 def test_evaluate_tensorboard_runs_have_the_same_tags(evaluation):
     """One TensorBoard sub-run per agent with the same tags, so the agents sit side by side (the
-    script's docstring) -- whatever cores each agent happened to play."""
+    script's docstring) -- whatever cores each agent happened to play; the baselines at step 0."""
     assert evaluation["result"].returncode == 0, evaluation["result"].stderr
     out = json.loads(evaluation["result"].stdout)
     tb = evaluation["out"] / "tb"
@@ -301,40 +595,14 @@ def test_evaluate_tensorboard_runs_have_the_same_tags(evaluation):
         ea = accumulator(tb / name)
         tags[name] = set(ea.Tags()["scalars"])
         for key in ("battle_win_rate", "mean_wins", "clear_rate", "rounds_survived"):
-            assert ea.Scalars(f"eval/{key}")[0].value == pytest.approx(out["agents"][name][key],
-                                                                      rel=1e-6), (name, key)
+            (e,) = ea.Scalars(f"eval/{key}")
+            assert e.step == 0 and e.value == pytest.approx(out["agents"][name][key], rel=1e-6), (name, key)
+        shares = [ea.Scalars(f"eval/kind_share/{k}")[0].value for k in KINDS]
+        assert sum(shares) == pytest.approx(1.0, abs=1e-5)
     assert {"eval/battle_win_rate", "eval/mean_wins", "eval/clear_rate"} <= tags["random"]
     assert tags["random"] == tags["scripted"], (
         f"only random: {sorted(tags['random'] - tags['scripted'])}; "
         f"only scripted: {sorted(tags['scripted'] - tags['random'])}")
-
-
-def test_evaluate_bad_model_path_exits_2(tmp_path):
-    missing = tmp_path / "no_model.zip"
-    garbage = tmp_path / "garbage.zip"
-    garbage.write_bytes(b"definitely not a checkpoint")
-    for path in (missing, garbage):
-        r = run(EVALUATE, "--agents", path, "--episodes", 1, "--out", tmp_path / "out")
-        assert r.returncode == 2, r.stderr
-        assert str(path) in r.stderr and "Traceback" not in r.stderr
-
-
-def test_evaluate_labels_model_paths(smoke):
-    """A model path is an agent too, labelled <run>/<file stem> (its TensorBoard sub-run
-    <run>_<stem>); baselines keep their names. (Playing a trained model through the evaluation
-    loop is in tests/test_agents.py: an untrained policy's runs are too long for this budget.)"""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("scripts_evaluate", EVALUATE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert mod.agent_label("random") == "random" and mod.agent_label("greedy:0.2") == "greedy:0.2"
-    assert smoke["result"].returncode == 0, smoke["result"].stderr
-    model = smoke["run_dir"] / "final_model.zip"
-    assert mod.agent_label(str(model)) == "smoke_s1/final_model"
-    from agents import make_agent
-    from agents.policy import PolicyAgent
-    agent = make_agent(str(model))
-    assert isinstance(agent, PolicyAgent) and agent.model.num_timesteps == 256
 
 
 def test_evaluate_writes_board_pictures_to_tensorboard(evaluation):
@@ -342,22 +610,111 @@ def test_evaluate_writes_board_pictures_to_tensorboard(evaluation):
     so images boards/final/0..2), each the board picture's size (rune_env.pictures)."""
     assert evaluation["result"].returncode == 0, evaluation["result"].stderr
     for name in ("random", "scripted"):
-        ea = EventAccumulator(str(evaluation["out"] / "tb" / name), size_guidance={"images": 0})
-        ea.Reload()
+        ea = accumulator(evaluation["out"] / "tb" / name)
         tags = set(ea.Tags()["images"])
         assert {"boards/final/0", "boards/final/1", "boards/final/2"} <= tags, (name, tags)
         img = ea.Images("boards/final/0")[0]
         assert img.width > 100 and img.height > 100
 
 
-def test_train_periodic_evaluation_writes_board_pictures(tmp_path):
-    """Training with the periodic evaluation on writes the evaluated boards as images at each
-    evaluation (tag boards/eval/<i>), so a benchmarker sees what the policy builds over time."""
-    config = tiny_config(tmp_path / "tiny.yaml", eval={"every": 128, "episodes": 1, "seed": 0})
-    runs = tmp_path / "runs"
-    r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "pics")
+def test_evaluate_logs_at_the_models_training_step(smoke, tmp_path):
+    """A policy's TensorBoard points sit at its training step (a .zip's num_timesteps, the
+    `timesteps` of the JSON beside a .pt); baselines at 0. A rerun replaces an agent's files."""
+    assert smoke["result"].returncode == 0, smoke["result"].stderr
+    d = smoke["run_dir"]
+    out = tmp_path / "out"
+    r = run(EVALUATE, "--agents", "random", d / "final_model.zip", d / "final_policy.pt",
+            "--episodes", 1, "--opponents", "generator", "--out", out, "--json")
     assert r.returncode == 0, r.stderr
-    ea = EventAccumulator(str(runs / "pics" / "tb" / "run_1"), size_guidance={"images": 0})
-    ea.Reload()
-    assert "boards/eval/0" in ea.Tags()["images"]
-    assert len(ea.Images("boards/eval/0")) >= 1
+    labels = {"random": 0, f"{d.name}/final_model": 256, f"{d.name}/final_policy": 256}
+    assert {n: s["timesteps"] for n, s in json.loads(r.stdout)["agents"].items()} == labels
+    for label, step in labels.items():
+        ea = accumulator(out / "tb" / label.replace("/", "_"))
+        assert steps_of(ea, "eval/clear_rate") == [step], label
+        assert ea.Images("boards/final/0")[0].step == step
+    # a rerun replaces the agent's directory: one event file, one point per tag
+    r = run(EVALUATE, "--agents", "random", "--episodes", 1, "--opponents", "generator",
+            "--out", out, "--seed", 1, "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert "run/s" not in r.stderr and "%|" not in r.stderr
+    events = list((out / "tb" / "random").glob("events.out.tfevents.*"))
+    assert len(events) == 1
+    assert steps_of(accumulator(out / "tb" / "random"), "eval/clear_rate") == [0]
+
+
+def test_training_step_of_saved_policies(smoke, tmp_path):
+    from agents.evaluation import training_step
+    assert smoke["result"].returncode == 0, smoke["result"].stderr
+    d = smoke["run_dir"]
+    assert training_step(d / "final_model.zip") == 256
+    assert training_step(d / "checkpoints" / "model_128_steps.zip") == 128
+    assert training_step(d / "final_policy.pt") == 256
+    shipped = REPO / "agents" / "models" / "apprentice_s0.pt"
+    if shipped.exists():
+        assert training_step(shipped) == json.loads(shipped.with_suffix(".json").read_text())["timesteps"]
+    garbage = tmp_path / "garbage.zip"
+    garbage.write_bytes(b"not a zip")
+    assert training_step(garbage) is None and training_step(tmp_path / "none.pt") is None
+
+
+BAD_EVALUATE = {
+    "unknown rank": (("--rank", "nonsense"), ("--rank", "apprentice", "archmage")),
+    "rank out of range": (("--rank", "9"), ("--rank 9", "0 apprentice", "5 archmage")),
+    "negative episodes": (("--episodes", "-1"), ("--episodes",)),
+    "no episodes": (("--episodes", "0"), ("--episodes",)),
+    "negative seed": (("--seed", "-1"), ("--seed",)),
+    "seed not a number": (("--seed", "ten"), ("--seed",)),
+    "seed too large": (("--seed", str(2**40)), ("--seed",)),
+    "unknown agent": (("--agents", "randomm"), ("randomm",)),
+    "torch threads": (("--torch-threads", "0"), ("--torch-threads",)),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_EVALUATE))
+def test_evaluate_bad_input_exits_2(tmp_path, case):
+    args, words = BAD_EVALUATE[case]
+    base = ("--agents", "random") if "--agents" not in args else ()
+    r = run(EVALUATE, *base, "--episodes", 1, "--opponents", "generator", *args, "--out", tmp_path / "out")
+    assert_one_line_error(r, *words)
+    assert not (tmp_path / "out").exists()
+
+
+def test_evaluate_bad_model_path_exits_2(tmp_path):
+    missing = tmp_path / "no_model.zip"
+    garbage = tmp_path / "garbage.zip"
+    garbage.write_bytes(b"definitely not a checkpoint")
+    truncated_pt = tmp_path / "policy.pt"
+    truncated_pt.write_bytes(b"PK\x03\x04 not a torch file")
+    for path in (missing, garbage, truncated_pt, tmp_path / "no_policy.pt"):
+        # a bad model after a good agent: refused before anything is played
+        r = run(EVALUATE, "--agents", "random", path, "--episodes", 1, "--opponents", "generator",
+                "--out", tmp_path / "out")
+        assert_one_line_error(r, str(path))
+        assert not (tmp_path / "out").exists()
+
+
+def test_evaluate_rank_accepts_names_and_numbers():
+    """--rank takes a name or a number 0..5, as the envs do; the output directory uses the name."""
+    mod = script_module(EVALUATE, "scripts_evaluate")
+    from rune_env.rules import default_rules
+    rules = default_rules()
+    names = [r.id for r in rules.spec.ranks]
+    for i, n in enumerate(names):
+        assert mod.rank_name(str(i), rules) == n and mod.rank_name(n, rules) == n
+    for bad in ("nonsense", "9", "-1", str(len(names))):
+        with pytest.raises(ValueError, match="the ranks are 0 apprentice"):
+            mod.rank_name(bad, rules)
+
+
+def test_evaluate_labels_model_paths(smoke):
+    """A model path is an agent too, labelled <run>/<file stem> (its TensorBoard sub-run
+    <run>_<stem>); baselines keep their names."""
+    mod = script_module(EVALUATE, "scripts_evaluate")
+    assert mod.agent_label("random") == "random" and mod.agent_label("greedy:0.2") == "greedy:0.2"
+    assert smoke["result"].returncode == 0, smoke["result"].stderr
+    model = smoke["run_dir"] / "final_model.zip"
+    assert mod.agent_label(str(model)) == f"{smoke['run_dir'].name}/final_model"
+    from agents import make_agent
+    from agents.policy import PolicyAgent
+    agent = make_agent(str(model))
+    assert isinstance(agent, PolicyAgent) and agent.model.num_timesteps == 256

@@ -11,7 +11,8 @@ A board file:
      "artifacts": {"1:3": "ward_stone"}, "hand": [["water", 1]], "open_sectors": [0],
      "relics": ["ember_jar"], "max_hp": 100, "boss_rules": [], "label": "free text"}
 Only "runes" is required. Defaults: no core, round 1, no artifacts, empty hand, no ring-3 sector
-open, no relics, no boss rules, max HP from the round.
+open, no relics, no boss rules, max HP from the round. The round is a whole number in
+1..run.round_cap (the last round of a run).
 """
 from __future__ import annotations
 
@@ -28,6 +29,15 @@ from .geometry import Geometry, geometry
 
 class BoardError(ValueError):
     """A board that breaks a rule; the message names the problem."""
+
+
+INT32_MAX = 2**31 - 1    # the fast engine encodes boards (round included) as int32 records
+
+
+def max_round(rules: Rules) -> int:
+    """The last round a board may be of: run.round_cap, the last round a run reaches (endless
+    runs too), and never past what the engine's int32 board records hold."""
+    return min(rules.spec.run.round_cap, INT32_MAX)
 
 
 @dataclass(frozen=True)
@@ -257,8 +267,12 @@ def _parse(data: Any, rules: Rules, source: str) -> Board:
                         spec.boss_rules)
 
     rnd = data.get("round", 1)
-    if not _is_int(rnd) or rnd < 1:
-        raise BoardError(f"{source}: round must be a whole number >= 1; got {rnd!r}")
+    top = max_round(rules)
+    if not _is_int(rnd) or not 1 <= rnd <= top:
+        bound = "run.round_cap, the last round of a run" if top == spec.run.round_cap else \
+            "the engine's int32 board records; run.round_cap is larger"
+        raise BoardError(f"{source}: round must be a whole number in 1..{top} ({bound}); "
+                         f"got {rnd!r}")
     max_hp = data.get("max_hp")
     if max_hp is not None and (isinstance(max_hp, bool) or not isinstance(max_hp, (int, float))
                                or not max_hp > 0 or max_hp != max_hp or max_hp == float("inf")):
