@@ -6,16 +6,58 @@
   render BOARD.json -o board.png|board.svg [--annotate] [--rules FILE]   a picture of a board
   replay A.json B.json -o replay.html [--rules FILE]   a self-contained HTML replay of a battle
 
-Bad input (a board or rules file that breaks a rule) prints one line naming the problem to
-stderr and exits with status 2.
+Bad input (a bad option value, a board or rules file that breaks a rule, an output file that
+cannot be written) prints one line `error: ...` naming the problem to stderr and exits with
+status 2. When the reader of the output goes away (`... | head -1`), the command stops quietly
+(no traceback) with status 1, as Python's own documentation recommends for a broken pipe.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 
 from .rules import BoardError, RulesError, load_board, load_rules
+
+RULES_HELP = "a rules YAML file (default: configs/rules/default.yaml)"
+
+
+class CommandError(Exception):
+    """Bad input found by a command itself; printed as one `error: ...` line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (`error: ...`) instead of the usage and a message."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _seed(text: str) -> int:
+    """A seed: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seed is an integer >= 0, got {value}")
+    return value
+
+
+def _output(path: str, suffixes: tuple[str, ...], what: str) -> Path:
+    """The file a command writes: its extension one of `suffixes`, its directory existing."""
+    out = Path(path)
+    suffix = out.suffix.lower()
+    if suffix not in suffixes:
+        raise CommandError(f"{path}: {what}; got {suffix or 'no extension'!r}")
+    parent = out.parent
+    if not parent.is_dir():
+        raise CommandError(f"{path}: the directory {str(parent)!r} does not exist")
+    if out.is_dir():
+        raise CommandError(f"{path}: is a directory, not a file")
+    return out
 
 
 def _battle(args: argparse.Namespace) -> int:
@@ -44,82 +86,130 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from pathlib import Path
-    suffix = Path(args.output).suffix.lower()
-    if suffix not in (".png", ".svg"):
-        print(f"error: {args.output}: the picture's format comes from its extension, "
-              f".png or .svg; got {suffix or 'none'!r}", file=sys.stderr)
-        return 2
+    out = _output(args.output, (".png", ".svg"),
+                  "the picture's format comes from its extension, .png or .svg")
     rules = load_rules(args.rules)
     board = load_board(args.board, rules)
     from .pictures.board_image import board_png, board_svg
-    if suffix == ".png":
-        Path(args.output).write_bytes(board_png(board, rules, annotate=args.annotate))
+    if out.suffix.lower() == ".png":
+        out.write_bytes(board_png(board, rules, annotate=args.annotate))
     else:
-        Path(args.output).write_text(board_svg(board, rules, annotate=args.annotate), encoding="utf-8")
+        out.write_text(board_svg(board, rules, annotate=args.annotate), encoding="utf-8")
     return 0
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    out = _output(args.output, (".html", ".htm"),
+                  "the replay is a self-contained HTML page: name it *.html")
     from .pictures.replay import replay_html
     rules = load_rules(args.rules)
     a = load_board(args.board_a, rules)
     b = load_board(args.board_b, rules)
     page = replay_html(a, b, rules, names=(Path(args.board_a).stem, Path(args.board_b).stem))
-    Path(args.output).write_text(page, encoding="utf-8")
+    out.write_text(page, encoding="utf-8")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m rune_env", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("battle", help="fight board A (side 0) against board B (side 1)")
-    p.add_argument("board_a")
-    p.add_argument("board_b")
-    p.add_argument("--trace", action="store_true", help="add every event to the output")
-    p.add_argument("--rules", help="a rules YAML file (default: configs/rules/default.yaml)")
-    p.add_argument("--variant", choices=("deterministic", "dice"),
-                   help="the game variant (default: the rules file's `variant`)")
-    p.add_argument("--seed", type=int, default=0, help="the dice variant's seed (default 0)")
+    parser = Parser(prog="python -m rune_env", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    variants = ("deterministic", "dice")
+
+    p = sub.add_parser("battle", help="fight board A (side 0) against board B (side 1)",
+                       description="Fight board A (side 0) against board B (side 1); print the "
+                                   "result as one JSON object.")
+    p.add_argument("board_a", help="side 0's board file (JSON)")
+    p.add_argument("board_b", help="side 1's board file (JSON)")
+    p.add_argument("--trace", action="store_true",
+                   help="add every event of the battle to the output (default: off)")
+    p.add_argument("--rules", help=RULES_HELP)
+    p.add_argument("--variant", choices=variants,
+                   help="the game variant (default: the rules file's `variant`, deterministic "
+                        "in the shipped rules)")
+    p.add_argument("--seed", type=_seed, default=0,
+                   help="the dice variant's seed, an integer >= 0 (default: 0)")
     p.set_defaults(func=_battle)
-    p = sub.add_parser("explain", help="each rune's power at battle start and why")
-    p.add_argument("board")
-    p.add_argument("--against", help="the opponent's board, for affinity")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--rules")
-    p.add_argument("--variant", choices=("deterministic", "dice"),
-                   help="dice: also each rune's power level and die (default: the rules' variant)")
+
+    p = sub.add_parser("explain", help="each rune's power at battle start and why",
+                       description="Each rune's power at battle start and the multipliers "
+                                   "that make it.")
+    p.add_argument("board", help="the board file (JSON)")
+    p.add_argument("--against", metavar="OTHER",
+                   help="the opponent's board file, for affinity (default: none, no affinity)")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON instead of the table (default: off, the table)")
+    p.add_argument("--rules", help=RULES_HELP)
+    p.add_argument("--variant", choices=variants,
+                   help="dice: also each rune's power level and die (default: the rules' "
+                        "variant)")
     p.set_defaults(func=_explain)
-    p = sub.add_parser("play", help="play a run in the terminal (type help at the prompt)")
-    p.add_argument("--seed", type=int, help="the run's seed (default: a random one, printed)")
-    p.add_argument("--rank", default="0", help="rank name or number (default: the first)")
-    p.add_argument("--core", help="fix the core instead of choosing it at the start")
-    p.add_argument("--profile", help="a profile JSON file: unlocks and open ranks, saved at the end")
-    p.add_argument("--rules")
+
+    p = sub.add_parser("play", help="play a run in the terminal (type help at the prompt)",
+                       description="Play a whole run in the terminal; type help at the prompt.")
+    p.add_argument("--seed", type=_seed,
+                   help="the run's seed, an integer >= 0 (default: a random one, printed)")
+    p.add_argument("--rank", default="0",
+                   help="rank name (apprentice, journeyman, ...) or number 0..5 "
+                        "(default: 0, the first rank)")
+    p.add_argument("--core",
+                   help="fix the core (sun, star, moon, eclipse, tree) instead of choosing it "
+                        "at the start (default: none, you choose)")
+    p.add_argument("--profile", metavar="FILE",
+                   help="a profile JSON file: unlocks and open ranks, saved at the end "
+                        "(default: none, every rank open and every rune unlocked)")
+    p.add_argument("--rules", help=RULES_HELP)
     p.set_defaults(func=_play)
-    p = sub.add_parser("render", help="draw a board as PNG or SVG (format from -o's extension)")
-    p.add_argument("board")
-    p.add_argument("-o", "--output", required=True, help="the picture to write: *.png or *.svg")
+
+    p = sub.add_parser("render", help="draw a board as PNG or SVG (format from -o's extension)",
+                       description="Draw a board as a PNG or SVG picture.")
+    p.add_argument("board", help="the board file (JSON)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="the picture to write, *.png or *.svg, in an existing directory "
+                        "(required, no default)")
     p.add_argument("--annotate", action="store_true",
-                   help="add each rune's power, the flows and the resonance patterns")
-    p.add_argument("--rules")
+                   help="add each rune's power, the flows and the resonance patterns "
+                        "(default: off)")
+    p.add_argument("--rules", help=RULES_HELP)
     p.set_defaults(func=_render)
-    p = sub.add_parser("replay", help="write a self-contained HTML page replaying a battle")
-    p.add_argument("board_a")
-    p.add_argument("board_b")
-    p.add_argument("-o", "--output", required=True, help="the HTML file to write")
-    p.add_argument("--rules")
+
+    p = sub.add_parser("replay", help="write a self-contained HTML page replaying a battle",
+                       description="Write one self-contained HTML page that replays the battle "
+                                   "of board A (side 0) against board B (side 1).")
+    p.add_argument("board_a", help="side 0's board file (JSON)")
+    p.add_argument("board_b", help="side 1's board file (JSON)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="the page to write, *.html, in an existing directory "
+                        "(required, no default)")
+    p.add_argument("--rules", help=RULES_HELP)
     p.set_defaults(func=_replay)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null, so the interpreter's last flush of the
+    unwritten output does not fail again (and print a second traceback)."""
     try:
-        return args.func(args)
-    except (BoardError, RulesError) as exc:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no real stdout
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        status = args.func(args)
+        sys.stdout.flush()      # inside the try: a pipe closed early fails here at the latest
+        return status
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 1
+    except (BoardError, RulesError, CommandError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:      # an output file that cannot be written
+        name = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {name}{exc.strerror or exc}", file=sys.stderr)
         return 2
 
 

@@ -375,3 +375,73 @@ def test_rules_file_not_utf8_is_refused(tmp_path, fire_and_empty):
     rules.write_bytes(b"battle:\n  base_hp: \xff\xfe\n")
     fire, empty = fire_and_empty
     assert_refused(cli("battle", fire, empty, "--rules", rules), "bad.yaml")
+
+
+# -- bad option values, output files, broken pipes, help texts ---------------------------------
+
+def assert_one_line_error(r: subprocess.CompletedProcess, *fragments: str) -> None:
+    """Exit status 2, one line `error: ...` on stderr, no traceback, nothing on stdout."""
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stderr.startswith("error: "), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
+    for f in fragments:
+        assert f in r.stderr, (f, r.stderr)
+
+
+def test_negative_seed_is_one_line_error():
+    assert_one_line_error(cli("play", "--seed", "-5"), "--seed", "-5", ">= 0")
+    assert_one_line_error(cli("play", "--seed", "five"), "--seed", "'five'")
+
+
+def test_outputs_into_a_missing_directory_or_of_the_wrong_kind(tmp_path, fire_and_empty):
+    fire, empty = fire_and_empty
+    missing = tmp_path / "no" / "such"
+    r = cli("render", fire, "-o", missing / "b.png", "--rules", FROZEN_RULES)
+    assert_one_line_error(r, "does not exist", str(missing))
+    r = cli("replay", fire, empty, "-o", missing / "r.html", "--rules", FROZEN_RULES)
+    assert_one_line_error(r, "does not exist", str(missing))
+    # the replay is an HTML page: a .png name is refused before any work
+    r = cli("replay", fire, empty, "-o", tmp_path / "r.png", "--rules", FROZEN_RULES)
+    assert_one_line_error(r, "r.png", "HTML", ".html")
+    assert not (tmp_path / "r.png").exists()
+    # a directory where the file should go
+    (tmp_path / "dir.svg").mkdir()
+    r = cli("render", fire, "-o", tmp_path / "dir.svg", "--rules", FROZEN_RULES)
+    assert_one_line_error(r, "is a directory")
+
+
+def test_output_closed_early_exits_quietly(explain_boards):
+    """`explain ... --json | head -1`: the reader closes the pipe before the output is written
+    (here: at once, while the command is still starting). No traceback, nothing on stderr;
+    the status is 1 (Python's documented convention for a broken pipe)."""
+    a, _ = explain_boards
+    p = subprocess.Popen([sys.executable, "-m", "rune_env", "explain", str(a), "--json",
+                          "--rules", str(FROZEN_RULES)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 1
+    assert err == ""
+    # and through a real shell pipe, as a user types it
+    r = subprocess.run(f"{sys.executable} -m rune_env explain {a} --json --rules {FROZEN_RULES}"
+                       " | head -1", shell=True, capture_output=True, text=True, cwd=REPO,
+                       timeout=120)
+    assert r.stdout.strip() == "{" and r.stderr == ""
+
+
+def test_every_option_has_a_help_text_with_its_default():
+    from rune_env.cli import build_parser
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert set(sub.choices) == {"battle", "explain", "play", "render", "replay"}
+    for name, p in sub.choices.items():
+        text = p.format_help()
+        for action in p._actions:
+            if action.dest == "help":
+                continue
+            assert action.help, (name, action.dest)
+            if action.option_strings:
+                assert "default" in action.help, (name, action.option_strings, action.help)
+                assert action.option_strings[-1] in text
+        assert "(default" in text

@@ -271,7 +271,9 @@ def test_stepping_a_finished_episode_raises():
     for _ in range(3):          # three lamps, three lost battles with an empty board
         _, _, terminated, _, info = env.step(READY)
     assert terminated and info["over"] and info["lamps"] == 0
-    assert not info["action_mask"].any() and not env.action_masks().any()
+    # a finished episode's mask holds only ready (never all False: masked samplers need one)
+    assert np.flatnonzero(info["action_mask"]).tolist() == [READY]
+    assert np.flatnonzero(env.action_masks()).tolist() == [READY]
     with pytest.raises(RuntimeError, match="over"):
         env.step(READY)
 
@@ -627,7 +629,8 @@ def test_draft_env_one_battle_round_and_budget():
     b = info["battle"]
     assert (b["round"], b["outcome"], b["seat"]) == (3, "win", 0)      # odd round: side 0
     assert b["max_hp"] == [150.0, 150.0] and b["hp"] == [150.0, 0.0]
-    assert info["over"] and not info["action_mask"].any() and not env.action_masks().any()
+    assert info["over"] and np.flatnonzero(info["action_mask"]).tolist() == [READY]
+    assert np.flatnonzero(env.action_masks()).tolist() == [READY]
     with pytest.raises(RuntimeError):
         env.step(READY)
     # an explicit budget; the margin mode

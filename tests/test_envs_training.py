@@ -68,9 +68,10 @@ def _drive_gym_vector(venv, steps: int, seed: int) -> dict:
         assert masks.shape == (venv.num_envs, N_ACTIONS) and masks.dtype == np.bool_
         has = info.get("_action_mask", np.zeros(venv.num_envs, dtype=bool))
         assert np.array_equal(info["action_mask"][has], masks[has])
-        # an env whose episode just ended has no legal action; its next action is ignored
-        # (the vector env resets it instead)
-        actions = np.array([pick(rng, m) if m.any() else READY for m in masks])
+        # an env whose episode just ended offers only ready; its next action is ignored (the
+        # vector env resets it instead)
+        assert all(m.any() for m in masks)
+        actions = np.array([pick(rng, m) for m in masks])
         obs, reward, terminated, truncated, info = venv.step(actions)
         assert venv.observation_space.contains(obs)
         assert reward.shape == (venv.num_envs,)
@@ -125,7 +126,7 @@ def _drive_sb3_vector(venv, steps: int, seed: int) -> int:
             if d:
                 dones += 1
                 assert venv.observation_space.contains(info["terminal_observation"])
-                assert info["over"] and not info["action_mask"].any()
+                assert info["over"] and np.flatnonzero(info["action_mask"]).tolist() == [READY]
             else:
                 assert info["action_mask"].any()
     return dones

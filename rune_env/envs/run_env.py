@@ -5,6 +5,8 @@ The classes hold no game logic: they call `rune_env.run` and encode its state.
 from __future__ import annotations
 
 import copy
+import math
+import numbers
 from pathlib import Path
 from typing import Any, Callable
 
@@ -13,11 +15,10 @@ import numpy as np
 from gymnasium import spaces
 
 from ..rules.board import Board, load_board
-from ..rules.config import Rules, default_rules, load_rules
+from ..rules.config import KINDS, Rules, default_rules, load_rules
 from ..run.actions import action_table
 from ..run.loop import IllegalAction, apply, legal_mask, new_run, why_illegal
 from ..run.opponents import BudgetOpponents, PoolOpponents, load_pool
-from ..run.ranks import rank_index
 from ..run.state import RunState
 from ..battle.engines import battle_function, default_engine
 from .observation import Encoder
@@ -25,6 +26,82 @@ from .observation import Encoder
 ENV_VERSION = "0.1.0"
 TRAINING_SEED_LIMIT = 2**30   # run seeds an env draws itself are below this
 REWARD_MODES = ("battle", "run", "margin")
+RESET_OPTIONS = ("rank", "core", "opponents", "run_seed")
+BUDGET_MAX = 10**9          # RuneDraft-v0's budget: mana must fit the observation's int32 record
+
+
+# -- checking the arguments ---------------------------------------------------------------------
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None,
+              allow_none: bool = False, none_means: str = "") -> int | None:
+    """`value` as an int in lo..hi (None allowed with `allow_none`), else a ValueError naming
+    `name`."""
+    if value is None and allow_none:
+        return None
+    if not _is_int(value) or (lo is not None and value < lo) or (hi is not None and value > hi):
+        if lo is not None and hi is not None:
+            want = f"an integer in {lo}..{hi}"
+        elif lo is not None:
+            want = f"an integer >= {lo}"
+        else:
+            want = "an integer"
+        if allow_none:
+            want += f", or None{none_means}"
+        raise ValueError(f"{name} must be {want}; got {value!r}")
+    return int(value)
+
+
+def check_real(name: str, value: Any, lo: float | None = None, hi: float | None = None) -> float:
+    """`value` as a finite float in [lo, hi], else a ValueError naming `name`."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) \
+        and math.isfinite(value) and (lo is None or value >= lo) and (hi is None or value <= hi)
+    if not ok:
+        want = "a finite number" + (f" >= {lo:g}" if lo is not None else "") \
+            + (f" <= {hi:g}" if hi is not None else "")
+        raise ValueError(f"{name} must be {want}; got {value!r}")
+    return float(value)
+
+
+def check_rank(rules: Rules, rank: Any, name: str = "rank") -> int:
+    """A rank given by name ("apprentice") or by number (0..5 with the default rules; an int or a
+    string of digits, as the command line passes it) -> its index; else a ValueError naming
+    `name` and listing the ranks."""
+    names = [r.id for r in rules.spec.ranks]
+    value = rank.strip() if isinstance(rank, str) else rank
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, str) and value in names:
+        return names.index(value)
+    if _is_int(value) and 0 <= value < len(names):
+        return int(value)
+    raise ValueError(f"{name} must be a rank name ({', '.join(names)}) or a number "
+                     f"0..{len(names) - 1}; got {rank!r}")
+
+
+def check_core(rules: Rules, core: Any, name: str = "core") -> str | None:
+    """None (the first step chooses the core) or a core of the rules; else a ValueError naming
+    `name` and listing the cores."""
+    if core is None or (isinstance(core, str) and core in rules.spec.cores):
+        return core
+    raise ValueError(f"{name} must be one of the cores ({', '.join(rules.spec.cores)}) or None "
+                     f"(the first step chooses it); got {core!r}")
+
+
+def check_unlocked(unlocked: Any) -> list[str] | None:
+    if unlocked is None:
+        return None
+    if isinstance(unlocked, str) or not hasattr(unlocked, "__iter__"):
+        raise ValueError(f"unlocked must be a list of rune kinds ({', '.join(KINDS)}) or None "
+                         f"(all); got {unlocked!r}")
+    kinds = list(unlocked)
+    bad = [k for k in kinds if k not in KINDS]
+    if bad or not kinds:
+        raise ValueError(f"unlocked must name at least one rune kind, each one of "
+                         f"{', '.join(KINDS)}; got {unlocked!r}")
+    return kinds
 
 
 def resolve_rules(rules: Rules | str | None, overrides: dict | None) -> Rules:
@@ -96,8 +173,20 @@ class RuneRunEnv(gym.Env):
     `describe_action(id)`); one id per concrete action, e.g. "place 0 -> 2:3" moves hand slot 0
     to cell 2:3. `action_masks()` (and `info["action_mask"]`) marks the legal ones, for
     sb3-contrib's MaskablePPO; it is computed once per reset/step/set_state, and `step` checks
-    the action against it (edit `env.state` only through steps, or call `set_state`). `ready` ends the round's preparation and runs the battle as one
-    deterministic transition inside the step; reward and relic choices are steps too.
+    the action against it (edit `env.state` only through steps, or call `set_state`). `ready`
+    ends the round's preparation and runs the battle as one deterministic transition inside the
+    step; reward and relic choices are steps too.
+
+    **The mask of a finished episode** (the terminal step's `info["action_mask"]`, and
+    `action_masks()` until `reset`) holds exactly one True entry, `ready`, never all False:
+    nothing is legal in a finished run, but masked samplers (MaskablePPO's distribution, a
+    uniform choice among the True entries) fail on an empty mask, and vector envs with
+    next-step autoreset (Gymnasium's SyncVectorEnv / AsyncVectorEnv) ask for that mask, pass the
+    action it gives back, and ignore it because they reset the env instead. `ready` is only a
+    placeholder: `step` on a finished episode still raises RuntimeError until `reset`. The same
+    holds for RuneDraft-v0 after its battle. (The observation holds no mask; after truncation
+    the run goes on and the mask is the usual one.) Before the first reset, `action_masks()` is
+    all True.
 
     **Observations**: `obs_mode="flat"` (default): `Box(0, 1, (D,), float32)`; `layout()` names
     each slice (rune_env/envs/observation.py). `obs_mode="dict"`: a `Dict` of the same parts
@@ -117,7 +206,8 @@ class RuneRunEnv(gym.Env):
     budget drafter alone.
 
     **Options** (constructor keywords, and `reset(options=...)` for rank, core, opponents, and
-    run_seed, the run's own seed; without it the env draws one below TRAINING_SEED_LIMIT):
+    run_seed, the run's own seed, an integer >= 0; without it the env draws one below
+    TRAINING_SEED_LIMIT; any other key is a ValueError naming it):
     rank (index or name, default "apprentice"), core (None = the agent chooses), opponents (None:
     the rank's shipped pool; "generator"; a pool file path; a callable `(round, rank_effects, boss_rules, rng) ->
     Board`; or an agent), rules (a Rules, a YAML path) and rules_overrides, unlocked (rune kinds;
@@ -128,6 +218,14 @@ class RuneRunEnv(gym.Env):
     overrides the engine), strict_pools (refuse a pool file made under other rules instead of
     warning), render_mode ("ansi": the board and state as text; "rgb_array": the
     board picture, an (H, W, 3) uint8 array).
+
+    **Checked at construction** (and the reset options at reset), each a ValueError naming the
+    argument: rank, a name of `rules.spec.ranks` or its number 0..len-1 (an int or a string of
+    digits); core, None or one of `rules.spec.cores`; unlocked, None or a non-empty list of rune
+    kinds; clear_bonus >= 0, margin_weight >= 0 and illegal_penalty <= 0, finite numbers;
+    max_rounds, None or an integer in 1..`run.round_cap`; reward_mode, obs_mode, illegal_action,
+    render_mode, variant and engine, one of their names; strict_pools, a bool; battle_fn, None or
+    callable. Booleans are not numbers here (`max_rounds=True` is refused).
 
     **Metadata**: render modes, and this env's rules_hash and env_version.
 
@@ -160,25 +258,32 @@ class RuneRunEnv(gym.Env):
             raise ValueError(f"illegal_action must be 'raise' or 'penalty'; got {illegal_action!r}")
         if render_mode not in (None, "ansi", "rgb_array"):
             raise ValueError(f"render_mode must be None, 'ansi' or 'rgb_array'; got {render_mode!r}")
-        self.rank = rank_index(self.rules, rank)
-        self.core = core
+        # every argument is checked here, before any work: a bad one is a ValueError naming it
+        run = self.rules.spec.run
+        self.rank = check_rank(self.rules, rank)
+        self.core = check_core(self.rules, core)
+        self.unlocked = check_unlocked(unlocked)
+        self.clear_bonus = check_real("clear_bonus", clear_bonus, lo=0.0)
+        self.margin_weight = check_real("margin_weight", margin_weight, lo=0.0)
+        self.illegal_penalty = check_real("illegal_penalty", illegal_penalty, hi=0.0)
+        self.max_rounds = check_int("max_rounds", max_rounds, 1, run.round_cap, allow_none=True,
+                                    none_means=" (no limit)")
+        if not isinstance(strict_pools, (bool, np.bool_)):
+            raise ValueError(f"strict_pools must be True or False; got {strict_pools!r}")
+        if battle_fn is not None and not callable(battle_fn):
+            raise ValueError(f"battle_fn must be a battle function or None; got {battle_fn!r}")
         self.opponents_spec = opponents
         # a pool made under other rules warns; strict_pools=True refuses it (PoolError)
         self.strict_pools = bool(strict_pools)
-        self.opponents = resolve_opponents(opponents, self.rules, self.rank, self.strict_pools)
-        self.unlocked = unlocked
         self.reward_mode = reward_mode
-        self.clear_bonus = clear_bonus
-        self.margin_weight = margin_weight
-        self.max_rounds = max_rounds
         self.obs_mode = obs_mode
         self.illegal_action = illegal_action
-        self.illegal_penalty = illegal_penalty
         self.render_mode = render_mode
         # the battle engine: "fast" (compiled, the default) or "reference"; None: $RUNE_ENGINE,
         # else "fast" (rune_env/battle/engines.py). Both give the same battles.
         self.engine = engine or default_engine()
         self.battle_fn = battle_fn or battle_function(self.engine)
+        self.opponents = resolve_opponents(opponents, self.rules, self.rank, self.strict_pools)
         self.table = action_table(self.rules)
         self.encoder = Encoder(self.rules)
         # the spec's metadata names the rules and the env version too (as info does each step)
@@ -209,21 +314,31 @@ class RuneRunEnv(gym.Env):
     # -- the Gymnasium API --------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"reset options must be a dict or None; got {options!r}")
         options = dict(options or {})
+        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+        if unknown:
+            raise ValueError(f"unknown reset options: {', '.join(map(repr, unknown))} (the "
+                             f"options are {', '.join(RESET_OPTIONS)})")
+        # every option is checked before any is applied
+        rank = check_rank(self.rules, options["rank"], "reset option 'rank'") \
+            if "rank" in options else None
+        core = check_core(self.rules, options["core"], "reset option 'core'") \
+            if "core" in options else None
+        run_seed = check_int("reset option 'run_seed'", options.get("run_seed"), lo=0,
+                             allow_none=True, none_means=" (the env draws one)")
         if "rank" in options:
-            self.rank = rank_index(self.rules, options.pop("rank"))
+            self.rank = rank
             if "opponents" not in options:
                 self.opponents = resolve_opponents(self.opponents_spec, self.rules, self.rank,
                                                    self.strict_pools)
         if "core" in options:
-            self.core = options.pop("core")
+            self.core = core
         if "opponents" in options:
-            self.opponents_spec = options.pop("opponents")
+            self.opponents_spec = options["opponents"]
             self.opponents = resolve_opponents(self.opponents_spec, self.rules, self.rank,
                                                self.strict_pools)
-        run_seed = options.pop("run_seed", None)
-        if options:
-            raise ValueError(f"unknown reset options: {sorted(options)}")
         if run_seed is None:
             # drawn run seeds stay below TRAINING_SEED_LIMIT; evaluations pass explicit seeds at
             # or above it, so evaluation runs never repeat a training run (by construction)
@@ -282,7 +397,8 @@ class RuneRunEnv(gym.Env):
     def _obs(self):
         # the observation and the legal mask in one compiled call (Encoder.observe; the same
         # values as encode_flat and legal_mask); the mask is kept for _info and the next step
-        flat, self._mask = self.encoder.observe(self.state)
+        flat, mask = self.encoder.observe(self.state)
+        self._mask = self._end_mask() if self.state.over else mask
         if self.obs_mode == "flat":
             return flat
         return self.encoder.split(flat)
@@ -301,7 +417,9 @@ class RuneRunEnv(gym.Env):
         return info
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions now (sb3-contrib MaskablePPO reads this method)."""
+        """Legal actions now (sb3-contrib MaskablePPO reads this method). Never all False: once
+        the episode is over it holds only `ready` (see the class docstring); before the first
+        reset, every action."""
         if self.state is None:
             return np.ones(len(self.table), dtype=bool)
         return self._legal().copy()
@@ -309,8 +427,16 @@ class RuneRunEnv(gym.Env):
     def _legal(self) -> np.ndarray:
         """The env's own mask of the current state (computed once per step)."""
         if self._mask is None:
-            self._mask = legal_mask(self.state)
+            self._mask = self._end_mask() if self.state.over else legal_mask(self.state)
         return self._mask
+
+    def _end_mask(self) -> np.ndarray:
+        """The mask of a finished episode: only `ready` (a placeholder; no action is legal in a
+        finished run, but a mask with no True entry breaks masked samplers, and vector envs ask
+        for one before they reset the env)."""
+        mask = np.zeros(len(self.table), dtype=bool)
+        mask[self.table.groups["ready"][0]] = True
+        return mask
 
     def describe_action(self, action: int) -> str:
         return self.table.actions[int(action)].name
@@ -363,7 +489,10 @@ class RuneDraftEnv(RuneRunEnv):
     `budget` (mana to draft with; default the opponent budget of that round, D-44) and
     `start_board` (a board file path or `Board` to start from). The episode ends after the
     round's battle; reward: +1 win, -1 loss, 0 draw ("margin" adds the HP-ratio margin).
-    If no core is fixed, the first step chooses it.
+    If no core is fixed, the first step chooses it. After the battle the mask holds only
+    `ready`, as in RuneRun-v0. Checked at construction: `round`, an integer in
+    1..`run.round_cap`; `budget`, None or an integer in 0..10^9; `start_board`, None, a path or
+    a `Board`; and reward_mode "run" is refused.
     """
 
     def __init__(self, round: int = 1, budget: int | None = None,
@@ -371,10 +500,18 @@ class RuneDraftEnv(RuneRunEnv):
         kwargs.setdefault("reward_mode", "battle")
         if kwargs["reward_mode"] == "run":
             raise ValueError("RuneDraft-v0 has one battle: reward_mode 'battle' or 'margin'")
-        super().__init__(**kwargs)
-        self.draft_round = int(round)
-        self.budget = budget
-        self.start_board = load_board(start_board, self.rules) if isinstance(start_board, str) else start_board
+        # the rules first (round's range comes from them), then this env's own arguments, all
+        # before the base class does any work
+        rules = resolve_rules(kwargs.pop("rules", None), kwargs.pop("rules_overrides", None))
+        self.draft_round = check_int("round", round, 1, rules.spec.run.round_cap)
+        self.budget = check_int("budget", budget, 0, BUDGET_MAX, allow_none=True,
+                                none_means=" (the round's opponent budget)")
+        if start_board is not None and not isinstance(start_board, (str, Path, Board)):
+            raise ValueError(f"start_board must be a board file path, a Board or None; "
+                             f"got {start_board!r}")
+        super().__init__(rules=rules, **kwargs)
+        self.start_board = load_board(start_board, self.rules) \
+            if isinstance(start_board, (str, Path)) else start_board
 
     def _new_state(self, run_seed: int) -> RunState:
         from ..run.loop import draw_shop
@@ -407,7 +544,7 @@ class RuneDraftEnv(RuneRunEnv):
             self.state.over = True
             info["over"] = True
             info["round"] = info["battle"]["round"]   # the run loop has already moved on
-            self._mask = legal_mask(self.state)
+            self._mask = self._end_mask()
             info["action_mask"] = self._mask.copy()
         return obs, reward, terminated, truncated, info
 
