@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Balance audit for designers: the best small and searched boards of each round.
+
+    python scripts/balance_audit.py [--rules FILE] [--pool FILE] [--rounds 1-12 | --rounds 3,6,9]
+                                    [--quick] [--json] [--seed S] [--jobs J] [--no-progress]
+
+Per round, against round-matched reference boards (the budget drafter's, or with --pool a pool's
+ghosts of the round): the best one-rune, two-rune, mono-kind, trick and open-search board, each
+chosen on one set of reference boards and measured on a disjoint one (win rate with a Wilson 95%
+interval, median battle time, notes on its cost and on what a shop could not give it yet), and
+the reference boards' baseline against themselves. The method is in agents/audit.py.
+
+A bad number, rules file or pool file is one `error: ...` line on stderr and exit status 2,
+before anything is played. Progress bars go to stderr when it is a terminal (--progress forces
+them, --no-progress hides them); never to stdout, so --json prints one JSON object only.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from agents.audit import (STAGES, AuditError, audit, check_auditable,  # noqa: E402
+                          format_report, full_settings, quick_settings)
+from agents.progress import add_progress_argument, bar  # noqa: E402
+from agents.script_args import (fail, load_pool_once, positive_int, script_parser,  # noqa: E402
+                                seed_int)
+from rune_env.rules import RulesError, load_rules  # noqa: E402
+from rune_env.rules.config import DEFAULT_RULES_PATH  # noqa: E402
+from rune_env.run.opponents import PoolError  # noqa: E402
+
+DEFAULT_ROUNDS = "1-12"
+QUICK_ROUNDS = "3,6,9"
+
+
+def parse_rounds(text: str, round_cap: int) -> tuple[int, ...]:
+    """'1-12', '3,6,9' or a mix ('2-4,9') -> sorted distinct rounds, each within 1..round_cap;
+    a ValueError says what is wrong."""
+    rounds: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        lo, sep, hi = part.partition("-")
+        try:
+            first, last = int(lo), int(hi if sep else lo)
+        except ValueError:
+            raise ValueError(f"{part!r} is not a round or a range like 1-12") from None
+        if first > last:
+            raise ValueError(f"the range {part!r} runs backwards")
+        if first < 1 or last > round_cap:
+            raise ValueError(f"rounds are 1..{round_cap} (run.round_cap); got {part!r}")
+        rounds.update(range(first, last + 1))
+    return tuple(sorted(rounds))
+
+
+def build_parser():
+    p = script_parser(__doc__)
+    p.add_argument("--rules", default=None, metavar="FILE",
+                   help=f"a rules YAML file (default {DEFAULT_RULES_PATH.relative_to(REPO)})")
+    p.add_argument("--pool", default=None, metavar="FILE",
+                   help="an opponent pool whose ghosts of each round are the reference boards "
+                        "(default none: the budget drafter's boards)")
+    p.add_argument("--rounds", default=None, metavar="SPEC",
+                   help=f"rounds to audit, e.g. 1-12 or 3,6,9, within 1..run.round_cap "
+                        f"(default {DEFAULT_ROUNDS}; with --quick {QUICK_ROUNDS})")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer rounds, opponents and candidates: a first look in well under a "
+                        "minute (default off)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object instead of the tables (default off)")
+    p.add_argument("--seed", type=seed_int, default=0, metavar="S",
+                   help="seed of the reference boards, their split and the search, "
+                        "0..2**32-1 (default 0)")
+    p.add_argument("--jobs", type=positive_int, default=None, metavar="J",
+                   help="fast-engine threads, >= 1; the results do not depend on it "
+                        "(default: every usable core)")
+    add_progress_argument(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    try:
+        rules = load_rules(a.rules)
+    except RulesError as exc:        # missing, not YAML, or against the schema
+        return fail(f"--rules: {exc}")
+    try:
+        rounds = parse_rounds(a.rounds or (QUICK_ROUNDS if a.quick else DEFAULT_ROUNDS),
+                              rules.spec.run.round_cap)
+    except ValueError as exc:
+        return fail(f"--rounds: {exc}")
+    pool = None
+    if a.pool is not None:
+        try:
+            pool = load_pool_once(a.pool, rules)
+        except PoolError as exc:
+            return fail(f"--pool: {exc}")
+    settings = (quick_settings if a.quick else full_settings)(rounds, seed=a.seed, jobs=a.jobs)
+    try:
+        check_auditable(rules, settings)
+        with bar(len(rounds) * len(STAGES), "balance audit", a.progress, unit="stage") as b:
+            def step(round_: int, stage: str) -> None:
+                b.set_description(f"round {round_}: {stage}")
+                b.update(1)
+            report = audit(rules, settings, pool, pool_path=a.pool, progress=step,
+                           rules_path=a.rules or str(DEFAULT_RULES_PATH.relative_to(REPO)))
+    except AuditError as exc:        # e.g. a pool round with a single board: nothing to split
+        return fail(str(exc))
+    print(json.dumps(report.to_json(), indent=1) if a.json else format_report(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
