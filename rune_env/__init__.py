@@ -2,19 +2,57 @@
 
 Layers (imports point down only): rules -> battle -> run -> envs. Importing the package registers
 the Gymnasium environments "rune_env/RuneRun-v0" and "rune_env/RuneDraft-v0".
+
+The episode's step cap comes from the rules of each env that `gym.make` builds, not from the
+default rules: the registered entry points (`make_run_env`, `make_draft_env`) build the env, then
+wrap it in a `TimeLimit` of `max_episode_steps(env.rules, ...)` steps. So the ids are registered
+without `max_episode_steps` (`gym.spec(id).max_episode_steps` is None), while every made env's
+`spec.max_episode_steps` is its own cap (1861 and 63 with the default rules). Importing the
+package reads no rules file and does not import `envs`.
 """
 from __future__ import annotations
+
+from importlib import import_module
 
 __version__ = "0.1.0"
 
 
-def _max_episode_steps() -> tuple[int, int]:
-    """A run has at most round_cap rounds; each at most action_cap preparation steps (the last
-    one forces ready) plus its relic and reward choices; plus the core choice."""
-    from .rules.config import default_rules
-    run = default_rules().spec.run
+def max_episode_steps(rules, draft: bool = False) -> int:
+    """The most steps an episode can take under `rules`: a run has at most round_cap rounds, each
+    at most action_cap preparation steps (the last one forces ready) plus its relic and reward
+    choices; plus the core choice. A draft episode is one such round (and the core choice)."""
+    run = rules.spec.run
     per_round = run.action_cap + 2
-    return run.round_cap * per_round + 1, per_round + 1
+    return (1 if draft else run.round_cap) * per_round + 1
+
+
+class _EnvFactory:
+    """A registered entry point: builds the env class named by `target` with make's keyword
+    arguments and wraps it in a TimeLimit of the cap of the env's own rules. `metadata` is the
+    class's (read lazily, at make time), so `gym.make` checks render modes as for the class."""
+
+    def __init__(self, target: str, draft: bool):
+        self.target, self.draft = target, draft
+
+    def env_class(self):
+        module, name = self.target.split(":")
+        return getattr(import_module(module), name)
+
+    @property
+    def metadata(self) -> dict:
+        return self.env_class().metadata
+
+    def __call__(self, **kwargs):
+        from gymnasium.wrappers import TimeLimit
+        env = self.env_class()(**kwargs)
+        return TimeLimit(env, max_episode_steps=max_episode_steps(env.rules, self.draft))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.target!r})"
+
+
+make_run_env = _EnvFactory("rune_env.envs.run_env:RuneRunEnv", draft=False)
+make_draft_env = _EnvFactory("rune_env.envs.run_env:RuneDraftEnv", draft=True)
 
 
 def _register() -> None:
@@ -22,12 +60,11 @@ def _register() -> None:
         import gymnasium
     except ImportError:  # the rules and battle work without Gymnasium
         return
-    run_steps, draft_steps = _max_episode_steps()
-    for name, entry, steps in (("RuneRun-v0", "rune_env.envs.run_env:RuneRunEnv", run_steps),
-                               ("RuneDraft-v0", "rune_env.envs.run_env:RuneDraftEnv", draft_steps)):
+    for name, entry in (("RuneRun-v0", "rune_env:make_run_env"),
+                        ("RuneDraft-v0", "rune_env:make_draft_env")):
         env_id = f"rune_env/{name}"
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry, max_episode_steps=steps)
+            gymnasium.register(id=env_id, entry_point=entry)
 
 
 _register()

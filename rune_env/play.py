@@ -42,10 +42,12 @@ from .rules.board import Board, BoardError
 from .rules.config import KINDS, Rules, default_rules
 from .rules.geometry import Geometry, geometry
 from .run.actions import action_table
-from .run.loop import IllegalAction, apply, new_run, why_illegal
+from .run.legal import why_illegal
+from .run.loop import IllegalAction, apply, new_run
+from .run.opponents import default_opponents
 from .run.profile import Profile, ProfileError
 from .run.ranks import rank_effects, rank_index
-from .run.state import RunState
+from .run.state import BattleSummary, RunState
 from .run.view import (WIDTH, beside, board_lines, board_width, boss_hp_text,
                        draw_board, fmt, hp_why, info_lines, placement_warnings, rune_code, view,
                        wrap)
@@ -132,32 +134,32 @@ def _side_title(rules: Rules, who: str, side: int, board: Board | None, width: i
     return f"{who}, side {side}: {core}, {n} rune{'s' if n != 1 else ''}"[:width]
 
 
-def _lamp_note(state: RunState, summary: dict) -> str:
-    if summary.get("lamp_saved"):
+def _lamp_note(state: RunState, summary: BattleSummary) -> str:
+    if summary.lamp_saved:
         return "the phoenix feather saved your lamp"
-    if summary["outcome"] == "loss":
+    if summary.outcome == "loss":
         return f"lamp lost ({state.lamps}/{rank_effects(state.rules, state.rank).lamps} left)"
-    if summary["outcome"] == "win":
+    if summary.outcome == "win":
         return f"wins {state.wins}/{state.rules.spec.run.wins_to_clear}"
     return "a draw costs no lamp"
 
 
-def battle_report(state: RunState, summary: dict, details: bool = True) -> list[str]:
+def battle_report(state: RunState, summary: BattleSummary, details: bool = True) -> list[str]:
     """The outcome of one battle and what happened in it, in at most REPORT_LINES lines of at
     most WIDTH columns: which side you were, HP left, why the max HPs are what they are, each
     side's casts and damage, and both boards side by side. `state` is the state right after the
     battle (the player's board is as it fought; only round, mana and shop have moved on)."""
     rules = state.rules
-    seat = summary["seat"]
-    outcome = summary["outcome"]
-    rnd = summary["round"]
+    seat = summary.seat
+    outcome = summary.outcome
+    rnd = summary.round
     head = {"win": "WIN", "loss": "LOSS", "draw": "DRAW"}[outcome]
-    boss = f" against a boss ({'+'.join(summary['boss_rules'])})" if summary["boss_rules"] else ""
-    header = (f"-- Battle of round {rnd}{boss}: {head} at {summary['time']:g} s "
+    boss = f" against a boss ({'+'.join(summary.boss_rules)})" if summary.boss_rules else ""
+    header = (f"-- Battle of round {rnd}{boss}: {head} at {summary.time:g} s "
               f"(you were side {seat}) --")
     if len(header) > WIDTH:
-        header = f"-- Battle of round {rnd}{boss}: {head} at {summary['time']:g} s --"
-    hp, mx = summary["hp"], summary["max_hp"]
+        header = f"-- Battle of round {rnd}{boss}: {head} at {summary.time:g} s --"
+    hp, mx = summary.hp, summary.max_hp
     lines = [header[:WIDTH]]
     lines += wrap(f"  HP left: you {fmt(hp[0])}/{mx[0]:g} ({hp[0] / mx[0]:.0%}), "
                   f"opponent {fmt(hp[1])}/{mx[1]:g} ({hp[1] / mx[1]:.0%}); "
@@ -165,21 +167,21 @@ def battle_report(state: RunState, summary: dict, details: bool = True) -> list[
     mine = hp_why(rules, rnd, state.hp_bonus, state.core, state.relics, short=True)
     if mine.split(" ")[0] != f"{mx[0]:g}":
         mine = f"{mx[0]:g}"
-    theirs = boss_hp_text(rules, rnd, summary["boss_rules"]) or f"{mx[1]:g}"
+    theirs = boss_hp_text(rules, rnd, summary.boss_rules) or f"{mx[1]:g}"
     if theirs.split(" ")[0] != f"{mx[1]:g}":
         theirs = f"{mx[1]:g}"
     hp_lines = wrap(f"  max HP: you {mine}; opponent {theirs}", WIDTH, "    ")
     try:
-        opp = Board.from_json(summary["opponent"], rules, source="opponent")
+        opp = Board.from_json(summary.opponent, rules, source="opponent")
     except BoardError:
         opp = None
     trace = _trace_lines(state, summary, opp) if details and opp is not None else []
     if not trace:
-        trace = [[f"  casts: you {summary['casts'][0]}, opponent {summary['casts'][1]}; "
-                  f"runes sealed at the end: yours {summary['seals'][0]}, "
-                  f"theirs {summary['seals'][1]}"]]
+        trace = [[f"  casts: you {summary.casts[0]}, opponent {summary.casts[1]}; "
+                  f"runes sealed at the end: yours {summary.seals[0]}, "
+                  f"theirs {summary.seals[1]}"]]
     try:
-        me = Board.from_json(summary["board"], rules, source="your board")
+        me = Board.from_json(summary.board, rules, source="your board")
     except BoardError:  # pragma: no cover - the run's own board
         me = None
     half = board_width(rules)
@@ -203,19 +205,19 @@ def battle_report(state: RunState, summary: dict, details: bool = True) -> list[
 
 
 
-def _trace_lines(state: RunState, summary: dict, opp: Board) -> list[list[str]]:
+def _trace_lines(state: RunState, summary: BattleSummary, opp: Board) -> list[list[str]]:
     """Replay the battle with a trace (battles are deterministic) and sum up each side: per side
     at most two lines."""
     rules = state.rules
-    seat = summary["seat"]
-    me = state.to_board().replace(round=summary["round"], max_hp=summary["max_hp"][0])
+    seat = summary.seat
+    me = state.to_board().replace(round=summary.round, max_hp=summary.max_hp[0])
     pair = (me, opp) if seat == 0 else (opp, me)
     try:
         result = reference_battle(pair[0], pair[1], rules, trace=True)
     except Exception:  # pragma: no cover - a report must never end the game
         return []
     outcome = "draw" if result.winner is None else ("win" if result.winner == seat else "loss")
-    if outcome != summary["outcome"] or abs(result.time - summary["time"]) > 1e-9:
+    if outcome != summary.outcome or abs(result.time - summary.time) > 1e-9:
         return []  # not the battle that was fought (a custom battle function): no details
     lines = []
     for i, (who, side) in enumerate((("you", seat), ("opponent", 1 - seat))):
@@ -240,7 +242,7 @@ def _trace_lines(state: RunState, summary: dict, opp: Board) -> list[list[str]]:
                 freezes += 1
             elif typ == "curse" and ev["side"] != side:
                 curses += 1
-        parts = [f"{summary['casts'][i]} casts",
+        parts = [f"{summary.casts[i]} casts",
                  f"dealt {fmt(dealt)} damage"
                  + (f" ({fmt(absorbed)} into barrier)" if absorbed else "")]
         if healed:
@@ -253,7 +255,7 @@ def _trace_lines(state: RunState, summary: dict, opp: Board) -> list[list[str]]:
             parts.append(f"froze {freezes}x")
         if curses:
             parts.append(f"cursed {curses}x")
-        parts.append(f"{summary['seals'][i]} of {'yours' if i == 0 else 'theirs'} sealed")
+        parts.append(f"{summary.seals[i]} of {'yours' if i == 0 else 'theirs'} sealed")
         if by_rune:
             best = max(by_rune, key=lambda c: (by_rune[c], c))
             board = pair[side]
@@ -324,15 +326,15 @@ def parse_command(state: RunState, words: list[str]) -> int:
         pend = state.pending
         if pend is None:
             raise InputError("no choice is pending")
-        options = pend["options"]
+        options = pend.options
         arg = args[0].lower()
         if arg in options:
             i = options.index(arg)
         else:
-            i = _int(arg, f"{pend['kind']} option", len(options))
-        if pend["kind"] == "core":
+            i = _int(arg, f"{pend.kind} option", len(options))
+        if pend.kind == "core":
             return table.id("choose_core", table.cores.index(options[i]))
-        return table.id("choose_" + pend["kind"], i)
+        return table.id(pend.group, i)
     raise InputError(f"unknown command {words[0]!r}; type help for the list")
 
 
@@ -348,7 +350,7 @@ class Session:
         self.out = out
         self.profile = profile
         self.profile_path = profile_path
-        self.opponents = opponents
+        self.opponents = opponents or default_opponents(state.rules)
         self.pause = pause
         self.inp: TextIO | None = None
         self.tty = False

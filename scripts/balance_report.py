@@ -35,7 +35,7 @@ from agents.progress import add_progress_argument, bar  # noqa: E402
 from agents.script_args import (MAX_JOBS, fail, jobs_int, positive_int,  # noqa: E402
                                 script_parser, seed_int)
 from rune_env.rules import RulesError, load_rules  # noqa: E402
-from rune_env.run import apply, new_run  # noqa: E402
+from rune_env.run import apply, default_opponents, new_run  # noqa: E402
 from rune_env.run.drafter import HeuristicDrafter  # noqa: E402
 from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
 
@@ -63,9 +63,9 @@ def _play(args: tuple) -> list[dict]:
         if immortal:
             state.lamps = 10**6
         a = drafter.act(state)
-        info = apply(state, a, None, battle_fn)
+        info = apply(state, a, default_opponents(rules), battle_fn)
         if info.battle is not None:
-            b = info.battle
+            b = info.battle.to_json()
             out.append({"round": b["round"], "outcome": b["outcome"], "time": b["time"],
                         "reason": reasons[-1] if reasons else None,
                         "seals": sum(b["seals"]), "core": state.core,

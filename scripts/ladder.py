@@ -34,7 +34,7 @@ from agents.script_args import (add_play_arguments, apply_play_arguments, fail, 
                                 load_pool_once, positive_int, script_parser, seed_int)
 from rune_env.battle.engines import battle_function  # noqa: E402
 from rune_env.rules import Board, default_rules  # noqa: E402
-from rune_env.rules.board import write_json_atomic  # noqa: E402
+from rune_env.files import write_json_atomic  # noqa: E402
 from rune_env.run.opponents import PoolError  # noqa: E402
 
 

@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 
 from rune_env.battle import battle  # noqa: E402
 from rune_env.rules import Board, load_rules  # noqa: E402
-from rune_env.rules.board import write_json_atomic  # noqa: E402
+from rune_env.files import write_json_atomic  # noqa: E402
 from rune_env.rules.sampling import random_board  # noqa: E402
 
 FROZEN_RULES = ROOT / "tests" / "data" / "rules.yaml"

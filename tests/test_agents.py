@@ -140,10 +140,10 @@ def scripted_expectation(state) -> int:
     hand slot 0 in the first free open cell (casting order = cell id order); else ready."""
     pend = state.pending
     if pend is not None:
-        if pend["kind"] == "core":
-            first = next(i for i, c in enumerate(TABLE.cores) if c in pend["options"])
+        if pend.kind == "core":
+            first = next(i for i, c in enumerate(TABLE.cores) if c in pend.options)
             return TABLE.id("choose_core", first)
-        return TABLE.id("choose_reward" if pend["kind"] == "reward" else "choose_relic", 0)
+        return TABLE.id("choose_reward" if pend.kind == "reward" else "choose_relic", 0)
     if len(state.hand) < state.hand_slots:
         for i, offer in enumerate(state.shop_runes):
             if offer is not None and state.mana >= RULES.prices[offer]:

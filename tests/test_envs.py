@@ -323,7 +323,7 @@ def test_masks_over_random_play_raise_mode():
         mask = info["action_mask"]
         assert np.array_equal(env.action_masks(), mask)
         if env.state.pending:
-            pending_seen.add(env.state.pending["kind"])
+            pending_seen.add(env.state.pending.kind)
         if step % 40 == 0 or env.state.pending:      # choices last one step: check them all
             _check_every_action(env, applied)
         illegal = np.flatnonzero(~mask)
@@ -578,7 +578,7 @@ def test_run_reward_comes_at_the_end():
     env.reset(seed=0)
     rewards, (_, _, terminated, truncated, info) = run_script(
         env, WIN_ROUND_1 + [READY, READY, CHOOSE_REWARD + 0, READY])
-    assert [b["outcome"] for b in env.state.battles] == ["win", "loss", "loss", "loss"]
+    assert [b.outcome for b in env.state.battles] == ["win", "loss", "loss", "loss"]
     assert rewards == [0.0] * 6 + [pytest.approx(0.1, rel=1e-12)]
     assert terminated and not truncated
     assert (info["wins"], info["losses"], info["lamps"], info["over"], info["cleared"]) == \
@@ -598,7 +598,7 @@ def test_clearing_the_run(mode, bonus, last):
                          rules_overrides={"run.wins_to_clear": 3})
     env.reset(seed=0)
     rewards, (_, _, terminated, truncated, info) = run_script(env, WIN_ROUND_1 + [READY, READY])
-    assert [b["outcome"] for b in env.state.battles] == ["win"] * 3
+    assert [b.outcome for b in env.state.battles] == ["win"] * 3
     assert rewards[-1] == pytest.approx(last, rel=1e-12)
     step_reward = {"battle": 1.0, "margin": 1.5, "run": 0.0}[mode]
     assert rewards[:-1] == [0.0, 0.0, step_reward, step_reward]
@@ -715,7 +715,7 @@ def test_reset_options_rank_core_opponents():
     env = RuneRunEnv(rules=RULES, opponents=empty_opponent, obs_mode="dict")
     obs, info = env.reset(seed=0)
     assert info["lamps"] == 3 and obs["scalars"][12] == 0.0       # apprentice: rank 0 / 5
-    assert env.state.pending["kind"] == "core"
+    assert env.state.pending.kind == "core"
     obs, info = env.reset(seed=0, options={"rank": "archmage", "core": "moon",
                                            "opponents": strong_opponent})
     # archmage (rank 5 of 0..5) has 2 lamps; the core is fixed, so no core choice
@@ -747,7 +747,11 @@ def test_info_keys_rules_hash_and_version():
     _, (_, _, _, _, info) = run_script(env, WIN_ROUND_1)
     assert set(info) == INFO_KEYS and info["rules_hash"] == RULES.hash
     b = info["battle"]
-    assert {"round", "outcome", "seat", "time", "hp", "max_hp", "casts"} <= set(b)
+    # a plain dict with the keys of docs/ENVS.md (lamp_saved only when a feather saved a lamp)
+    assert type(b) is dict and set(b) == {"round", "outcome", "seat", "time", "hp", "max_hp",
+                                          "casts", "seals", "boss_rules", "core", "kinds",
+                                          "board", "opponent"}
+    assert b == env.state.battles[-1].to_json() and isinstance(b["hp"], list)
     # round 2 after the win: income 10 on the 10 - 2 = 8 left
     assert (info["round"], info["mana"], info["wins"]) == (2, 18, 1)
 

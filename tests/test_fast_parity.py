@@ -365,6 +365,7 @@ def test_observation_powers_are_the_reference_powers():
     from rune_env.rules.config import KINDS as ALL_KINDS
     from rune_env.run.drafter import HeuristicDrafter
     from rune_env.run.loop import apply, new_run
+    from rune_env.run.opponents import default_opponents
     rules = frozen_rules()
     enc = Encoder(rules)
     layout = enc.layout
@@ -383,7 +384,7 @@ def test_observation_powers_are_the_reference_powers():
                         if c in ref.powers else 0.0
                     assert obs[c, power_col] == np.float32(want)
                 checked += 1
-            apply(state, drafter.act(state))
+            apply(state, drafter.act(state), default_opponents(rules))
     assert checked > 100
 
 
@@ -395,6 +396,7 @@ def test_compiled_board_features_equal_the_python_encoding():
     from rune_env.envs.observation import Encoder
     from rune_env.run.drafter import HeuristicDrafter
     from rune_env.run.loop import apply, new_run
+    from rune_env.run.opponents import default_opponents
     rules = frozen_rules()
     enc = Encoder(rules)
     checked = 0
@@ -407,27 +409,27 @@ def test_compiled_board_features_equal_the_python_encoding():
             assert fast.dtype == slow.dtype == np.float32
             assert np.array_equal(fast, slow), (seed, state.round, state.to_json()["board"])
             checked += bool(state.board) and bool(state.artifacts)
-            apply(state, drafter.act(state))
+            apply(state, drafter.act(state), default_opponents(rules))
     assert checked > 20     # boards with runes and artifacts were among them
 
 
 def test_kernel_layout_signature_matches_the_tables():
     # the kernel in use was compiled with compile.py's current table layout
-    from rune_env.battle.fast import _kernel
-    from rune_env.battle.fast.compile import LAYOUT_SIGNATURE
-    assert _kernel().layout_signature() == LAYOUT_SIGNATURE
+    from rune_env.battle.fast import loaded_kernel
+    from rune_env.battle.fast.compile import KERNEL_SIGNATURE
+    assert loaded_kernel().compiled_signature() == KERNEL_SIGNATURE
 
 
 def test_stale_kernel_cache_is_recompiled_or_named():
-    # numba's cache is invalidated by kernel.py's changes only; _fresh_kernel recompiles a kernel
+    # numba's cache is invalidated by kernel.py's changes only; fresh_module recompiles a kernel
     # whose compiled layout differs from compile.py's, and says so if that does not help
-    from rune_env.battle.fast import _fresh_kernel
+    from rune_env.battle.fast import fresh_module as _fresh_kernel
 
     class Kernel:
         def __init__(self, signature):
             self.signature = signature
 
-        def layout_signature(self):
+        def compiled_signature(self):
             return self.signature
 
     current = Kernel(7)

@@ -23,6 +23,7 @@ from rune_env.envs.observation import Encoder
 from rune_env.rules.config import Rules
 from rune_env.run.actions import action_table
 from rune_env.run.loop import apply, legal_actions, legal_mask, new_run
+from rune_env.run.state import PendingChoice
 
 
 def _radius_5_rules() -> Rules:
@@ -55,7 +56,7 @@ def _walk_and_compare(rules: Rules, n_steps: int, seed0: int) -> dict:
                 (k, seen["steps"], np.flatnonzero(obs != want_obs)[:10])
             seen["steps"] += 1
             if state.pending:
-                seen["pending"].add(state.pending["kind"])
+                seen["pending"].add(state.pending.kind)
             seen["relics"] += bool(state.relics)
             seen["inventory"] += bool(state.artifact_inventory)
             seen["board_artifacts"] += bool(state.artifacts)
@@ -125,12 +126,12 @@ def _random_state(rng: np.random.Generator, rules: Rules, k: int):
     s.rank = int(rng.integers(0, len(spec.ranks)))
     u = rng.random()
     if u < 0.1:
-        s.pending = {"kind": "core", "options": [str(c) for c in rng.permutation(list(spec.cores))[:int(rng.integers(1, len(spec.cores) + 1))]]}
+        s.pending = PendingChoice("core", [str(c) for c in rng.permutation(list(spec.cores))[:int(rng.integers(1, len(spec.cores) + 1))]])
     elif u < 0.2:
         cats = ["mana", "base_stat", "hand_slot", "artifact_slot"] + [f"artifact:{a}" for a in arts]
-        s.pending = {"kind": "reward", "options": [str(c) for c in rng.permutation(cats)[:int(rng.integers(1, run.reward_choices + 1))]]}
+        s.pending = PendingChoice("reward", [str(c) for c in rng.permutation(cats)[:int(rng.integers(1, run.reward_choices + 1))]])
     elif u < 0.3:
-        s.pending = {"kind": "relic", "options": [str(r) for r in rng.permutation(list(spec.relics))[:int(rng.integers(0, run.relic_choices + 1))]]}
+        s.pending = PendingChoice("relic", [str(r) for r in rng.permutation(list(spec.relics))[:int(rng.integers(0, run.relic_choices + 1))]])
     s.over = rng.random() < 0.05
     return s
 

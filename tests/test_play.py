@@ -23,7 +23,7 @@ from conftest import FROZEN_RULES
 
 from rune_env.play import GAME_COMMANDS, HELP, OTHER_COMMANDS, draw_board, parse_command, play
 from rune_env.rules import Board, load_rules
-from rune_env.run import action_table, legal_mask, new_run
+from rune_env.run import PendingChoice, action_table, legal_mask, new_run
 from rune_env.run.view import board_width
 
 pytestmark = pytest.mark.slow
@@ -335,7 +335,7 @@ def test_screens_fit_80_columns_and_24_lines():
             lines = view(state)
             assert len(lines) <= VIEW_LINES and max(map(len, lines)) <= WIDTH, "\n".join(lines)
             if state.pending:
-                seen["pending"].add(state.pending["kind"])
+                seen["pending"].add(state.pending.kind)
             mask = legal_mask(state)
             legal = np.flatnonzero(mask)
             action = ready if mask[ready] and rng.random() < 0.05 else \
@@ -377,10 +377,10 @@ def _crowded_state():
 
 def test_a_crowded_screen_still_fits():
     s = _crowded_state()
-    for pending in (None, {"kind": "reward", "options": ["artifact:scapegoat_doll",
-                                                         "artifact_slot", "base_stat"]},
-                    {"kind": "relic", "options": ["bulwark", "hourglass", "warding_seal"]}):
-        s.pending = None if pending is None else {**pending, "queue": []}
+    for pending in (None, PendingChoice("reward", ["artifact:scapegoat_doll", "artifact_slot",
+                                                  "base_stat"]),
+                    PendingChoice("relic", ["bulwark", "hourglass", "warding_seal"])):
+        s.pending = pending
         lines = view(s)
         text = "\n".join(lines)
         assert len(lines) <= VIEW_LINES and max(map(len, lines)) <= WIDTH, text
@@ -390,7 +390,7 @@ def test_a_crowded_screen_still_fits():
             assert "hand 8/8" in text and "shop" in text
             assert "7 supports do nothing" in text and "type check" in text
         else:
-            assert f"Choose a {pending['kind']}" in text
+            assert f"Choose a {pending.kind}" in text
             assert all(f"[{i}]" in text for i in range(3))
 
 

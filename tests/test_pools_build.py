@@ -1,7 +1,7 @@
-"""The graded opponent pools' tooling: the recipe file (configs/ranks.yaml) and its validation,
-scripts/build_pools.py (a tiny real build, the min_trained_share refusal, determinism), ghost
-counts (tally, the compact pool file, sampling by count, old pools without counts), and
-make_opponents' CLI on the shared functions."""
+"""The graded opponent pools' tooling (agents/pools.py): the recipe file (configs/ranks.yaml) and
+its validation, scripts/build_pools.py (a tiny real build, the min_trained_share refusal,
+determinism), ghost counts (tally, the compact pool file, sampling by count, old pools without
+counts), and make_opponents' CLI on the shared functions."""
 from __future__ import annotations
 
 import importlib.util
@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import agents.pools as pools
 from rune_env.rules import Board, default_rules
 from rune_env.run.opponents import Pool, PoolError, PoolOpponents, load_pool, save_pool
 from rune_env.run.ranks import rank_effects
@@ -34,7 +35,6 @@ def _load(name: str):
 
 
 bp = _load("build_pools")
-mo = _load("make_opponents")
 
 
 def _recipe_file(tmp_path: Path, text: str) -> Path:
@@ -61,7 +61,7 @@ ranks:
 
 # -- the recipe file ------------------------------------------------------------------------------
 def test_a_good_recipe_loads_with_defaults_filled_in(tmp_path):
-    recipes = bp.load_recipes(_recipe_file(tmp_path, GOOD), RULES)
+    recipes = pools.load_recipes(_recipe_file(tmp_path, GOOD), RULES)
     assert list(recipes) == ["apprentice", "mentor"]
     m = recipes["mentor"]
     assert (m.seed, m.max_round, m.min_trained_share) == (4, 3, 0.5)
@@ -102,20 +102,20 @@ def test_a_good_recipe_loads_with_defaults_filled_in(tmp_path):
     (lambda t: "ranks: [\n", r"not valid YAML"),
 ])
 def test_recipe_errors_name_the_key(tmp_path, edit, match):
-    with pytest.raises(bp.RecipeError, match=match):
-        bp.load_recipes(_recipe_file(tmp_path, edit(GOOD)), RULES)
+    with pytest.raises(pools.RecipeError, match=match):
+        pools.load_recipes(_recipe_file(tmp_path, edit(GOOD)), RULES)
 
 
 def test_the_shipped_recipe_is_valid_and_grades_every_rank():
     """configs/ranks.yaml: every rank has a recipe; the upper three draft at least half their
     boards with trained policies; the policies it names are committed and under 5 MB."""
-    recipes = bp.load_recipes(REPO / "configs" / "ranks.yaml", RULES)
+    recipes = pools.load_recipes(REPO / "configs" / "ranks.yaml", RULES)
     assert list(recipes) == [r.id for r in RULES.spec.ranks]
     for rank in ("mentor", "sage", "archmage"):
         assert recipes[rank].min_trained_share >= 0.5
     seeds = [r.seed for r in recipes.values()]
     assert len(set(seeds)) == len(seeds)            # no two ranks share drafting runs
-    assert min(seeds) * bp.SEED_STRIDE >= 1000      # far from the evaluation seeds (0, 1, ...)
+    assert min(seeds) * pools.SEED_STRIDE >= 1000      # far from the evaluation seeds (0, 1, ...)
     for r in recipes.values():
         for a in r.agents:
             if a.trained:
@@ -150,30 +150,30 @@ def _ghost(board, rnd, agent, seed=0, **kw):
 def test_tally_keeps_one_entry_per_round_agent_and_board_with_its_count():
     ghosts = [_ghost(A, 1, "greedy", 10), _ghost(A, 1, "greedy", 11), _ghost(A, 1, "p.pt", 12),
               _ghost(B, 1, "greedy", 13), _ghost(A, 2, "greedy", 14), _ghost(A, 1, "greedy", 15)]
-    out = mo.tally(ghosts)
+    out = pools.tally(ghosts)
     # (1, greedy, A) x3 (runs 10, 11, 15), (1, p.pt, A) x1, (1, greedy, B) x1, (2, greedy, A) x1;
     # first-seen order and the first run's seed
     assert [(g["round"], g["agent"], g["board"]["runes"]["1:0"][0], g["seed"], g["count"]) for g in out] == [
         (1, "greedy", "fire", 10, 3), (1, "p.pt", "fire", 12, 1), (1, "greedy", "ice", 13, 1),
         (2, "greedy", "fire", 14, 1)]
     # tallying a tallied list adds the counts up again: nothing lost, nothing doubled
-    assert [g["count"] for g in mo.tally(out + out)] == [6, 2, 2, 2]
+    assert [g["count"] for g in pools.tally(out + out)] == [6, 2, 2, 2]
 
 
 def test_trained_shares_and_shortfalls_count_boards_and_drafts():
     rounds = {1: [_ghost(A, 1, "p.pt", count=2), _ghost(A, 1, "greedy"), _ghost(B, 1, "greedy")],
               2: [_ghost(A, 2, "p.pt"), _ghost(B, 2, "q.pt"), _ghost(A, 2, "greedy", count=2)]}
-    shares = bp.trained_shares(rounds, 3, {"p.pt", "q.pt"})
+    shares = pools.trained_shares(rounds, 3, {"p.pt", "q.pt"})
     # round 1: entries 1 trained of 3; drafts 2 of 4. round 2: entries 2 of 3; drafts 2 of 4.
     # round 3: nothing (a round past the drafting runs' last would fall back to the drafter)
     assert shares == {1: {"boards": 3, "trained_boards": 1, "drafts": 4, "trained_drafts": 2},
                       2: {"boards": 3, "trained_boards": 2, "drafts": 4, "trained_drafts": 2},
                       3: {"boards": 0, "trained_boards": 0, "drafts": 0, "trained_drafts": 0}}
-    assert bp.shortfalls(shares, 0.5) == ["round 1 boards 1/3 = 0.33", "round 3 boards 0/0 = 0.00",
+    assert pools.shortfalls(shares, 0.5) == ["round 1 boards 1/3 = 0.33", "round 3 boards 0/0 = 0.00",
                                           "round 3 drafts 0/0 = 0.00"]
     # exactly the share is enough (2/4 = 0.5, no float slack needed); 0.3 of 10 too
-    assert bp.shortfalls({1: shares[2]}, 0.5) == []
-    assert bp.shortfalls({1: {"boards": 10, "trained_boards": 3, "drafts": 10,
+    assert pools.shortfalls({1: shares[2]}, 0.5) == []
+    assert pools.shortfalls({1: {"boards": 10, "trained_boards": 3, "drafts": 10,
                               "trained_drafts": 3}}, 0.3) == []
 
 
@@ -319,8 +319,8 @@ def test_build_refuses_a_rank_below_min_trained_share(tmp_path, monkeypatch, cap
         boards = [A, A] if name == POLICY else [A, B]   # the greedy one drafts A and B
         return [_ghost(boards[i], 1, name, seed * 10 + i) for i in range(runs)]
 
-    monkeypatch.setattr(bp, "ghosts_of", fake_ghosts)
-    monkeypatch.setattr(bp, "make_drafting_agent", lambda *a, **k: None)
+    monkeypatch.setattr(pools, "ghosts_of", fake_ghosts)
+    monkeypatch.setattr(pools, "make_drafting_agent", lambda *a, **k: None)
     out_dir = tmp_path / "out"
     code = bp.main(["--config", str(config), "--out-dir", str(out_dir), "--json"])
     captured = capsys.readouterr()

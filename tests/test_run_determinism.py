@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 from conftest import board, frozen_rules
 
-import rune_env.rules.board as board_module
+import rune_env.files as files_module
 from rune_env.run.actions import action_table
 from rune_env.run.loop import IllegalAction, apply, legal_actions, new_run
 from rune_env.run.opponents import (Pool, PoolError, PoolOpponents, load_pool, opponent_budget,
                                     save_pool)
 from rune_env.run.ranks import rank_effects
 from rune_env.run.record import RecordError, RunRecord
-from rune_env.run.state import RunState, RunStateError
+from rune_env.run.state import BattleSummary, PendingChoice, RunState, RunStateError
 
 WEAK = board({"1:0": ("water", 1), "2:3": ("earth", 1)})      # never attacks
 MIDDLE = board({"1:0": ("fire", 2), "1:3": ("water", 1), "2:0": ("wind", 1)})
@@ -117,6 +117,25 @@ def test_save_load_continue_equals_uninterrupted(rules, cut):
             assert resumed.shop_artifacts == full.shop_artifacts
 
 
+def test_saved_pending_choice_and_battle_summaries_keep_their_json_form(rules):
+    """The saved form of a pending choice (with a queue) and of a battle summary is plain JSON:
+    {"kind", "options", "queue": [{"kind", "options"}, ...]}, and the summary's keys, with
+    lamp_saved only when true; both load back equal."""
+    s = new_run(2, rules, core="moon")
+    apply(s, action_table(rules).id("ready"), opponents)
+    s.pending = PendingChoice("relic", ["big_bag", "bulwark"], [PendingChoice("reward", ["mana"])])
+    data = json.loads(s.dumps())
+    assert data["pending"] == {"kind": "relic", "options": ["big_bag", "bulwark"],
+                               "queue": [{"kind": "reward", "options": ["mana"]}]}
+    assert set(data["battles"][0]) == {"round", "outcome", "seat", "time", "hp", "max_hp",
+                                       "casts", "seals", "boss_rules", "core", "kinds", "board",
+                                       "opponent"}
+    t = RunState.from_json(data, rules)
+    assert t.pending == s.pending and t.battles == s.battles and t.dumps() == s.dumps()
+    saved = BattleSummary.from_json({**data["battles"][0], "lamp_saved": True})
+    assert saved.lamp_saved and saved.to_json()["lamp_saved"] is True
+
+
 def test_save_with_pending_choice_resumes(rules):
     """A run saved while a reward choice is pending resumes with the same options and goes on
     identically (the relic and reward queue included)."""
@@ -124,7 +143,7 @@ def test_save_with_pending_choice_resumes(rules):
     ready = action_table(rules).id("ready")
     for _ in range(3):
         apply(s, ready, opponents)
-    assert s.round == 4 and s.pending["kind"] == "reward"
+    assert s.round == 4 and s.pending.kind == "reward"
     t = RunState.loads(s.dumps(), rules)
     assert t.pending == s.pending
     for x in (s, t):
@@ -374,7 +393,7 @@ def test_interrupted_pool_write_keeps_the_previous_file(rules, tmp_path, monkeyp
     first = _pool(rules)
     save_pool(first, path)
     before = path.read_bytes()
-    real_fdopen = board_module.os.fdopen
+    real_fdopen = files_module.os.fdopen
 
     class HalfWriter:
         def __init__(self, fh):
@@ -392,12 +411,12 @@ def test_interrupted_pool_write_keeps_the_previous_file(rules, tmp_path, monkeyp
             self.fh.flush()
             raise OSError("disk full (simulated)")
 
-    monkeypatch.setattr(board_module.os, "fdopen", lambda *a, **k: HalfWriter(real_fdopen(*a, **k)))
+    monkeypatch.setattr(files_module.os, "fdopen", lambda *a, **k: HalfWriter(real_fdopen(*a, **k)))
     second = _pool(rules)
     second.rounds[5] = [_ghost(WEAK, 5)]
     with pytest.raises(OSError, match="simulated"):
         save_pool(second, path)
-    monkeypatch.setattr(board_module.os, "fdopen", real_fdopen)
+    monkeypatch.setattr(files_module.os, "fdopen", real_fdopen)
     assert path.read_bytes() == before
     assert load_pool(path, rules).to_json() == first.to_json()
     assert sorted(os.listdir(tmp_path)) == ["pool.json"]

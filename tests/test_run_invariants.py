@@ -27,7 +27,7 @@ from rune_env.battle.result import BattleResult
 from rune_env.rules.geometry import geometry
 from rune_env.run.actions import action_table
 from rune_env.run.loop import apply, legal_actions, legal_mask, new_run, player_seat, why_illegal
-from rune_env.run.state import RunState
+from rune_env.run.state import PendingChoice, RunState
 
 CORES = (None, "sun", "star", "moon", "eclipse", "tree")
 OPPONENTS = (
@@ -146,7 +146,7 @@ def random_walk(n_actions: int, sample_every: int, seed0: int = 0, real_share: f
             for prob in invariant_problems(state):
                 w.problems.append((k, w.steps, table.actions[a].name, prob))
             if w.steps % sample_every == 0 or (state.pending is not None and
-                                               state.pending["kind"] != "core"):
+                                               state.pending.kind != "core"):
                 w.samples.append(state.clone())
         w.samples.append(state.clone())            # the final state (over, unless cut short)
         k += 1
@@ -202,7 +202,40 @@ def test_mask_agrees_with_why_illegal_everywhere(walk):
                 assert isinstance(reason, str) and reason
     assert disagreements == []
     assert any(s.over for s in walk.samples)
-    assert {s.pending["kind"] for s in walk.samples if s.pending} == {"core", "reward", "relic"}
+    assert {s.pending.kind for s in walk.samples if s.pending} == {"core", "reward", "relic"}
+
+
+def test_mask_agrees_with_why_illegal_on_fuzzed_states(walk):
+    """The same agreement on states the walk seldom reaches: a core choice offering only some
+    cores, choices with fewer options, sold-out offers, mana around the prices, a hand filled
+    with grade-III runes, artifacts held."""
+    rules = frozen_rules()
+    spec = rules.spec
+    n = len(action_table(rules))
+    rng = np.random.default_rng(7)
+    checked = 0
+    for base in walk.samples[::2]:
+        s = base.clone()
+        u = rng.random()
+        if u < 0.2:
+            k = int(rng.integers(1, len(spec.cores) + 1))
+            s.pending = PendingChoice("core", [str(c) for c in rng.permutation(list(spec.cores))[:k]])
+        elif u < 0.3:
+            s.pending = PendingChoice("reward", ["mana", "base_stat"][:int(rng.integers(1, 3))])
+        elif u < 0.4:
+            s.pending = PendingChoice("relic", [str(r) for r in list(spec.relics)[:int(rng.integers(0, 4))]])
+        s.mana = int(rng.choice([0, 1, 2, 3, 4, 5, 8, 40]))
+        s.shop_runes = [None if rng.random() < 0.3 else o for o in s.shop_runes]
+        s.shop_artifacts = [None if rng.random() < 0.3 else o for o in s.shop_artifacts]
+        if rng.random() < 0.3:
+            s.hand = s.hand + [("fire", 3)] * (s.hand_slots - len(s.hand))
+        if rng.random() < 0.3 and s.artifacts_held < s.artifact_slots:
+            s.artifact_inventory = s.artifact_inventory + ["ward_stone"]
+        mask = legal_mask(s)
+        bad = [a for a in range(n) if bool(mask[a]) != (why_illegal(s, a) is None)]
+        assert bad == [], (s.seed, s.round, [action_table(rules).actions[a].name for a in bad])
+        checked += 1
+    assert checked >= 75
 
 
 def test_every_legal_action_applies(walk):

@@ -17,11 +17,15 @@ from rune_env.battle.result import BattleResult
 from rune_env.rules.config import CASTING_KINDS, KINDS, load_rules
 from rune_env.rules.geometry import geometry
 from rune_env.run.actions import action_table
-from rune_env.run.loop import (IllegalAction, apply, field_opponent, income, legal_actions,
-                               legal_mask, new_run, player_seat, why_illegal)
+from rune_env.rules.board import Board
+from rune_env.run.legal import CHOICE_GROUPS, RULES
+from rune_env.run.loop import (EFFECTS, IllegalAction, apply, field_opponent, income,
+                               legal_actions, legal_mask, new_draft, new_run, player_seat,
+                               why_illegal)
 from rune_env.run.opponents import opponent_budget
 from rune_env.run.profile import Profile
 from rune_env.run.ranks import rank_effects
+from rune_env.run.state import PENDING_KINDS, PendingChoice
 
 GEO = geometry(3)
 ALL_RELICS = ["resonance_mirror", "ember_jar", "tide_vessel", "bulwark", "hourglass", "thorn_crown",
@@ -60,9 +64,9 @@ def act(state, kind: str, *args, outcome: str | None = None, opponents=empty_opp
 def clear_choices(state, prefer=None):
     """Take any pending choices (option 0, or the named one if offered)."""
     while state.pending is not None:
-        opts = state.pending["options"]
+        opts = state.pending.options
         i = opts.index(prefer) if prefer in opts else 0
-        act(state, "choose_" + state.pending["kind"], i)
+        act(state, state.pending.group, i)
 
 
 def play_round(state, outcome: str, prefer=None):
@@ -77,8 +81,8 @@ def test_run_start_values(rules):
     s = new_run(3, rules)
     assert (s.round, s.mana, s.hand_slots, s.artifact_slots, s.lamps) == (1, 10, 4, 2, 3)
     assert s.open_sectors == [] and s.hand == [] and s.board == {}
-    assert s.pending["kind"] == "core"
-    assert set(s.pending["options"]) == {"sun", "star", "moon", "eclipse", "tree"}
+    assert s.pending.kind == "core"
+    assert set(s.pending.options) == {"sun", "star", "moon", "eclipse", "tree"}
     # only core choices are legal while it is pending
     table = action_table(rules)
     assert {table.actions[a].kind for a in legal_actions(s)} == {"choose_core"}
@@ -308,10 +312,10 @@ def test_hand_slots_capped_at_eight(rules):
     """D-40: 8 hand slots at most, whatever adds them (big bag +2 on 7 gives 8)."""
     s = new_run(0, rules, core="tree")
     s.hand_slots = 7
-    s.pending = {"kind": "relic", "options": ["big_bag", "ember_jar", "hourglass"], "queue": []}
+    s.pending = PendingChoice("relic", ["big_bag", "ember_jar", "hourglass"])
     act(s, "choose_relic", 0)
     assert s.hand_slots == 8                                  # min(8, 7 + 2)
-    s.pending = {"kind": "reward", "options": ["hand_slot", "mana", "base_stat"], "queue": []}
+    s.pending = PendingChoice("reward", ["hand_slot", "mana", "base_stat"])
     act(s, "choose_reward", 0)
     assert s.hand_slots == 8
 
@@ -427,8 +431,8 @@ def test_rewards_offered_at_rounds_4_7_10_13(rules):
         offered = []
         while s.round <= 14:
             if s.pending is not None:
-                assert s.pending["kind"] == "reward"
-                opts = s.pending["options"]
+                assert s.pending.kind == "reward"
+                opts = s.pending.options
                 cats = [o.split(":")[0] for o in opts]
                 assert len(opts) == 3 and len(set(cats)) == 3, opts
                 assert set(cats) <= REWARD_CATEGORIES
@@ -448,7 +452,7 @@ def test_reward_categories_vary_with_seed(rules):
         s = new_run(seed, rules, core="moon")
         for _ in range(3):
             act(s, "ready", outcome="draw")
-        cats = tuple(o.split(":")[0] for o in s.pending["options"])
+        cats = tuple(o.split(":")[0] for o in s.pending.options)
         seen |= set(cats)
         triples.add(cats)
     assert seen == REWARD_CATEGORIES
@@ -464,21 +468,21 @@ def test_reward_only_applicable_categories(rules):
     for _ in range(3):
         act(s, "ready", outcome="draw")
     assert s.round == 4
-    assert sorted(o.split(":")[0] for o in s.pending["options"]) == ["artifact", "base_stat", "mana"]
+    assert sorted(o.split(":")[0] for o in s.pending.options) == ["artifact", "base_stat", "mana"]
     t = new_run(0, rules, core="moon")
     t.hand_slots, t.artifact_slots = 8, 4
     t.artifact_inventory = ["ward_stone"] * 4
     for _ in range(3):
         act(t, "ready", outcome="draw")
-    assert sorted(t.pending["options"]) == ["base_stat", "mana"]
+    assert sorted(t.pending.options) == ["base_stat", "mana"]
 
 
 def _at_reward(rules, options):
     s = new_run(0, rules, core="moon")
     for _ in range(3):
         act(s, "ready", outcome="draw")
-    assert s.round == 4 and s.pending["kind"] == "reward"
-    s.pending["options"] = options
+    assert s.round == 4 and s.pending.kind == "reward"
+    s.pending.options = options
     return s
 
 
@@ -508,8 +512,8 @@ def test_reward_base_stat_ten_percent_max_hp(rules):
     act(s, "choose_reward", 0)
     assert s.max_hp == pytest.approx(192.5, rel=1e-12)
     info = act(s, "ready")
-    assert info.battle["max_hp"][0] == pytest.approx(192.5, rel=1e-12)
-    assert info.battle["max_hp"][1] == pytest.approx(175.0, rel=1e-12)
+    assert info.battle.max_hp[0] == pytest.approx(192.5, rel=1e-12)
+    assert info.battle.max_hp[1] == pytest.approx(175.0, rel=1e-12)
 
 
 # -- bosses (D-43, section 9) -------------------------------------------------------------------
@@ -545,10 +549,10 @@ def test_boss_rules_reach_the_boss_opponent(rules):
     for _ in range(5):
         clear_choices(s, "mana")
         info = act(s, "ready", outcome="draw", opponents=source)
-    assert info.battle["round"] == 5
+    assert info.battle.round == 5
     assert seen == {1: [], 2: [], 3: [], 4: [], 5: s.boss_schedule[5]}
-    assert info.battle["boss_rules"] == s.boss_schedule[5]
-    assert info.battle["opponent"]["boss_rules"] == s.boss_schedule[5]
+    assert list(info.battle.boss_rules) == s.boss_schedule[5]
+    assert info.battle.opponent["boss_rules"] == s.boss_schedule[5]
 
 
 def test_sage_bosses_have_two_rules(rules):
@@ -570,8 +574,8 @@ def test_relic_choice_after_a_boss_win_only(rules):
         play_round(s, "win", prefer="mana")
     assert s.round == 5 and s.pending is None                 # round-4 win: no relic
     play_round(s, "win")
-    assert s.round == 6 and s.pending["kind"] == "relic"
-    opts = s.pending["options"]
+    assert s.round == 6 and s.pending.kind == "relic"
+    opts = s.pending.options
     assert len(opts) == 3 and len(set(opts)) == 3 and set(opts) <= set(ALL_RELICS)
     act(s, "choose_relic", 1)
     assert s.relics == [opts[1]] and s.pending is None
@@ -592,7 +596,7 @@ def test_relic_options_exclude_held_relics(rules):
     for _ in range(4):
         play_round(s, "draw", prefer="mana")
     play_round(s, "win")
-    assert sorted(s.pending["options"]) == sorted(rest)
+    assert sorted(s.pending.options) == sorted(rest)
 
 
 def test_relic_and_reward_in_one_round(rules):
@@ -602,10 +606,10 @@ def test_relic_and_reward_in_one_round(rules):
     for _ in range(14):
         play_round(s, "draw", prefer="mana")
     play_round(s, "win")
-    assert s.round == 16 and s.pending["kind"] == "relic"
-    assert [q["kind"] for q in s.pending["queue"]] == ["reward"]
+    assert s.round == 16 and s.pending.kind == "relic"
+    assert [q.kind for q in s.pending.queue] == ["reward"]
     act(s, "choose_relic", 0)
-    assert s.pending["kind"] == "reward"
+    assert s.pending.kind == "reward"
     act(s, "choose_reward", 0)
     assert s.pending is None and s.prep_actions == 0
 
@@ -617,7 +621,7 @@ def test_big_bag_adds_two_hand_slots_at_once(rules):
     for _ in range(4):
         play_round(s, "draw", prefer="mana")
     play_round(s, "win")
-    act(s, "choose_relic", s.pending["options"].index("big_bag"))
+    act(s, "choose_relic", s.pending.options.index("big_bag"))
     assert s.hand_slots == 6 and s.round == 6
 
 
@@ -628,11 +632,11 @@ def test_phoenix_feather_saves_one_lamp_once(rules):
     for _ in range(4):
         play_round(s, "draw", prefer="mana")
     play_round(s, "win")
-    act(s, "choose_relic", s.pending["options"].index("phoenix_feather"))
+    act(s, "choose_relic", s.pending.options.index("phoenix_feather"))
     assert s.lamp_saves == 1
     info = play_round(s, "loss", prefer="mana")
     assert (s.lamps, s.losses, s.lamp_saves) == (3, 1, 0)       # saved
-    assert info.battle.get("lamp_saved") is True
+    assert info.battle.lamp_saved is True
     play_round(s, "loss", prefer="mana")
     assert (s.lamps, s.losses) == (2, 2)                        # only once
     play_round(s, "loss", prefer="mana")
@@ -679,7 +683,7 @@ def test_real_draw_between_empty_boards(rules):
     """D-1 with a real battle: two empty boards never cast; at 60 s both ratios are 1: a draw."""
     s = new_run(0, rules, core="moon")
     info = act(s, "ready")
-    assert info.battle["outcome"] == "draw" and info.battle["time"] == 60
+    assert info.battle.outcome == "draw" and info.battle.time == 60
     assert (s.lamps, s.draws, s.round) == (3, 1, 2)
 
 
@@ -730,12 +734,12 @@ def test_sixtieth_preparation_action_forces_ready(rules):
         assert info.battle is None and not info.forced_ready
     assert (s.round, s.prep_actions) == (1, 59)
     info = act(s, "set_sun_element", wind if s.sun_element == "fire" else fire)
-    assert info.forced_ready and info.battle["round"] == 1
+    assert info.forced_ready and info.battle.round == 1
     assert (s.round, s.prep_actions, len(s.battles)) == (2, 0, 1)
     # round 4: the reward choice is no preparation action
     act(s, "ready", outcome="draw")
     act(s, "ready", outcome="draw")
-    assert s.round == 4 and s.pending["kind"] == "reward"
+    assert s.round == 4 and s.pending.kind == "reward"
     act(s, "choose_reward", 0)
     assert s.prep_actions == 0
     for i in range(59):
@@ -755,8 +759,8 @@ def test_player_seat_alternates_and_outcome_is_the_players(rules):
     s.board = {c("1:0"): ("fire", 1)}
     info = act(s, "ready")
     b = info.battle
-    assert (b["round"], b["seat"], b["outcome"]) == (2, 1, "win")
-    assert b["hp"] == [125.0, 0.0] and b["max_hp"] == [125.0, 125.0]
+    assert (b.round, b.seat, b.outcome) == (2, 1, "win")
+    assert b.hp == (125.0, 0.0) and b.max_hp == (125.0, 125.0)
     assert s.wins == 1
 
 
@@ -790,7 +794,7 @@ def test_journeyman_extra_opponent_rune(rules):
     for seed in range(8):
         s = new_run(seed, rules, rank="journeyman", core="moon")
         info = act(s, "ready", outcome="draw")
-        runes = info.battle["opponent"]["runes"]
+        runes = info.battle.opponent["runes"]
         assert len(runes) == 1
         (cell, (kind, grade)), = runes.items()
         assert grade == 1 and kind in CASTING_KINDS
@@ -798,9 +802,9 @@ def test_journeyman_extra_opponent_rune(rules):
         kinds.add(kind)
     assert len(kinds) > 1                                # seeded-random kinds
     s = new_run(0, rules, rank="sage", core="moon")      # sage includes journeyman
-    assert len(act(s, "ready", outcome="draw").battle["opponent"]["runes"]) == 1
+    assert len(act(s, "ready", outcome="draw").battle.opponent["runes"]) == 1
     s = new_run(0, rules, rank="apprentice", core="moon")
-    assert act(s, "ready", outcome="draw").battle["opponent"]["runes"] == {}
+    assert act(s, "ready", outcome="draw").battle.opponent["runes"] == {}
 
 
 def test_journeyman_rune_goes_to_a_free_open_cell(rules):
@@ -877,11 +881,11 @@ def test_sixfold_win_achievement(rules):
     board that does not win earns nothing."""
     s = new_run(0, rules, core="moon")
     s.board = {i: ("fire", 1) for i in range(6)}
-    assert act(s, "ready").battle["outcome"] == "win"
+    assert act(s, "ready").battle.outcome == "win"
     assert "sixfold_win" in s.achievements
     t = new_run(0, rules, core="moon")
     t.board = {i: ("fire", 1) for i in range(5)}
-    assert act(t, "ready").battle["outcome"] == "win"
+    assert act(t, "ready").battle.outcome == "win"
     assert "sixfold_win" not in t.achievements
     u = new_run(0, rules, core="moon")
     u.board = {i: ("fire", 1) for i in range(6)}
@@ -936,9 +940,70 @@ def test_illegal_actions_raise_with_reason_and_change_nothing(rules):
     with pytest.raises(IllegalAction, match="cell 1:0 already holds an artifact"):
         act(s, "place_artifact", 0, c("1:0"))
     # a pending reward blocks preparation and ready
-    s.pending = {"kind": "reward", "options": ["mana", "base_stat"], "queue": []}
+    s.pending = PendingChoice("reward", ["mana", "base_stat"])
     with pytest.raises(IllegalAction, match="a reward choice is pending"):
         act(s, "ready")
     with pytest.raises(IllegalAction, match="has only 2 options"):
         act(s, "choose_reward", 2)
     assert issubclass(IllegalAction, ValueError)
+
+
+# -- one statement of legality and one effect per action group ----------------------------------
+def test_every_action_group_has_one_legality_row_and_one_effect(rules):
+    """The action table, the legality (legal.RULES) and the effects (loop.EFFECTS) name the same
+    groups; the choice groups are "choose_" + each pending kind."""
+    groups = set(action_table(rules).groups)
+    assert set(RULES) == groups and set(EFFECTS) == groups
+    assert set(CHOICE_GROUPS) == {PendingChoice(k, []).group for k in PENDING_KINDS} <= groups
+
+
+def test_a_core_not_offered_is_illegal_and_masked(rules):
+    """A core choice that offers some cores: choosing another is illegal, with the reason; the
+    mask says the same."""
+    table = action_table(rules)
+    s = new_run(0, rules)
+    s.pending = PendingChoice("core", ["moon", "tree"])
+    mask = legal_mask(s)
+    for i, core in enumerate(table.cores):
+        a = table.id("choose_core", i)
+        reason = why_illegal(s, a)
+        assert bool(mask[a]) == (reason is None) == (core in ("moon", "tree")), core
+        assert reason is None or f"does not offer {core}" in reason
+
+
+def test_a_battle_needs_an_opponent_source(rules):
+    """The loop fights with the opponent source its caller gives: without one, an action that
+    fights (ready, or the round's last preparation action, D-41) raises TypeError before
+    anything changes; other actions need none."""
+    table = action_table(rules)
+    s = new_run(0, rules, core="moon")
+    for prep, action in ((0, "ready"), (rules.spec.run.action_cap - 1, "reroll")):
+        s.prep_actions = prep
+        before = s.dumps()
+        with pytest.raises(TypeError, match="opponent source"):
+            apply(s, table.id(action))
+        assert s.dumps() == before
+    s.prep_actions = 0
+    apply(s, table.id("reroll"))
+    assert s.prep_actions == 1 and not s.battles
+
+
+def test_new_draft_moves_a_new_run_to_the_round(rules):
+    """new_draft: a new run at round r with the budget (default: the round's opponent budget at
+    the rank, D-44) and a fresh shop; from a board, its runes, artifacts, sectors, relics, hand
+    (as many as the hand holds) and core and element, unless a core is given."""
+    d = new_draft(5, rules, 4, 33)
+    assert (d.round, d.mana, d.pending.kind, d.prep_actions) == (4, 33, "core", 0)
+    assert len(d.boss_schedule) == rules.spec.run.round_cap // rules.spec.run.boss_every
+    assert new_draft(5, rules, 4, rank="mentor").mana == \
+        opponent_budget(rules, 4, rank_effects(rules, "mentor")) == 46
+    b = Board(runes={0: ("fire", 2)}, artifacts={0: "ward_stone"}, hand=(("wind", 1),) * 6,
+              core="sun", sun_element="water", open_sectors=frozenset({2}), relics=("coin_purse",))
+    d = new_draft(5, rules, 5, 10, board=b, later_bosses=False)
+    assert (d.board, d.artifacts, d.open_sectors, d.relics) == ({0: ("fire", 2)},
+                                                                {0: "ward_stone"}, [2],
+                                                                ["coin_purse"])
+    assert (d.core, d.sun_element, d.pending, d.hand) == ("sun", "water", None, [("wind", 1)] * 4)
+    assert list(d.boss_schedule) == [5]
+    d = new_draft(5, rules, 5, 10, core="tree", board=b)
+    assert (d.core, d.sun_element, len(d.hand)) == ("tree", None, 5)    # the tree's extra slot

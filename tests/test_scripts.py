@@ -1,7 +1,8 @@
-"""Smoke tests of the scripts: benchmark, mutation check (listing and the mutations it makes)."""
+"""Smoke tests of the scripts: benchmark, mutation check (listing and the mutations it makes;
+their logic is agents/bench.py and agents/mutation.py). The benchmark's training rows and the
+scripts that write TensorBoard need torch (the `train` extra): those tests skip without it."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,18 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+import agents.bench as bench
+import agents.mutation as mc
 from conftest import FROZEN_RULES
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "scripts"
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"scripts_{name}", SCRIPTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[f"scripts_{name}"] = module       # dataclasses need the module registered
-    spec.loader.exec_module(module)
-    return module
 
 
 def script(name: str, *args: str) -> subprocess.CompletedProcess:
@@ -32,6 +27,7 @@ def script(name: str, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_benchmark_json():
+    pytest.importorskip("sb3_contrib")          # the training rows
     r = script("benchmark", "--pairs", "20", "--env-steps", "200", "--train-steps", "256",
                "--fast-seconds", "0.3",
                "--train-config", str(REPO / "configs" / "train" / "quick.yaml"), "--json")
@@ -59,6 +55,7 @@ def test_benchmark_json():
 
 @pytest.mark.slow
 def test_benchmark_table():
+    pytest.importorskip("sb3_contrib")          # the training rows (--train-steps' default)
     r = script("benchmark", "--pairs", "5", "--seed", "3", "--env-steps", "0")
     assert r.returncode == 0, r.stderr
     assert "reference engine" in r.stdout and "battles/s" in r.stdout
@@ -68,7 +65,6 @@ def test_benchmark_table():
 def test_benchmark_passes_fill_the_minimum_time():
     """The fast engine's passes: at least `repeats`, then more until `min_seconds` are spent
     (10 ms passes: 3 passes take 30 ms; a 95 ms minimum needs 10 passes)."""
-    bench = _load("benchmark")
     nap = lambda: time.sleep(0.01)         # noqa: E731
     assert len(bench._timed_passes(nap, 3)) == 3
     assert len(bench._timed_passes(nap, 3, 0.0)) == 3
@@ -99,7 +95,6 @@ def test_mutation_check_list():
 
 
 def test_mutation_check_picks_the_battle_numbers():
-    mc = _load("mutation_check")
     data = yaml.safe_load(FROZEN_RULES.read_text(encoding="utf-8"))
     muts = {m.path: m for m in mc.mutations(data)}
     # mutated: battle numbers, list entries, nested tables, booleans
@@ -124,7 +119,6 @@ def test_mutation_check_picks_the_battle_numbers():
 
 
 def test_mutation_check_apply_and_normalise():
-    mc = _load("mutation_check")
     data = yaml.safe_load(FROZEN_RULES.read_text(encoding="utf-8"))
     assert mc.normalise_path("flows[lava].erosions", data) == "flows.2.erosions"
     assert mc.normalise_path("resonance.patterns.sixfold.loose", data) == "resonance.patterns.2.loose"
@@ -157,6 +151,8 @@ def test_pools_of_other_rules_warn_and_strict_refuses(tmp_path):
     out = script("ladder", "--agents", "random", "--pools", str(pool), "--episodes", "1",
                  "--strict", "--out", str(tmp_path / "ladder"))
     assert out.returncode == 2 and "0123456789abcdef" in out.stderr
+    pytest.importorskip("torch")                 # evaluate writes TensorBoard (torch's writer)
+    pytest.importorskip("tensorboard")
     out = script("evaluate", "--agents", "random", "--episodes", "1", "--opponents", str(pool),
                  "--out", str(tmp_path / "eval2"))
     assert out.returncode == 0, out.stderr

@@ -1,5 +1,7 @@
-"""The rules config loads and a battle runs: the floor under every other test."""
-from conftest import board
+"""The rules config loads and a battle runs: the floor under every other test. (And the
+registered envs' time limits, an API test marked `slow` as the mutation check skips those.)"""
+import pytest
+from conftest import FROZEN_RULES, board
 
 from rune_env.battle import battle
 
@@ -18,3 +20,32 @@ def test_single_fire_against_empty_board(rules):
     assert r.time == 8.5
     assert r.casts == (17, 0)
     assert r.hp == (100.0, 0.0)
+
+
+@pytest.mark.slow
+def test_registered_time_limits_follow_each_envs_rules(tmp_path):
+    """`gym.make` wraps each env in a TimeLimit of its own rules' cap, round_cap x (action_cap +
+    2) + 1 steps for a run and action_cap + 3 for a draft: 30 x 62 + 1 = 1861 and 63 with the
+    frozen rules, 12 x 22 + 1 = 265 and 23 with a file of other caps. The ids themselves carry
+    no fixed cap (that of the default rules would cut other rules' runs at the wrong step)."""
+    import gymnasium as gym
+    from gymnasium.wrappers import TimeLimit
+
+    import rune_env
+    other = tmp_path / "caps.yaml"
+    other.write_text(f"extends: {FROZEN_RULES}\nrun: {{action_cap: 20, round_cap: 12}}\n",
+                     encoding="utf-8")
+    for env_id, steps in (("rune_env/RuneRun-v0", (1861, 265)), ("rune_env/RuneDraft-v0", (63, 23))):
+        assert gym.spec(env_id).max_episode_steps is None
+        for rules_file, want in zip((FROZEN_RULES, other), steps):
+            env = gym.make(env_id, rules=str(rules_file), opponents="generator")
+            limits = []
+            layer = env
+            while isinstance(layer, gym.Wrapper):
+                if isinstance(layer, TimeLimit):
+                    limits.append(layer._max_episode_steps)
+                layer = layer.env
+            assert limits == [want] and env.spec.max_episode_steps == want
+            assert want == rune_env.max_episode_steps(env.unwrapped.rules,
+                                                      draft=env_id.endswith("Draft-v0"))
+            env.close()

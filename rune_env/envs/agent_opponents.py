@@ -7,9 +7,9 @@ import numpy as np
 
 from ..rules.board import Board
 from ..rules.config import Rules
-from ..run.loop import draw_shop, apply, new_run
-from ..run.opponents import opponent_budget
-from ..run.ranks import RankEffects
+from ..run.actions import action_table
+from ..run.loop import apply, new_draft
+from ..run.ranks import RankEffects, opponent_budget
 from .agent import Agent
 from .observation import Encoder
 
@@ -29,12 +29,8 @@ class AgentOpponents:
         if self._encoder is None:
             self._encoder = Encoder(self.rules)
         seed = int(rng.integers(2**31))
-        state = new_run(seed, self.rules)
-        state.round = round_
-        state.mana = opponent_budget(self.rules, round_, effects)
-        draw_shop(state)
+        state = new_draft(seed, self.rules, round_, opponent_budget(self.rules, round_, effects))
         self.agent.reset(seed)
-        from ..run.actions import action_table
         ready = action_table(self.rules).id("ready")
         cap = self.rules.spec.run.action_cap - 1
         while True:
@@ -47,7 +43,7 @@ class AgentOpponents:
             a = int(self.agent.act(obs, mask, state=st) if st is not None else self.agent.act(obs, mask))
             if a == ready and state.pending is None:
                 break
-            apply(state, a)
+            apply(state, a)             # never the battle: the draft stops before the cap
             if state.prep_actions >= cap:
                 break
         return state.to_board().replace(max_hp=None)

@@ -9,8 +9,9 @@ declared Box bounds always hold. `ObservationLayout.slices` names each slice of 
   hand     (8, 14)  per hand slot: kind one-hot, grade/3 (zeros past the hand)
   shop     (5*13 + 1*4,) rune offers (kind one-hot each) then artifact offers (artifact one-hot)
   inventory (4, A)  artifacts held, not placed
-  scalars  (S,)     mana, round, lamps, wins, losses, draws, hand slots, artifact slots, next sector
-                    cost, preparation actions used, max-HP bonus, rounds to the next boss, rank
+  scalars  (S,)     mana, round, lamps, wins, losses, draws, hand slots, artifact slots, next
+                    sector cost, preparation actions used, max-HP bonus, rounds to the next boss,
+                    rank
   core     (C+E,)   core one-hot, sun element one-hot
   relics   (R,)     relics held
   bosses   (B,)     boss rules of the next boss round
@@ -21,19 +22,22 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..battle.fast import BoardAnalyser, encode_board
+from ..battle.fast.compile import compile_rules
 from ..rules.config import CASTING_KINDS, KINDS, Rules
 from ..rules.geometry import geometry
+from ..run.actions import action_table
 from ..run.loop import open_cells, sector_cost
-from ..run.state import RunState
+from ..run.state import PENDING_KINDS, RunState
 
 REWARD_CATEGORIES = ("artifact", "mana", "hand_slot", "artifact_slot", "base_stat")
 SCALARS = ("mana", "round", "lamps", "wins", "losses", "draws", "hand_slots", "artifact_slots",
            "sector_cost", "prep_actions", "hp_bonus", "rounds_to_boss", "rank")
-_PENDING_KINDS = {"core": 0, "reward": 1, "relic": 2}   # compile.RS_PENDING
+PENDING_CODE = {kind: i for i, kind in enumerate(PENDING_KINDS)}   # compiled.RUN_PENDING
 MANA_SCALE = 100.0       # mana / 100, clipped to 1
 POWER_LOG_SCALE = 8.0    # log1p(power) / 8, clipped to 1 (power 3000 -> 1)
 
@@ -54,13 +58,15 @@ class ObservationLayout:
         shapes = {
             "board": (geo.n_cells, cell_f),
             "hand": (spec.run.hand_slots_max, len(KINDS) + 1),
-            "shop": (spec.run.shop_rune_offers * len(KINDS) + spec.run.shop_artifact_offers * n_art,),
+            "shop": (spec.run.shop_rune_offers * len(KINDS)
+                     + spec.run.shop_artifact_offers * n_art,),
             "inventory": (spec.run.artifact_slots_max, n_art),
             "scalars": (len(SCALARS),),
             "core": (len(spec.cores) + len(CASTING_KINDS),),
             "relics": (len(spec.relics),),
             "bosses": (len(spec.boss_rules),),
-            "pending": (3 + len(spec.cores) + spec.run.reward_choices * (len(REWARD_CATEGORIES) + n_art)
+            "pending": (len(PENDING_KINDS) + len(spec.cores)
+                        + spec.run.reward_choices * (len(REWARD_CATEGORIES) + n_art)
                         + spec.run.relic_choices * len(spec.relics),),
         }
         slices = {}
@@ -74,6 +80,12 @@ class ObservationLayout:
     def describe(self) -> str:
         return "\n".join(f"{name:<10} {str(self.shapes[name]):<12} [{s.start}:{s.stop}]"
                          for name, s in self.slices.items())
+
+
+def _check_mods(n_relics: int, t) -> None:
+    """The compiled analysis' modifier lists hold the core and the relics: at most t.max_mods."""
+    if n_relics + 1 > t.max_mods:
+        raise ValueError(f"{n_relics} relics: more than the encoder allows ({t.max_mods - 1})")
 
 
 def _next_boss_round(state: RunState) -> int | None:
@@ -99,11 +111,35 @@ class _BoardView(NamedTuple):
     max_hp: float | None = None
 
 
+class CompiledTables(NamedTuple):
+    """What the compiled calls need, made once per encoder (`Encoder._compile`): the compiled
+    module and the arrays it reads (rune_env/envs/compiled.py describes them), its work arrays,
+    and the name tables of the step record."""
+
+    module: Any              # rune_env.envs.compiled, checked (`compiled.load()`)
+    rules_i: np.ndarray      # the battle kernel's rules arrays
+    rules_f: np.ndarray
+    tables_i: np.ndarray     # compiled.py's tables_i, tables_f
+    tables_f: np.ndarray
+    work: tuple              # compiled.make_work: the analysis' work arrays
+    size: int                # of the observation
+    n_actions: int
+    kind_id: dict            # name -> id in the step record
+    core_id: dict            # a core's modifier id
+    art_id: dict
+    relic_mod: dict          # a relic's modifier id (the board record)
+    relic_i: dict            # a relic's index (the pending options)
+    boss_i: dict
+    cat_i: dict              # a reward category's index
+    max_mods: int            # the core and the relics the work arrays allow
+
+
 class Encoder:
     """Encodes a RunState. The flat vector is written in place, part by part; the board part
     (runes, artifacts, open cells and the runes' powers, the costly one) is remembered per board,
     because most steps (buys, sells, rerolls, choices) leave the board as it was. The powers come
-    from the compiled engine (`BoardAnalyser`), equal to the reference analysis bit for bit."""
+    from the compiled engine (the battle kernel's analysis), equal to the reference analysis bit
+    for bit."""
 
     BOARD_MEMO = 4096    # boards remembered (a dict cleared when full)
 
@@ -122,29 +158,31 @@ class Encoder:
         self.n_kinds = len(KINDS)
         self.n_art = len(spec.artifacts)
         self.max_grade = float(rules.max_grade)
-        self._powers = None          # BoardAnalyser, made at the first board with runes
+        self._powers = None          # BoardAnalyser (of `_board_block_python`), made on use
         self._boards: dict = {}
         self._offsets = {name: s.start for name, s in self.layout.slices.items()}
-        self._compiled = None        # the tables of `observe`, made at its first call
-        self._work = None
+        self._compiled: CompiledTables | None = None    # made at the first compiled call
         self._record = np.zeros(1024, dtype=np.int32)    # observe's step record (grows)
         self._packers: dict = {}
 
     def __getstate__(self) -> dict:
         # the compiled helper and the memo are rebuilt on use (envs are pickled for subprocesses)
         return {**self.__dict__, "_powers": None, "_boards": {}, "_compiled": None,
-                "_work": None, "_packers": {}}
+                "_packers": {}}
+
+    def _tables(self) -> CompiledTables:
+        t = self._compiled
+        if t is None:
+            t = self._compiled = self._compile()
+        return t
 
     # -- the compiled path: observation and legal mask in one call ------------------------------
     def observe(self, state: RunState) -> tuple[np.ndarray, np.ndarray]:
         """(flat observation, legal mask) of `state`, written by one compiled call
-        (`kernel.observe`) from the state's step record (compile.py, RS_*). The same values as
+        (`compiled.observe`) from the state's step record (compiled.py). The same values as
         `encode_flat(state)` and `rune_env.run.loop.legal_mask(state)`, bit for bit (tests
         compare them on every state of long random runs); the env calls this every step."""
-        t = self._compiled
-        if t is None:
-            t = self._compiled = self._compile()
-        kernel, ri, rf, ot, of, size, n_actions = t[:7]
+        t = self._compiled or self._tables()
         try:
             rec = self._step_record(state, t)
         except KeyError as e:
@@ -163,26 +201,26 @@ class Encoder:
         except struct.error as e:
             raise ValueError(f"a value of the run state does not fit the step record ({e})") \
                 from None
-        out = np.empty(size, dtype=np.float32)
-        mask = np.empty(n_actions, dtype=bool)
-        if not kernel.observe(ri, rf, *self._work, self._record, ot, of, float(state.hp_bonus),
-                              out, mask):
+        out = np.empty(t.size, dtype=np.float32)
+        mask = np.empty(t.n_actions, dtype=bool)
+        if not t.module.observe(t.rules_i, t.rules_f, *t.work, self._record, t.tables_i,
+                                t.tables_f, float(state.hp_bonus), out, mask):
             raise ValueError("board record out of range (an unvalidated board?)")
         return out, mask
 
-    def _step_record(self, state: RunState, t: tuple) -> list[int]:
-        """The step record of `state` as a list of ints (compile.py: the board record, then the
-        run record, RS_*)."""
-        (_kernel, _ri, _rf, _ot, _of, _size, _n, kid, core_id, art_id, relic_mod, relic_i,
-         boss_i, cat_i, max_mods) = t
+    def _step_record(self, state: RunState, t: CompiledTables) -> list[int]:
+        """The step record of `state` as a list of ints (compiled.py: the board record, then the
+        run record, RUN_*)."""
+        kid, core_id, art_id = t.kind_id, t.core_id, t.art_id
         board = state.board
         arts = state.artifacts
         relics = state.relics
         core = state.core
         sun = state.sun_element
-        # the board record: compile._records' layout (round 1, no hand, no boss rules), written
-        # here rather than by a call to it, which would cost a record per step more (a test
-        # compares the two)
+        # The board record in compile._records' layout (round 1, no hand, no boss rules),
+        # written here rather than by a call to encode_board, which would cost a record per
+        # step more (a list, then an array) for the same ints: a deliberate duplicate of these
+        # few lines, which tests/test_observe_compiled.py checks against compile._records.
         rec = [1, -1 if core is None else core_id[core], -1 if sun is None else kid[sun],
                len(board), len(arts), 0, 0, len(relics)]
         for c, (k, g) in board.items():
@@ -190,8 +228,8 @@ class Encoder:
         for c, a in arts.items():
             rec += (c, art_id[a])
         for r in relics:
-            rec.append(relic_mod[r])
-        # the run record (compile.py, RS_*)
+            rec.append(t.relic_mod[r])
+        # the run record (compiled.py, RUN_*)
         hand = state.hand
         shop_runes = state.shop_runes
         shop_arts = state.shop_artifacts
@@ -201,15 +239,13 @@ class Encoder:
         bosses = () if next_boss is None else state.boss_schedule[next_boss]
         cost = sector_cost(state)
         pend = state.pending
-        if pend is None:
-            pending, options = -1, ()
-        else:
-            pending, options = _PENDING_KINDS[pend["kind"]], pend["options"]
+        kind, options = (None, ()) if pend is None else (pend.kind, pend.options)
         rec += (state.mana, state.round, state.lamps, state.wins, state.losses, state.draws,
                 state.hand_slots, state.artifact_slots, state.prep_actions, state.rank,
-                1 if state.over else 0, pending, -1 if cost is None else cost,
-                -1 if next_boss is None else next_boss, len(hand), len(shop_runes),
-                len(shop_arts), len(inv), len(open_sectors), len(bosses), len(options))
+                1 if state.over else 0, -1 if kind is None else PENDING_CODE[kind],
+                -1 if cost is None else cost, -1 if next_boss is None else next_boss, len(hand),
+                len(shop_runes), len(shop_arts), len(inv), len(open_sectors), len(bosses),
+                len(options))
         for k, g in hand:
             rec += (kid[k], g)
         for o in shop_runes:
@@ -220,121 +256,114 @@ class Encoder:
             rec.append(art_id[a])
         rec += open_sectors
         for b in bosses:
-            rec.append(boss_i[b])
-        if pending == 0:
+            rec.append(t.boss_i[b])
+        if kind == "core":
             for c in options:
                 rec.append(core_id[c])
-        elif pending == 1:
+        elif kind == "reward":
             for opt in options:
                 cat, _, art = opt.partition(":")
-                rec += (cat_i[cat], art_id[art] if art else -1)
-        elif pending == 2:
+                rec += (t.cat_i[cat], art_id[art] if art else -1)
+        elif kind == "relic":
             for r in options:
-                rec.append(relic_i[r])
-        if len(relics) + 1 > max_mods:     # the analysis' modifier lists: the core and relics
-            raise ValueError(f"{len(relics)} relics: more than the encoder allows "
-                             f"({max_mods - 1})")
+                rec.append(t.relic_i[r])
+        _check_mods(len(relics), t)
         return rec
 
-    def _compile(self) -> tuple:
-        """The tables of `observe` (compile.py OT_*, OF_*) and the work arrays of the analysis."""
-        from ..battle.fast import _kernel
-        from ..battle.fast import compile as cc
-        from ..run.actions import action_table
+    def _compile(self) -> CompiledTables:
+        """The tables of the compiled calls (compiled.py: tables_i, tables_f) and the work
+        arrays of the analysis."""
+        from . import compiled as cc
+        module = cc.load()
         rules = self.rules
         spec = rules.spec
         run = spec.run
-        L = self.layout
-        o = self._offsets
         nk, na = self.n_kinds, self.n_art
-        ri, rf, (_mod_id, art_id, by_group) = cc.compile_rules(rules)
-        assert art_id == self.art_i and cc.KIND_ID == self.kind_i     # the same column order
+        rules_i, rules_f, (_mod_id, art_id, by_group) = compile_rules(rules)
+        assert art_id == self.art_i                       # the same column order
         table = action_table(rules)
-        groups = table.groups
-        ot = [0] * cc.OT_HDR
-        ot[cc.OT_BOARD], ot[cc.OT_HAND], ot[cc.OT_SHOP], ot[cc.OT_INV] = \
-            o["board"], o["hand"], o["shop"], o["inventory"]
-        ot[cc.OT_SCALARS], ot[cc.OT_CORE], ot[cc.OT_RELICS], ot[cc.OT_BOSSES] = \
-            o["scalars"], o["core"], o["relics"], o["bosses"]
-        ot[cc.OT_PENDING] = o["pending"]
-        ot[cc.OT_WIDTH] = L.shapes["board"][1]
-        ot[cc.OT_NA] = na
-        ot[cc.OT_NCORES] = len(self.core_i)
-        ot[cc.OT_NRELICS] = len(self.relic_i)
-        ot[cc.OT_NCAT] = len(REWARD_CATEGORIES)
-        ot[cc.OT_REWARD_CHOICES] = run.reward_choices
+        if tuple(table.groups) != cc.ACTION_GROUPS:
+            raise ValueError(f"the action table's groups {tuple(table.groups)} are not the "
+                             f"compiled mask's {cc.ACTION_GROUPS}")
         relic_mod = by_group["relic"]
-        ot[cc.OT_RELIC_MOD0] = min(relic_mod.values()) if relic_mod else 0
-        assert all(relic_mod[r] - ot[cc.OT_RELIC_MOD0] == i for r, i in self.relic_i.items())
-        ot[cc.OT_NCELLS] = self.geo.n_cells
-        ot[cc.OT_COL_GRADE], ot[cc.OT_COL_OPEN] = nk, nk + 1
-        ot[cc.OT_COL_ART], ot[cc.OT_COL_POWER] = nk + 2, nk + 2 + na
-        for kind, name in (("choose_core", cc.OT_A_CORE), ("set_sun_element", cc.OT_A_SUN),
-                           ("buy_rune", cc.OT_A_BUY_RUNE), ("buy_artifact", cc.OT_A_BUY_ART),
-                           ("reroll", cc.OT_A_REROLL), ("place", cc.OT_A_PLACE),
-                           ("pick_up", cc.OT_A_PICK_UP), ("sell", cc.OT_A_SELL),
-                           ("merge_hand", cc.OT_A_MERGE_HAND),
-                           ("merge_board", cc.OT_A_MERGE_BOARD), ("open_sector", cc.OT_A_OPEN),
-                           ("place_artifact", cc.OT_A_PLACE_ART),
-                           ("pick_up_artifact", cc.OT_A_PICK_UP_ART),
-                           ("sell_artifact", cc.OT_A_SELL_ART), ("choose_reward", cc.OT_A_REWARD),
-                           ("choose_relic", cc.OT_A_RELIC), ("ready", cc.OT_A_READY)):
-            ot[name] = groups[kind][0]
-        ot[cc.OT_N_REWARD_IDS] = groups["choose_reward"][1][0]
-        ot[cc.OT_N_RELIC_IDS] = groups["choose_relic"][1][0]
-        ot[cc.OT_N_SECTOR_IDS] = groups["open_sector"][1][0]
-        ot[cc.OT_REROLL_COST] = run.reroll_cost
-        ot[cc.OT_MERGE_COUNT] = spec.grades.merge_count
-        ot[cc.OT_MAX_GRADE] = rules.max_grade
+        relic_mod0 = min(relic_mod.values()) if relic_mod else 0
+        assert all(relic_mod[r] - relic_mod0 == i for r, i in self.relic_i.items())
+        ti = [0] * cc.T_HEADER
+        for key, part in ((cc.OBS_BOARD, "board"), (cc.OBS_HAND, "hand"), (cc.OBS_SHOP, "shop"),
+                          (cc.OBS_INVENTORY, "inventory"), (cc.OBS_SCALARS, "scalars"),
+                          (cc.OBS_CORE, "core"), (cc.OBS_RELICS, "relics"),
+                          (cc.OBS_BOSSES, "bosses"), (cc.OBS_PENDING, "pending")):
+            ti[key] = self._offsets[part]
+        ti[cc.T_BOARD_WIDTH] = self.layout.shapes["board"][1]
+        ti[cc.T_N_CELLS] = self.geo.n_cells
+        ti[cc.T_N_ARTS] = na
+        ti[cc.T_N_CORES] = len(self.core_i)
+        ti[cc.T_N_RELICS] = len(self.relic_i)
+        ti[cc.T_N_CATEGORIES] = len(REWARD_CATEGORIES)
+        ti[cc.T_REWARD_CHOICES] = run.reward_choices
+        ti[cc.T_RELIC_MOD0] = relic_mod0
+        ti[cc.T_COL_GRADE], ti[cc.T_COL_OPEN] = nk, nk + 1
+        ti[cc.T_COL_ART], ti[cc.T_COL_POWER] = nk + 2, nk + 2 + na
+        ti[cc.T_REROLL_COST] = run.reroll_cost
+        ti[cc.T_MERGE_COUNT] = spec.grades.merge_count
+        ti[cc.T_MAX_GRADE] = rules.max_grade
         # the per-item tables, after the header
-        ot[cc.OT_PRICE] = len(ot)
-        ot += [rules.prices[k] for k in KINDS]
-        ot[cc.OT_ART_PRICE] = len(ot)
-        ot += [m.price for m in spec.artifacts.values()]
-        ot[cc.OT_FLOWING] = len(ot)
-        ot += [1 if m.core_flow_strength > 0 else 0 for m in spec.cores.values()]
-        ot[cc.OT_SECTOR] = len(ot)
-        ot += [int(s) for s in self.geo.sector]
-        of = [0.0] * cc.OF_HDR
-        of[cc.OF_MANA] = MANA_SCALE
-        of[cc.OF_ROUND_CAP] = run.round_cap
-        of[cc.OF_LAMPS] = run.lamps
-        of[cc.OF_WINS] = run.wins_to_clear
-        of[cc.OF_HAND_MAX] = run.hand_slots_max
-        of[cc.OF_ART_MAX] = run.artifact_slots_max
-        of[cc.OF_COST_MAX] = max(spec.sectors.open_costs)
-        of[cc.OF_ACTION_CAP] = run.action_cap
-        of[cc.OF_BOSS_EVERY] = run.boss_every
-        of[cc.OF_RANKS] = max(1, len(spec.ranks) - 1)
-        of[cc.OF_MAX_GRADE] = self.max_grade
-        of[cc.OF_LOG_SCALE] = POWER_LOG_SCALE
-        kernel = _kernel()
+        for key, values in (
+                (cc.T_PRICES, [rules.prices[k] for k in KINDS]),
+                (cc.T_ART_PRICES, [m.price for m in spec.artifacts.values()]),
+                (cc.T_FLOWING, [1 if m.core_flow_strength > 0 else 0
+                                for m in spec.cores.values()]),
+                (cc.T_SECTORS, [int(s) for s in self.geo.sector]),
+                (cc.T_ACTION_STARTS, [start for start, _shape in table.groups.values()]),
+                (cc.T_ACTION_SIZES, [shape[0] if shape else 1
+                                     for _start, shape in table.groups.values()])):
+            ti[key] = len(ti)
+            ti += values
+        tf = [0.0] * cc.TF_HEADER
+        tf[cc.TF_MANA] = MANA_SCALE
+        tf[cc.TF_ROUND_CAP] = run.round_cap
+        tf[cc.TF_LAMPS] = run.lamps
+        tf[cc.TF_WINS] = run.wins_to_clear
+        tf[cc.TF_HAND_MAX] = run.hand_slots_max
+        tf[cc.TF_ART_MAX] = run.artifact_slots_max
+        tf[cc.TF_COST_MAX] = max(spec.sectors.open_costs)
+        tf[cc.TF_ACTION_CAP] = run.action_cap
+        tf[cc.TF_BOSS_EVERY] = run.boss_every
+        tf[cc.TF_RANKS] = max(1, len(spec.ranks) - 1)
+        tf[cc.TF_MAX_GRADE] = self.max_grade
+        tf[cc.TF_LOG_SCALE] = POWER_LOG_SCALE
         # the analysis' work arrays: no hand; the core and every relic as modifiers at most
         max_mods = max(8, len(spec.relics) + 1)
-        self._work = kernel.make_state(ri, 8, max_mods)
-        return (kernel, ri, rf, np.array(ot, dtype=np.int64), np.array(of, dtype=np.float64),
-                L.size, len(table), cc.KIND_ID, by_group["core"], art_id, relic_mod,
-                self.relic_i, self.boss_i, self.cat_i, max_mods)
+        return CompiledTables(
+            module=module, rules_i=rules_i, rules_f=rules_f,
+            tables_i=np.array(ti, dtype=np.int64), tables_f=np.array(tf, dtype=np.float64),
+            work=cc.make_work(rules_i, max_mods), size=self.layout.size, n_actions=len(table),
+            kind_id={k: i for i, k in enumerate(KINDS)}, core_id=by_group["core"],
+            art_id=art_id, relic_mod=relic_mod, relic_i=self.relic_i, boss_i=self.boss_i,
+            cat_i=self.cat_i, max_mods=max_mods)
 
     def _board_block(self, state: RunState) -> np.ndarray:
         """The board part, flat (cells x features), remembered per board. Written by one
-        compiled call (`BoardAnalyser.features`: the same values as `_board_block_python`,
+        compiled call (`compiled.board_features`: the same values as `_board_block_python`,
         tests compare the two), since most steps of a learner change the board."""
         key = (frozenset(state.board.items()), frozenset(state.artifacts.items()),
                frozenset(state.open_sectors), state.core, state.sun_element, tuple(state.relics))
         flat = self._boards.get(key)
         if flat is not None:
             return flat
-        if self._powers is None:
-            from ..battle.fast import BoardAnalyser
-            self._powers = BoardAnalyser(self.rules)
+        t = self._tables()
+        _check_mods(len(state.relics), t)
         n, (_, width) = self.geo.n_cells, self.layout.shapes["board"]
         nk, na = self.n_kinds, self.n_art
         flat = np.zeros(n * width, dtype=np.float32)
         view = _BoardView(state.board, state.artifacts, state.core, state.sun_element,
                           tuple(state.relics))
-        self._powers.features(view, open_cells(self.rules, state.open_sectors), flat, width,
-                              nk, nk + 1, nk + 2, nk + 2 + na, self.max_grade, POWER_LOG_SCALE)
+        rules_i, rules_f, enc, _hand_cap, _mods_cap = encode_board(view, self.rules)
+        if not t.module.board_features(rules_i, rules_f, *t.work, enc, 0,
+                                       open_cells(self.rules, state.open_sectors), flat, width,
+                                       nk, nk + 1, nk + 2, nk + 2 + na, self.max_grade,
+                                       POWER_LOG_SCALE):
+            raise ValueError("board record out of range (an unvalidated board?)")
         if len(self._boards) >= self.BOARD_MEMO:
             self._boards.clear()
         self._boards[key] = flat
@@ -354,7 +383,6 @@ class Encoder:
             block[c, nk + 2 + self.art_i[art]] = 1.0
         if state.board:
             if self._powers is None:
-                from ..battle.fast import BoardAnalyser
                 self._powers = BoardAnalyser(self.rules)
             view = _BoardView(state.board, state.artifacts, state.core, state.sun_element,
                               tuple(state.relics))
@@ -430,22 +458,22 @@ class Encoder:
         pend = state.pending
         if pend is not None:
             p = o["pending"]
-            ones.append(p + ("core", "reward", "relic").index(pend["kind"]))
-            off = p + 3
-            if pend["kind"] == "core":
-                for c in pend["options"]:
+            ones.append(p + PENDING_CODE[pend.kind])
+            off = p + len(PENDING_KINDS)
+            if pend.kind == "core":
+                for c in pend.options:
                     ones.append(off + self.core_i[c])
             off += len(self.core_i)
             width = len(REWARD_CATEGORIES) + na
-            if pend["kind"] == "reward":
-                for i, opt in enumerate(pend["options"]):
+            if pend.kind == "reward":
+                for i, opt in enumerate(pend.options):
                     cat, _, art = opt.partition(":")
                     ones.append(off + i * width + self.cat_i[cat])
                     if art:
                         ones.append(off + i * width + len(REWARD_CATEGORIES) + art_i[art])
             off += run.reward_choices * width
-            if pend["kind"] == "relic":
-                for i, opt in enumerate(pend["options"]):
+            if pend.kind == "relic":
+                for i, opt in enumerate(pend.options):
                     ones.append(off + i * len(self.relic_i) + self.relic_i[opt])
         if ones:
             out[ones] = 1.0

@@ -17,9 +17,10 @@ from gymnasium import spaces
 from ..rules.board import Board, load_board
 from ..rules.config import KINDS, Rules, default_rules, load_rules
 from ..run.actions import action_table
-from ..run.loop import IllegalAction, apply, legal_mask, new_run, why_illegal
+from ..run.legal import legal_mask, why_illegal
+from ..run.loop import IllegalAction, apply, end_run, new_draft, new_run
 from ..run.opponents import BudgetOpponents, PoolOpponents, load_pool
-from ..run.state import RunState
+from ..run.state import BattleSummary, RunState
 from ..battle.engines import battle_function, default_engine
 from .observation import Encoder
 
@@ -146,15 +147,15 @@ def resolve_opponents(opponents: Any, rules: Rules, rank: int = 0, strict: bool 
 _ATOMIC = (int, float, bool, str, type(None))
 
 
-class StepInfo(dict):
+class InfoDict(dict):
     """The info dict of a step. A plain dict whose deep copy copies only what is mutable:
     stable-baselines3's DummyVecEnv deep-copies every info of every step, and copy.deepcopy
     spends about half a microsecond per key on the numbers and strings it would keep as they are."""
 
     __slots__ = ()
 
-    def __deepcopy__(self, memo: dict) -> "StepInfo":
-        new = StepInfo(self)
+    def __deepcopy__(self, memo: dict) -> "InfoDict":
+        new = InfoDict(self)
         memo[id(self)] = new
         for key, value in self.items():
             if type(value) in _ATOMIC:
@@ -230,7 +231,8 @@ class RuneRunEnv(gym.Env):
     **Metadata**: render modes, and this env's rules_hash and env_version.
 
     **Info**: action_mask, round, mana, lamps, wins, losses, draws, cleared, over, rules_hash,
-    env_version, and "battle" (the battle's summary) only in a step that fought one. A `StepInfo`:
+    env_version, and "battle" (the battle's summary, `BattleSummary.to_json()`: a plain dict) only
+    in a step that fought one. An `InfoDict`:
     a dict whose deep copy (stable-baselines3 deep-copies every step's infos) skips the
     immutable values.
     """
@@ -297,7 +299,7 @@ class RuneRunEnv(gym.Env):
             self.observation_space = spaces.Dict({
                 name: spaces.Box(0.0, 1.0, shape, np.float32) for name, shape in layout.shapes.items()})
         self._state: RunState | None = None
-        self._last_battle: dict | None = None
+        self._last_battle: BattleSummary | None = None
         self._mask: np.ndarray | None = None    # legal actions of self.state (set by _obs)
 
     @property
@@ -375,23 +377,29 @@ class RuneRunEnv(gym.Env):
         terminated = self.state.over
         truncated = False
         if not terminated and self.max_rounds is not None and step.battle is not None \
-                and step.battle["round"] >= self.max_rounds:
+                and step.battle.round >= self.max_rounds:
             truncated = True
         return self._obs(), reward, terminated, truncated, self._info(step.battle)
 
-    def _reward(self, battle: dict | None) -> float:
+    def _reward(self, battle: BattleSummary | None) -> float:
         s = self.state
         if self.reward_mode == "run":
             return s.wins / self.rules.spec.run.wins_to_clear if s.over else 0.0
         if battle is None:
             return 0.0
-        r = {"win": 1.0, "loss": -1.0, "draw": 0.0}[battle["outcome"]]
-        if self.reward_mode == "margin":
-            mine = battle["hp"][0] / battle["max_hp"][0]
-            theirs = battle["hp"][1] / battle["max_hp"][1]
-            r += self.margin_weight * (mine - theirs)
+        r = self._battle_reward(battle)
         if s.cleared and s.over:
             r += self.clear_bonus
+        return r
+
+    def _battle_reward(self, battle: BattleSummary) -> float:
+        """+1 / -1 / 0 for a win, loss or draw; "margin" adds margin_weight x (player's HP ratio -
+        opponent's HP ratio)."""
+        r = {"win": 1.0, "loss": -1.0, "draw": 0.0}[battle.outcome]
+        if self.reward_mode == "margin":
+            mine = battle.hp[0] / battle.max_hp[0]
+            theirs = battle.hp[1] / battle.max_hp[1]
+            r += self.margin_weight * (mine - theirs)
         return r
 
     def _obs(self):
@@ -403,17 +411,17 @@ class RuneRunEnv(gym.Env):
             return flat
         return self.encoder.split(flat)
 
-    def _info(self, battle: dict | None = None) -> dict[str, Any]:
+    def _info(self, battle: BattleSummary | None = None) -> dict[str, Any]:
         s = self.state
         self._legal()
         # a copy: the env checks actions against its own mask, which callers must not edit
-        info = StepInfo(action_mask=self._mask.copy(), round=s.round, mana=s.mana, lamps=s.lamps,
+        info = InfoDict(action_mask=self._mask.copy(), round=s.round, mana=s.mana, lamps=s.lamps,
                         wins=s.wins, losses=s.losses, draws=s.draws, cleared=s.cleared,
                         over=s.over, rules_hash=self.rules.hash, env_version=ENV_VERSION)
         # "battle" only in steps that fought one (Gymnasium's vector envs batch info keys and
         # mark presence with "_battle"; a None in other steps would break that)
         if battle is not None:
-            info["battle"] = battle
+            info["battle"] = battle.to_json()
         return info
 
     def action_masks(self) -> np.ndarray:
@@ -475,8 +483,8 @@ class RuneRunEnv(gym.Env):
         lines = view(self.state)
         b = self._last_battle
         if b:
-            lines.append(f"last battle (round {b['round']}): {b['outcome']} at {b['time']:.1f} s, "
-                         f"HP {b['hp'][0]:.0f}/{b['max_hp'][0]:.0f} vs {b['hp'][1]:.0f}/{b['max_hp'][1]:.0f}")
+            lines.append(f"last battle (round {b.round}): {b.outcome} at {b.time:.1f} s, "
+                         f"HP {b.hp[0]:.0f}/{b.max_hp[0]:.0f} vs {b.hp[1]:.0f}/{b.max_hp[1]:.0f}")
         if self.state.over:
             lines.append("run cleared" if self.state.cleared else "run over")
         return "\n".join(lines)
@@ -514,45 +522,20 @@ class RuneDraftEnv(RuneRunEnv):
             if isinstance(start_board, (str, Path)) else start_board
 
     def _new_state(self, run_seed: int) -> RunState:
-        from ..run.loop import draw_shop
-        from ..run.opponents import opponent_budget
-        from ..run.ranks import rank_effects
-        s = new_run(run_seed, self.rules, rank=self.rank, core=self.core, unlocked=self.unlocked)
-        s.round = self.draft_round
-        s.boss_schedule = {r: v for r, v in s.boss_schedule.items() if r == self.draft_round}
-        s.mana = self.budget if self.budget is not None else \
-            opponent_budget(self.rules, self.draft_round, rank_effects(self.rules, self.rank))
-        if self.start_board is not None:
-            b = self.start_board
-            s.board = dict(b.runes)
-            s.artifacts = dict(b.artifacts)
-            s.open_sectors = sorted(b.open_sectors)
-            s.relics = list(b.relics)
-            if b.core is not None and s.core is None:
-                from ..run.loop import set_core
-                set_core(s, b.core)
-                s.pending = None
-                s.sun_element = b.sun_element
-            s.hand = list(b.hand)[: s.hand_slots]   # after the core: a tree's extra slot counts
-        draw_shop(s)
-        return s
+        return new_draft(run_seed, self.rules, self.draft_round, self.budget, rank=self.rank,
+                         core=self.core, unlocked=self.unlocked, board=self.start_board,
+                         later_bosses=False)
 
     def step(self, action):
         obs, reward, terminated, truncated, info = super().step(action)
         if info.get("battle") is not None:
             terminated = True
-            self.state.over = True
+            end_run(self.state)
             info["over"] = True
             info["round"] = info["battle"]["round"]   # the run loop has already moved on
             self._mask = self._end_mask()
             info["action_mask"] = self._mask.copy()
         return obs, reward, terminated, truncated, info
 
-    def _reward(self, battle: dict | None) -> float:
-        if battle is None:
-            return 0.0
-        r = {"win": 1.0, "loss": -1.0, "draw": 0.0}[battle["outcome"]]
-        if self.reward_mode == "margin":
-            r += self.margin_weight * (battle["hp"][0] / battle["max_hp"][0]
-                                       - battle["hp"][1] / battle["max_hp"][1])
-        return r
+    def _reward(self, battle: BattleSummary | None) -> float:
+        return 0.0 if battle is None else self._battle_reward(battle)

@@ -17,12 +17,11 @@ open, no relics, no boss rules, max HP from the round. The round is a whole numb
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..files import write_json_atomic
 from .config import KINDS, Rules, default_rules
 from .geometry import Geometry, geometry
 
@@ -118,29 +117,6 @@ def load_board(path: str | Path, rules: Rules | None = None) -> Board:
 def save_board(board: Board, path: str | Path, rules: Rules | None = None) -> None:
     """Write atomically (temp file + rename): a crash never leaves half a file."""
     write_json_atomic(Path(path), board.to_json(rules))
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to a temp file beside `path`, then rename it over `path`: a crash or a kill
-    never leaves half a file (the old one stays). The file is readable by all, as a plain write
-    would make it (mkstemp makes it private)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # -- validation -------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ import copy
 import math
 import hashlib
 import json
-from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping
 
@@ -560,10 +559,6 @@ class Rules:
 
     def to_dict(self) -> dict:
         return copy.deepcopy(self._data)
-
-    @cached_property
-    def artifact_specs(self) -> dict[str, ArtifactSpec]:
-        return dict(self.spec.artifacts)
 
     @staticmethod
     def ms(seconds: float) -> int:

@@ -38,10 +38,6 @@ _WALK = ((1, 0), (0, 1), (-1, 1), (-1, 0), (0, -1), (1, -1))  # SE S SW NW N NE
 _CELL_NAME = re.compile(r"^(\d+):(\d+)$")
 
 
-def hex_distance(q: int, r: int) -> int:
-    return (abs(q) + abs(r) + abs(q + r)) // 2
-
-
 @dataclass(frozen=True)
 class Geometry:
     """All tables of a circle of the given radius, built once (see `geometry(radius)`)."""

@@ -26,7 +26,8 @@ from ..rules.board import Board
 from ..rules.config import CASTING_KINDS, Rules
 from ..rules.geometry import geometry
 from .actions import action_table
-from .loop import is_open, legal_mask, sector_cost
+from .legal import is_open, legal_mask, sector_cost
+from .loop import apply
 from .state import RunState
 
 # Preferences of this heuristic (not rules of the game).
@@ -236,18 +237,18 @@ class HeuristicDrafter:
 
     def _choose(self, state: RunState) -> int:
         pend = state.pending
-        opts = pend["options"]
-        if pend["kind"] == "core":
+        opts = pend.options
+        if pend.kind == "core":
             core = self.rng.choice(opts) if self.rng is not None else opts[0]
             return self._id("choose_core", self.table.cores.index(str(core)))
-        pref = RELIC_PREFERENCE if pend["kind"] == "relic" else REWARD_PREFERENCE
+        pref = RELIC_PREFERENCE if pend.kind == "relic" else REWARD_PREFERENCE
         rank = {name: i for i, name in enumerate(pref)}
         best = min(range(len(opts)), key=lambda i: rank.get(opts[i].split(":")[0], len(pref)))
-        if pend["kind"] == "reward" and opts[best] == "hand_slot" and state.hand_slots >= 6:
+        if pend.kind == "reward" and opts[best] == "hand_slot" and state.hand_slots >= 6:
             alt = [i for i in range(len(opts)) if opts[i] != "hand_slot"]
             if alt:
                 best = min(alt, key=lambda i: rank.get(opts[i].split(":")[0], len(pref)))
-        return self._id("choose_relic" if pend["kind"] == "relic" else "choose_reward", best)
+        return self._id(pend.group, best)
 
     def _merge(self, state: RunState, mask) -> int | None:
         for c in sorted(state.board):
@@ -374,7 +375,6 @@ class HeuristicDrafter:
 def draft(state: RunState, drafter: HeuristicDrafter, max_steps: int | None = None) -> RunState:
     """Let the drafter prepare until it would ready (the state is left before the battle)."""
     ready = drafter.table.id("ready")
-    from .loop import apply
     steps = max_steps or state.rules.spec.run.action_cap - 1
     for _ in range(steps):
         a = drafter.act(state)

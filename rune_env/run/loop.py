@@ -1,17 +1,22 @@
-"""The run loop: start a run, list the legal actions, apply one. Plain rules code, no Gymnasium.
+"""The run loop: start a run, apply actions, fight the round's battle. Plain rules code, no
+Gymnasium.
 
-    state = new_run(seed=1)                      # a pending core choice comes first
-    mask = legal_mask(state)                     # bool per action id
-    info = apply(state, action_id, opponents)    # mutates state; `ready` fights the battle
+    state = new_run(seed=1)                        # a pending core choice comes first
+    mask = legal_mask(state)                       # bool per action id
+    result = apply(state, action_id, opponents)    # mutates state; `ready` fights the battle
 
 A round: (relic choice after a boss win) -> income -> new shop -> (reward choice every 3rd round
-from round 4) -> preparation actions -> ready -> battle -> next round. `why_illegal(state, a)` says
-why an action is not legal; `apply` raises `IllegalAction` with that reason.
+from round 4) -> preparation actions -> ready -> battle -> next round. When an action is legal
+is stated once, in legal.py (`why_illegal`, `legal_mask`, re-exported here as the loop's
+answers); what it does is stated here, one small effect per action group (`EFFECTS`); `apply`
+raises `IllegalAction` with legal.py's reason. The battle is fought against the opponent source
+the caller gives (any `OpponentSource`; `rune_env.run.opponents.default_opponents(rules)` is the
+budget drafter): the loop imports no opponents. `new_draft` is a state for drafting one round's
+board (RuneDraft-v0's episodes, drafted opponents).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Callable
 
 import numpy as np
@@ -22,9 +27,11 @@ from ..battle.result import BattleResult
 from ..rules.board import Board
 from ..rules.config import CASTING_KINDS, KINDS, Rules, default_rules
 from ..rules.geometry import geometry
-from .actions import action_table
-from .ranks import RankEffects, rank_effects, rank_index
-from .state import RunState
+from .actions import ActionTable, action_table
+from .legal import CHOICE_GROUPS, open_cells, sector_cost, why_illegal
+from .legal import is_open, legal_actions, legal_mask  # noqa: F401  (the loop's answers too)
+from .ranks import RankEffects, opponent_budget, rank_effects, rank_index
+from .state import BattleSummary, PendingChoice, RunState
 
 
 class IllegalAction(ValueError):
@@ -36,13 +43,13 @@ BattleFn = Callable[[Board, Board, Rules], BattleResult]
 
 
 @dataclass
-class StepInfo:
+class ApplyResult:
     """What one applied action did."""
 
     action: int
     name: str
-    battle: dict | None = None      # the battle summary if the action was (or forced) `ready`
-    forced_ready: bool = False
+    battle: BattleSummary | None = None   # if the action was (or forced) `ready`
+    forced_ready: bool = False            # the round's last preparation action (D-41)
 
 
 # -- start --------------------------------------------------------------------------------------
@@ -70,9 +77,46 @@ def new_run(seed: int, rules: Rules | None = None, rank: int | str = 0, core: st
     if core is not None:
         set_core(state, core)
     else:
-        state.pending = {"kind": "core", "options": list(spec.cores), "queue": []}
+        state.pending = PendingChoice("core", list(spec.cores))
     _start_round(state, first=True)
     return state
+
+
+def new_draft(seed: int, rules: Rules | None = None, round_: int = 1, budget: int | None = None,
+              rank: int | str = 0, core: str | None = None, unlocked: list[str] | None = None,
+              board: Board | None = None, later_bosses: bool = True) -> RunState:
+    """A state to draft one round's board from: a new run moved to round `round_`, with `budget`
+    mana (default: that round's opponent budget at `rank`, D-44) and a fresh shop.
+
+    `board` starts it from that board: its runes, artifacts, open sectors, relics and hand (as
+    many runes as the hand has slots), and its core and element unless `core` is given.
+    `later_bosses=False` keeps only this round's boss rules in the schedule (RuneDraft-v0: an
+    episode of one round has no boss to come); the drafted opponents keep the whole schedule."""
+    rules = rules or default_rules()
+    state = new_run(seed, rules, rank=rank, core=core, unlocked=unlocked)
+    state.round = round_
+    if not later_bosses:
+        state.boss_schedule = {r: v for r, v in state.boss_schedule.items() if r == round_}
+    state.mana = budget if budget is not None else \
+        opponent_budget(rules, round_, rank_effects(rules, state.rank))
+    if board is not None:
+        state.board = dict(board.runes)
+        state.artifacts = dict(board.artifacts)
+        state.open_sectors = sorted(board.open_sectors)
+        state.relics = list(board.relics)
+        if board.core is not None and state.core is None:
+            set_core(state, board.core)
+            state.pending = None            # the board's core, not a choice
+            state.sun_element = board.sun_element
+        state.hand = list(board.hand)[: state.hand_slots]   # after the core: a tree's slot counts
+    draw_shop(state)
+    return state
+
+
+def end_run(state: RunState) -> None:
+    """End the run where it stands (RuneDraft-v0 ends after its one battle, whatever the run
+    would do next)."""
+    state.over = True
 
 
 def set_core(state: RunState, core: str) -> None:
@@ -108,25 +152,24 @@ def _start_round(state: RunState, first: bool = False) -> None:
     state.prep_actions = 0
     run = spec.run
     if state.round >= run.reward_first_round and (state.round - run.reward_first_round) % run.reward_every == 0:
-        _queue_choice(state, {"kind": "reward", "options": _reward_options(state)})
+        _queue_choice(state, PendingChoice("reward", _reward_options(state)))
 
 
-def _queue_choice(state: RunState, choice: dict) -> None:
-    if not choice["options"]:
+def _queue_choice(state: RunState, choice: PendingChoice) -> None:
+    if not choice.options:
         return
     if state.pending is None:
-        choice["queue"] = []
         state.pending = choice
     else:
-        state.pending["queue"].append(choice)
+        state.pending.queue.append(choice)
 
 
 def _next_choice(state: RunState) -> None:
-    queue = state.pending["queue"] if state.pending else []
+    pend = state.pending
     state.pending = None
-    if queue:
-        nxt = queue[0]
-        nxt["queue"] = queue[1:]
+    if pend is not None and pend.queue:
+        nxt, *rest = pend.queue
+        nxt.queue = rest
         state.pending = nxt
 
 
@@ -143,7 +186,7 @@ def _reward_options(state: RunState) -> list[str]:
     hand or artifact slot maximum removes that category rather than offering a dead option)."""
     spec = state.rules.spec
     cats = ["mana", "base_stat"]
-    if _artifact_count(state) < state.artifact_slots:
+    if state.artifacts_held < state.artifact_slots:
         arts = list(spec.artifacts)
         cats.append("artifact:" + arts[int(state.rng.integers(len(arts)))])
     if state.hand_slots < spec.run.hand_slots_max:
@@ -164,438 +207,56 @@ def _relic_options(state: RunState) -> list[str]:
     return [free[i] for i in picks]
 
 
-# -- helpers ------------------------------------------------------------------------------------
-def _artifact_count(state: RunState) -> int:
-    return len(state.artifacts) + len(state.artifact_inventory)
-
-
-def is_open(state: RunState, cell: int) -> bool:
-    s = geometry(state.rules.radius).sector[cell]
-    return s < 0 or s in state.open_sectors
-
-
-def units(rules: Rules, grade: int) -> int:
-    """Grade-I runes a rune of this grade was made of (I 1, II 3, III 9)."""
-    return rules.spec.grades.merge_count ** (grade - 1)
-
-
-def _merge_partners(state: RunState, kind: str, grade: int, hand_slot: int | None,
-                    cell: int | None) -> tuple[list[int], list[int]]:
-    """D-11: the runes a merge onto the target consumes: hand first (lowest slot first), then
-    board (latest in casting order first). Returns (hand slots, cells), possibly too few."""
-    need = state.rules.spec.grades.merge_count - 1
-    hand = [i for i, r in enumerate(state.hand) if r == (kind, grade) and i != hand_slot][:need]
-    rest = need - len(hand)
-    cells = sorted((c for c, r in state.board.items() if r == (kind, grade) and c != cell),
-                   reverse=True)[:rest] if rest > 0 else []
-    return hand, cells
-
-
-def sector_cost(state: RunState) -> int | None:
-    costs = state.rules.spec.sectors.open_costs
-    n = len(state.open_sectors)
-    return costs[n] if n < len(costs) else None
-
-
-# -- legality -----------------------------------------------------------------------------------
-def why_illegal(state: RunState, action: int) -> str | None:
-    """None if `action` is legal, else the reason in words."""
-    table = action_table(state.rules)
-    if not 0 <= action < len(table):
-        return f"action id {action} is outside the table (0..{len(table) - 1})"
-    a = table.actions[action]
-    if state.over:
-        return "the run is over"
-    kind, args = a.kind, a.args
-    spec = state.rules.spec
-    pend = state.pending
-    choice_kinds = {"choose_core": "core", "choose_reward": "reward", "choose_relic": "relic"}
-    if pend is not None:
-        if choice_kinds.get(kind) != pend["kind"]:
-            return f"a {pend['kind']} choice is pending: choose one of {pend['options']} first"
-        if args[0] >= len(pend["options"]):
-            return f"the {pend['kind']} choice has only {len(pend['options'])} options"
-        if kind == "choose_core":
-            return None if table.cores[args[0]] in pend["options"] else "not offered"
-        return None
-    if kind in choice_kinds:
-        return f"no {choice_kinds[kind]} choice is pending"
-    geo = geometry(state.rules.radius)
-    if kind == "set_sun_element":
-        if state.core is None or spec.cores[state.core].core_flow_strength <= 0:
-            return "only a core that flows (sun) has an element"
-        if table.elements[args[0]] == state.sun_element:
-            return f"the element is already {state.sun_element}"
-        return None
-    if kind == "buy_rune":
-        offer = state.shop_runes[args[0]]
-        if offer is None:
-            return f"rune offer {args[0]} was already bought"
-        if state.mana < state.rules.prices[offer]:
-            return f"{offer} costs {state.rules.prices[offer]} mana; you have {state.mana}"
-        if len(state.hand) >= state.hand_slots:
-            return f"the hand is full ({state.hand_slots} slots)"
-        return None
-    if kind == "buy_artifact":
-        offer = state.shop_artifacts[args[0]]
-        if offer is None:
-            return f"artifact offer {args[0]} was already bought"
-        price = spec.artifacts[offer].price
-        if state.mana < price:
-            return f"{offer} costs {price} mana; you have {state.mana}"
-        if _artifact_count(state) >= state.artifact_slots:
-            return f"no free artifact slot ({state.artifact_slots} in use)"
-        return None
-    if kind == "reroll":
-        return None if state.mana >= spec.run.reroll_cost else \
-            f"a reroll costs {spec.run.reroll_cost} mana; you have {state.mana}"
-    if kind == "place":
-        h, c = args
-        if h >= len(state.hand):
-            return f"hand slot {h} is empty"
-        if not is_open(state, c):
-            return f"cell {geo.name(c)} is in a closed sector"
-        if c in state.board:
-            return f"cell {geo.name(c)} already holds a rune"
-        return None
-    if kind == "pick_up":
-        (c,) = args
-        if c not in state.board:
-            return f"cell {geo.name(c)} holds no rune"
-        if len(state.hand) >= state.hand_slots:
-            return f"the hand is full ({state.hand_slots} slots)"
-        return None
-    if kind in ("sell", "merge_hand"):
-        (h,) = args
-        if h >= len(state.hand):
-            return f"hand slot {h} is empty"
-        if kind == "sell":
-            return None
-        k, g = state.hand[h]
-        return _merge_problem(state, k, g, h, None)
-    if kind == "merge_board":
-        (c,) = args
-        if c not in state.board:
-            return f"cell {geo.name(c)} holds no rune"
-        k, g = state.board[c]
-        return _merge_problem(state, k, g, None, c)
-    if kind == "open_sector":
-        (s,) = args
-        if s in state.open_sectors:
-            return f"sector {s} is already open"
-        cost = sector_cost(state)
-        if cost is None or state.mana < cost:
-            return f"opening a sector costs {cost} mana; you have {state.mana}"
-        return None
-    if kind == "place_artifact":
-        i, c = args
-        if i >= len(state.artifact_inventory):
-            return f"artifact slot {i} is empty"
-        if not is_open(state, c):
-            return f"cell {geo.name(c)} is in a closed sector"
-        if c in state.artifacts:
-            return f"cell {geo.name(c)} already holds an artifact"
-        return None
-    if kind == "pick_up_artifact":
-        return None if args[0] in state.artifacts else f"cell {geo.name(args[0])} holds no artifact"
-    if kind == "sell_artifact":
-        return None if args[0] < len(state.artifact_inventory) else f"artifact slot {args[0]} is empty"
-    if kind == "ready":
-        return None
-    raise AssertionError(kind)
-
-
-def _merge_problem(state: RunState, kind: str, grade: int, h: int | None, c: int | None) -> str | None:
-    rules = state.rules
-    if grade >= rules.max_grade:
-        return f"{kind} is already grade {grade}, the highest"
-    hand, cells = _merge_partners(state, kind, grade, h, c)
-    need = rules.spec.grades.merge_count - 1
-    if len(hand) + len(cells) < need:
-        return f"merging needs {need} more {kind} of grade {grade}; there are {len(hand) + len(cells)}"
-    return None
-
-
-@dataclass(frozen=True)
-class _MaskTables:
-    """What `legal_mask` needs that depends only on the rules, built once per rules object."""
-
-    size: int
-    starts: dict                 # action kind -> its first id
-    shapes: dict                 # action kind -> shape of its block
-    open_by_sectors: dict        # frozenset of open sectors -> bool per cell (filled lazily)
-    open_bytes_by_sectors: dict  # the same as bytes, 1 per open cell (filled lazily)
-    sector: np.ndarray           # cell -> sector of the outermost ring, -1 inside
-    art_prices: dict             # artifact -> price
-    n_cells: int
-    cores_flowing: frozenset     # cores with a sun flow (an element to choose)
-    elements: tuple              # the sun elements, in action order
-    cores: tuple                 # the cores, in action order
-    merge_count: int
-    reroll_cost: int
-
-
-@lru_cache(maxsize=8)
-def _mask_tables_of(rules_hash: str, rules: Rules) -> _MaskTables:
-    table = action_table(rules)
-    spec = rules.spec
-    geo = geometry(rules.radius)
-    return _MaskTables(
-        size=len(table),
-        starts={kind: start for kind, (start, _shape) in table.groups.items()},
-        shapes={kind: shape for kind, (_start, shape) in table.groups.items()},
-        open_by_sectors={}, open_bytes_by_sectors={},
-        sector=np.array(geo.sector, dtype=np.int64),
-        art_prices={a: m.price for a, m in spec.artifacts.items()},
-        n_cells=geo.n_cells,
-        cores_flowing=frozenset(c for c, m in spec.cores.items() if m.core_flow_strength > 0),
-        elements=tuple(table.elements), cores=tuple(table.cores),
-        merge_count=spec.grades.merge_count, reroll_cost=spec.run.reroll_cost)
-
-
-def _mask_tables(rules: Rules) -> _MaskTables:
-    return _mask_tables_of(rules.hash, rules)
-
-
-def open_cells(rules: Rules, open_sectors) -> np.ndarray:
-    """A bool per cell: open to runes and artifacts with these outer sectors open (remembered
-    per set of sectors; do not modify the array)."""
-    t = _mask_tables(rules)
-    key = frozenset(open_sectors)
-    cells = t.open_by_sectors.get(key)
-    if cells is None:
-        cells = (t.sector < 0) | np.isin(t.sector, list(key))
-        cells.setflags(write=False)
-        t.open_by_sectors[key] = cells
-    return cells
-
-
-def _open_bytes(rules: Rules, open_sectors) -> bytes:
-    """`open_cells` as bytes (1: open), remembered per set of open sectors."""
-    t = _mask_tables(rules)
-    key = frozenset(open_sectors)
-    cells = t.open_bytes_by_sectors.get(key)
-    if cells is None:
-        cells = t.open_bytes_by_sectors[key] = open_cells(rules, key).tobytes()
-    return cells
-
-
-def _slot_rows(buf: bytearray, place: int, sell: int, n_slots: int, n_cells: int,
-               open_: bytes, taken) -> None:
-    """The (slot, cell) placing rows of the first `n_slots` slots: the open cells not in
-    `taken`; and those slots' sell ids."""
-    free = bytearray(open_)
-    for c in taken:
-        free[c] = 0
-    for i in range(n_slots):
-        buf[place + i * n_cells:place + (i + 1) * n_cells] = free
-    buf[sell:sell + n_slots] = b"\x01" * n_slots
-
-
-def legal_mask(state: RunState) -> np.ndarray:
-    """A bool per action id: True where `why_illegal` is None. Written into a bytearray (one
-    byte per id: setting a byte or a row of bytes costs far less in Python than a numpy
-    operation) from tables made once per rules (the env calls it every step), then viewed as a
-    bool array. Tests check it against `why_illegal` for every action id over many random
-    states."""
-    rules = state.rules
-    t = _mask_tables(rules)
-    buf = bytearray(t.size)
-    if state.over:
-        return np.frombuffer(buf, dtype=bool)
-    at = t.starts
-    pend = state.pending
-    if pend is not None:
-        kind = {"core": "choose_core", "reward": "choose_reward", "relic": "choose_relic"}[pend["kind"]]
-        start = at[kind]
-        if kind == "choose_core":
-            for i, core in enumerate(t.cores):
-                if core in pend["options"]:
-                    buf[start + i] = 1
-        else:
-            for i in range(min(t.shapes[kind][0], len(pend["options"]))):
-                buf[start + i] = 1
-        return np.frombuffer(buf, dtype=bool)
-    n_cells = t.n_cells
-    board, hand, mana = state.board, state.hand, state.mana
-    buf[at["ready"]] = 1
-    if state.core in t.cores_flowing:
-        start = at["set_sun_element"]
-        for i, e in enumerate(t.elements):
-            if e != state.sun_element:
-                buf[start + i] = 1
-    n_hand = len(hand)
-    if n_hand < state.hand_slots:
-        start = at["buy_rune"]
-        prices = rules.prices
-        for i, o in enumerate(state.shop_runes):
-            if o is not None and mana >= prices[o]:
-                buf[start + i] = 1
-        start = at["pick_up"]
-        for c in board:
-            buf[start + c] = 1
-    arts = state.artifacts
-    n_inv = len(state.artifact_inventory)
-    if _artifact_count(state) < state.artifact_slots:
-        start = at["buy_artifact"]
-        for i, o in enumerate(state.shop_artifacts):
-            if o is not None and mana >= t.art_prices[o]:
-                buf[start + i] = 1
-    if mana >= t.reroll_cost:
-        buf[at["reroll"]] = 1
-    if n_hand:
-        # place (hand slot, cell): a row of the cells free of runes for each held rune
-        _slot_rows(buf, at["place"], at["sell"], n_hand, n_cells,
-                   _open_bytes(rules, state.open_sectors), board)
-    # D-11 merges: a rune merges when hand and board hold at least merge_count runes of its kind
-    # and grade in all (itself included), below the highest grade
-    if n_hand or board:
-        need = t.merge_count
-        counts: dict = {}
-        for r in hand:
-            counts[r] = counts.get(r, 0) + 1
-        for r in board.values():
-            counts[r] = counts.get(r, 0) + 1
-        if any(n >= need for n in counts.values()):
-            max_grade = rules.max_grade
-            start = at["merge_hand"]
-            for h, r in enumerate(hand):
-                if r[1] < max_grade and counts[r] >= need:
-                    buf[start + h] = 1
-            start = at["merge_board"]
-            for c, r in board.items():
-                if r[1] < max_grade and counts[r] >= need:
-                    buf[start + c] = 1
-    cost = sector_cost(state)
-    if cost is not None and mana >= cost:
-        start = at["open_sector"]
-        for sec in range(t.shapes["open_sector"][0]):
-            if sec not in state.open_sectors:
-                buf[start + sec] = 1
-    if n_inv:
-        # place_artifact (inventory slot, cell): the cells free of artifacts for each one held
-        _slot_rows(buf, at["place_artifact"], at["sell_artifact"], n_inv, n_cells,
-                   _open_bytes(rules, state.open_sectors), arts)
-    start = at["pick_up_artifact"]
-    for c in arts:
-        buf[start + c] = 1
-    return np.frombuffer(buf, dtype=bool)
-
-
-def legal_actions(state: RunState) -> list[int]:
-    return [int(i) for i in np.flatnonzero(legal_mask(state))]
-
-
 # -- applying -----------------------------------------------------------------------------------
 DICE_SEED_LIMIT = 2**32   # the dice variant's per-battle seeds (D-49 keys take seed * 2^32)
 
 
 def apply(state: RunState, action: int, opponents: OpponentSource | None = None,
           battle_fn: BattleFn | None = None, variant: str | None = None,
-          assume_legal: bool = False) -> StepInfo:
+          assume_legal: bool = False) -> ApplyResult:
     """Apply one action in place. Raises IllegalAction (with the reason) if it is not legal.
-    `variant` (default: the rules' own) "dice" seeds each battle from the run's generator.
-    `battle_fn` (default: the default engine, `rune_env.battle.engines`) fights the battles.
-    `assume_legal`: the caller has already checked the action against `legal_mask(state)` (the
-    env does, every step), so the check is not repeated."""
+    `opponents` gives the opponent of a battle: needed when the action fights one (`ready`, or
+    the round's last preparation action, D-41), else it may be None (a TypeError then, before
+    anything changes). `variant` (default: the rules' own) "dice" seeds each battle from the
+    run's generator. `battle_fn` (default: the default engine, `rune_env.battle.engines`)
+    fights the battles. `assume_legal`: the caller has already checked the action against
+    `legal_mask(state)` (the env does, every step), so the check is not repeated."""
+    table = action_table(state.rules)
     reason = None if assume_legal else why_illegal(state, action)
     if reason is not None:
-        table = action_table(state.rules)
         name = table.actions[action].name if 0 <= action < len(table) else str(action)
         raise IllegalAction(f"illegal action {action} ({name}): {reason}")
-    table = action_table(state.rules)
     a = table.actions[action]
+    cap = state.rules.spec.run.action_cap
+    choice = a.kind in CHOICE_GROUPS
+    if opponents is None and (a.kind == "ready" or (not choice and state.prep_actions + 1 >= cap)):
+        raise TypeError(f"{a.name} fights the round's battle: apply needs an opponent source "
+                        f"(rune_env.run.opponents.default_opponents(rules): the budget drafter)")
     state.actions_taken.append(int(action))
-    info = StepInfo(action=int(action), name=a.name)
-    spec = state.rules.spec
-    rules = state.rules
-    kind, args = a.kind, a.args
-    if kind == "choose_core":
-        set_core(state, table.cores[args[0]])
+    result = ApplyResult(action=int(action), name=a.name)
+    EFFECTS[a.kind](state, table, *a.args)
+    if choice:
         _next_choice(state)
-        return info
-    if kind == "choose_reward":
-        _take_reward(state, state.pending["options"][args[0]])
-        _next_choice(state)
-        return info
-    if kind == "choose_relic":
-        _take_relic(state, state.pending["options"][args[0]])
-        _next_choice(state)
-        return info
-    if kind == "ready":
-        info.battle = _fight(state, opponents, battle_fn, variant)
-        return info
-    # preparation actions
-    if kind == "set_sun_element":
-        state.sun_element = table.elements[args[0]]
-    elif kind == "buy_rune":
-        offer = state.shop_runes[args[0]]
-        state.mana -= rules.prices[offer]
-        state.hand.append((offer, 1))
-        state.shop_runes[args[0]] = None
-        state.units_bought += 1
-    elif kind == "buy_artifact":
-        offer = state.shop_artifacts[args[0]]
-        state.mana -= spec.artifacts[offer].price
-        state.artifact_inventory.append(offer)
-        state.shop_artifacts[args[0]] = None
-    elif kind == "reroll":
-        state.mana -= spec.run.reroll_cost
-        draw_shop(state)
-    elif kind == "place":
-        h, c = args
-        state.board[c] = state.hand.pop(h)
-    elif kind == "pick_up":
-        state.hand.append(state.board.pop(args[0]))
-    elif kind == "sell":
-        k, g = state.hand.pop(args[0])
-        n = units(rules, g)
-        state.mana += spec.run.rune_sell_per_unit * n
-        state.units_sold += n
-    elif kind in ("merge_hand", "merge_board"):
-        if kind == "merge_hand":
-            h, c = args[0], None
-            k, g = state.hand[h]
-        else:
-            h, c = None, args[0]
-            k, g = state.board[c]
-        hand_slots, cells = _merge_partners(state, k, g, h, c)
-        target = state.hand[h] if h is not None else None
-        for cell in cells:
-            del state.board[cell]
-        keep = [r for i, r in enumerate(state.hand) if i not in hand_slots]
-        if h is not None:
-            # the target keeps its place among the remaining hand runes
-            idx = sum(1 for i in range(h) if i not in hand_slots)
-            keep[idx] = (k, g + 1)
-            assert target == (k, g)
-        else:
-            state.board[c] = (k, g + 1)
-        state.hand = keep
-    elif kind == "open_sector":
-        state.mana -= sector_cost(state)
-        state.open_sectors.append(args[0])
-    elif kind == "place_artifact":
-        i, c = args
-        state.artifacts[c] = state.artifact_inventory.pop(i)
-    elif kind == "pick_up_artifact":
-        state.artifact_inventory.append(state.artifacts.pop(args[0]))
-    elif kind == "sell_artifact":
-        art = state.artifact_inventory.pop(args[0])
-        state.mana += int(spec.artifacts[art].price * spec.run.artifact_sell_x)
+    elif a.kind == "ready":
+        result.battle = _fight(state, opponents, battle_fn, variant)
     else:
-        raise AssertionError(kind)
-    state.prep_actions += 1
-    if state.prep_actions >= spec.run.action_cap:
-        # D-41: the round's preparation ends by itself
-        info.battle = _fight(state, opponents, battle_fn, variant)
-        info.forced_ready = True
-    return info
+        # a preparation action
+        state.prep_actions += 1
+        if state.prep_actions >= cap:
+            # D-41: the round's preparation ends by itself
+            result.battle = _fight(state, opponents, battle_fn, variant)
+            result.forced_ready = True
+    return result
 
 
-def _take_reward(state: RunState, option: str) -> None:
-    spec = state.rules.spec
-    run = spec.run
+# -- the effects: one small function per action group, (state, table, *the action's arguments) --
+def _choose_core(state: RunState, table: ActionTable, i: int) -> None:
+    set_core(state, table.cores[i])
+
+
+def _choose_reward(state: RunState, table: ActionTable, i: int) -> None:
+    option = state.pending.options[i]
+    run = state.rules.spec.run
     if option == "mana":
         state.mana += run.reward_mana
     elif option == "hand_slot":
@@ -610,12 +271,137 @@ def _take_reward(state: RunState, option: str) -> None:
         raise AssertionError(option)
 
 
-def _take_relic(state: RunState, relic: str) -> None:
+def _choose_relic(state: RunState, table: ActionTable, i: int) -> None:
+    relic = state.pending.options[i]
     spec = state.rules.spec
     mod = spec.relics[relic]
     state.relics.append(relic)
     state.hand_slots = min(spec.run.hand_slots_max, state.hand_slots + mod.hand_slots)
     state.lamp_saves += mod.lamp_saves
+
+
+def _set_sun_element(state: RunState, table: ActionTable, e: int) -> None:
+    state.sun_element = table.elements[e]
+
+
+def _buy_rune(state: RunState, table: ActionTable, i: int) -> None:
+    offer = state.shop_runes[i]
+    state.mana -= state.rules.prices[offer]
+    state.hand.append((offer, 1))
+    state.shop_runes[i] = None
+    state.units_bought += 1
+
+
+def _buy_artifact(state: RunState, table: ActionTable, i: int) -> None:
+    offer = state.shop_artifacts[i]
+    state.mana -= state.rules.spec.artifacts[offer].price
+    state.artifact_inventory.append(offer)
+    state.shop_artifacts[i] = None
+
+
+def _reroll(state: RunState, table: ActionTable) -> None:
+    state.mana -= state.rules.spec.run.reroll_cost
+    draw_shop(state)
+
+
+def _place(state: RunState, table: ActionTable, h: int, c: int) -> None:
+    state.board[c] = state.hand.pop(h)
+
+
+def _pick_up(state: RunState, table: ActionTable, c: int) -> None:
+    state.hand.append(state.board.pop(c))
+
+
+def units(rules: Rules, grade: int) -> int:
+    """Grade-I runes a rune of this grade was made of (I 1, II 3, III 9)."""
+    return rules.spec.grades.merge_count ** (grade - 1)
+
+
+def _sell(state: RunState, table: ActionTable, h: int) -> None:
+    _k, g = state.hand.pop(h)
+    n = units(state.rules, g)
+    state.mana += state.rules.spec.run.rune_sell_per_unit * n
+    state.units_sold += n
+
+
+def _merge_partners(state: RunState, kind: str, grade: int, hand_slot: int | None,
+                    cell: int | None) -> tuple[list[int], list[int]]:
+    """D-11: the runes a merge onto the target consumes: hand first (lowest slot first), then
+    board (latest in casting order first). Returns (hand slots, cells) (legal.py has checked
+    that there are enough)."""
+    need = state.rules.spec.grades.merge_count - 1
+    hand = [i for i, r in enumerate(state.hand) if r == (kind, grade) and i != hand_slot][:need]
+    rest = need - len(hand)
+    cells = sorted((c for c, r in state.board.items() if r == (kind, grade) and c != cell),
+                   reverse=True)[:rest] if rest > 0 else []
+    return hand, cells
+
+
+def _merge(state: RunState, h: int | None, c: int | None) -> None:
+    """Merge onto hand slot `h` or cell `c`: the target, one grade up, stays where it was."""
+    k, g = state.hand[h] if h is not None else state.board[c]
+    hand_slots, cells = _merge_partners(state, k, g, h, c)
+    for cell in cells:
+        del state.board[cell]
+    keep = [r for i, r in enumerate(state.hand) if i not in hand_slots]
+    if h is not None:
+        # the target keeps its place among the remaining hand runes
+        keep[sum(1 for i in range(h) if i not in hand_slots)] = (k, g + 1)
+    else:
+        state.board[c] = (k, g + 1)
+    state.hand = keep
+
+
+def _merge_hand(state: RunState, table: ActionTable, h: int) -> None:
+    _merge(state, h, None)
+
+
+def _merge_board(state: RunState, table: ActionTable, c: int) -> None:
+    _merge(state, None, c)
+
+
+def _open_sector(state: RunState, table: ActionTable, sector: int) -> None:
+    state.mana -= sector_cost(state)
+    state.open_sectors.append(sector)
+
+
+def _place_artifact(state: RunState, table: ActionTable, i: int, c: int) -> None:
+    state.artifacts[c] = state.artifact_inventory.pop(i)
+
+
+def _pick_up_artifact(state: RunState, table: ActionTable, c: int) -> None:
+    state.artifact_inventory.append(state.artifacts.pop(c))
+
+
+def _sell_artifact(state: RunState, table: ActionTable, i: int) -> None:
+    spec = state.rules.spec
+    art = state.artifact_inventory.pop(i)
+    state.mana += int(spec.artifacts[art].price * spec.run.artifact_sell_x)
+
+
+def _ready(state: RunState, table: ActionTable) -> None:
+    """Nothing but the battle, which `apply` fights."""
+
+
+EFFECTS: dict[str, Callable[..., None]] = {
+    "choose_core": _choose_core,
+    "set_sun_element": _set_sun_element,
+    "buy_rune": _buy_rune,
+    "buy_artifact": _buy_artifact,
+    "reroll": _reroll,
+    "place": _place,
+    "pick_up": _pick_up,
+    "sell": _sell,
+    "merge_hand": _merge_hand,
+    "merge_board": _merge_board,
+    "open_sector": _open_sector,
+    "place_artifact": _place_artifact,
+    "pick_up_artifact": _pick_up_artifact,
+    "sell_artifact": _sell_artifact,
+    "choose_reward": _choose_reward,
+    "choose_relic": _choose_relic,
+    "ready": _ready,
+}
 
 
 # -- the battle ---------------------------------------------------------------------------------
@@ -625,11 +411,10 @@ def field_opponent(board: Board, effects: RankEffects, rules: Rules,
     seeded-random casting kind (DECISION: supports excluded), in a seeded-random free open cell."""
     if effects.opponent_extra_runes <= 0:
         return board
-    geo = geometry(rules.radius)
+    open_ = open_cells(rules, board.open_sectors)
     runes = dict(board.runes)
     for _ in range(effects.opponent_extra_runes):
-        free = [c for c in range(geo.n_cells) if c not in runes
-                and (geo.sector[c] < 0 or geo.sector[c] in board.open_sectors)]
+        free = [c for c in range(len(open_)) if c not in runes and open_[c]]
         if not free:
             break
         cell = free[int(rng.integers(len(free)))]
@@ -643,15 +428,15 @@ def player_seat(round_: int) -> int:
     return (round_ + 1) % 2
 
 
-def _fight(state: RunState, opponents: OpponentSource | None, battle_fn: BattleFn | None,
-           variant: str | None = None) -> dict:
-    from .opponents import default_opponents
+def _fight(state: RunState, opponents: OpponentSource, battle_fn: BattleFn | None,
+           variant: str | None = None) -> BattleSummary:
+    """The round's battle: field the opponent, fight, log the summary, then apply the outcome
+    and start the next round (or end the run)."""
     rules = state.rules
     effects = rank_effects(rules, state.rank)
-    source = opponents or default_opponents(rules)
     child = np.random.default_rng(int(state.rng.integers(2**63)))
     boss = state.boss_rules
-    opp = source(state.round, effects, boss, child)
+    opp = opponents(state.round, effects, boss, child)
     opp = opp.replace(boss_rules=tuple(boss), round=state.round, max_hp=None)
     opp = field_opponent(opp, effects, rules, child)
     me = state.to_board()
@@ -666,51 +451,60 @@ def _fight(state: RunState, opponents: OpponentSource | None, battle_fn: BattleF
     else:
         result = fight(pair[0], pair[1], rules)
     outcome = "draw" if result.winner is None else ("win" if result.winner == seat else "loss")
-    summary = {"round": state.round, "outcome": outcome, "seat": seat, "time": result.time,
-               "hp": [result.hp[seat], result.hp[1 - seat]],
-               "max_hp": [result.max_hp[seat], result.max_hp[1 - seat]],
-               "casts": [result.casts[seat], result.casts[1 - seat]],
-               "seals": [result.seals[seat], result.seals[1 - seat]],
-               "boss_rules": list(boss), "core": state.core,
-               "kinds": sorted(k for k, _ in state.board.values()),
-               "board": me.to_json(rules), "opponent": opp.to_json(rules)}
+    kinds = tuple(sorted(k for k, _ in state.board.values()))
+    boss_win, lamp_saved = _count_outcome(state, outcome, bool(boss), me)
+    summary = BattleSummary(
+        round=state.round, outcome=outcome, seat=seat, time=result.time,
+        hp=(result.hp[seat], result.hp[1 - seat]),
+        max_hp=(result.max_hp[seat], result.max_hp[1 - seat]),
+        casts=(result.casts[seat], result.casts[1 - seat]),
+        seals=(result.seals[seat], result.seals[1 - seat]),
+        boss_rules=tuple(boss), core=state.core, kinds=kinds,
+        board=me.to_json(rules), opponent=opp.to_json(rules), lamp_saved=lamp_saved)
     state.battles.append(summary)
-    run = rules.spec.run
-    boss_win = False
+    _end_or_next_round(state, boss_win)
+    return summary
+
+
+def _count_outcome(state: RunState, outcome: str, boss: bool, me: Board) -> tuple[bool, bool]:
+    """Wins, losses, draws, lamps (a phoenix feather saves one) and achievements. Returns
+    (a win against a boss, a lamp saved)."""
     if outcome == "win":
         state.wins += 1
         if boss:
-            boss_win = True
             _achieve(state, "boss_win")
-        if _has_sixfold(me, rules):
+        if _has_sixfold(me, state.rules):
             _achieve(state, "sixfold_win")
-    elif outcome == "loss":
+        return boss, False
+    if outcome == "loss":
         state.losses += 1
         if state.lamp_saves > 0:
             state.lamp_saves -= 1      # the phoenix feather: this loss costs no lamp
-            summary["lamp_saved"] = True
-        else:
-            state.lamps -= 1
-    else:
-        state.draws += 1
-    rounds_played = state.round
+            return False, True
+        state.lamps -= 1
+        return False, False
+    state.draws += 1
+    return False, False
+
+
+def _end_or_next_round(state: RunState, boss_win: bool) -> None:
+    """D-2: the run ends with no lamp left, at the wins that clear it, or at the round cap; else
+    the next round starts (a relic choice first after a boss win)."""
+    run = state.rules.spec.run
     if state.lamps <= 0:
         state.over = True
     elif state.wins >= run.wins_to_clear and not run.endless:
         state.over = True
         state.cleared = True
         _achieve(state, "clear_run")
-    elif rounds_played >= run.round_cap:
+    elif state.round >= run.round_cap:
         state.over = True
     if state.over:
-        state.pending = None
-        return summary
+        return
     state.round += 1
-    state.pending = None
     if boss_win:
-        _queue_choice(state, {"kind": "relic", "options": _relic_options(state)})
+        _queue_choice(state, PendingChoice("relic", _relic_options(state)))
     _start_round(state)
-    return summary
 
 
 def _achieve(state: RunState, name: str) -> None:

@@ -1,8 +1,9 @@
 """Opponents behind one small interface, and the opponent pool file.
 
-An opponent source is any callable `(round, rank_effects, boss_rules, rng) -> Board`. The run
-loop sets the boss rules and round on the board it returns and adds the rank's extra runes
-(`loop.field_opponent`), so sources only draft.
+An opponent source is any callable `(round, rank_effects, boss_rules, rng) -> Board`
+(`loop.OpponentSource`); the loop is given one by its caller (`default_opponents(rules)` is the
+budget drafter). It sets the boss rules and round on the board it returns and adds the rank's
+extra runes (`loop.field_opponent`), so sources only draft.
 
 - `BudgetOpponents`: drafts a fresh board with the heuristic drafter from the budget a player
   would have had by that round (D-44: `opponent_budget_base + opponent_budget_per_round *
@@ -24,7 +25,6 @@ drafted it. A file without counts is sampled uniformly, exactly as before counts
 from __future__ import annotations
 
 import json
-import math
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -33,9 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from ..rules.board import Board, BoardError, write_json_atomic, write_text_atomic
+from ..files import write_json_atomic, write_text_atomic
+from ..rules.board import Board, BoardError
 from ..rules.config import Rules
-from .ranks import RankEffects
+from .drafter import HeuristicDrafter, draft
+from .loop import new_draft
+from .ranks import RankEffects, opponent_budget
 
 POOL_FORMAT = "rune-env-pool"
 POOL_VERSION = 1
@@ -45,26 +48,13 @@ class PoolError(ValueError):
     """A pool file that cannot be used; the message names the problem."""
 
 
-def opponent_budget(rules: Rules, round_: int, effects: RankEffects) -> int:
-    run = rules.spec.run
-    return int(math.floor((run.opponent_budget_base + run.opponent_budget_per_round * (round_ - 1))
-                          * effects.opponent_budget_x + 1e-9))
-
-
 def draft_board(rules: Rules, round_: int, budget: int, rng: np.random.Generator,
                 noise: float = 0.0, core: str | None = None) -> Board:
     """A board drafted from scratch with `budget` mana by the heuristic drafter."""
-    from .drafter import HeuristicDrafter, draft
-    from .loop import draw_shop, new_run
     seed = int(rng.integers(2**31))
-    state = new_run(seed, rules, core=core)
-    state.round = round_
-    state.mana = budget
-    draw_shop(state)
-    drafter = HeuristicDrafter(rules, noise=noise, seed=seed)
-    draft(state, drafter)
-    board = state.to_board()
-    return board.replace(max_hp=None)
+    state = new_draft(seed, rules, round_, budget, core=core)
+    draft(state, HeuristicDrafter(rules, noise=noise, seed=seed))
+    return state.to_board().replace(max_hp=None)
 
 
 @dataclass

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..rules.board import write_json_atomic
+from ..files import write_json_atomic
 from ..rules.config import KINDS, Rules
 from .state import RunState
 

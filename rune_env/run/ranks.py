@@ -1,6 +1,8 @@
-"""Ranks: each includes every easier one, so their effects accumulate."""
+"""Ranks: each includes every easier one, so their effects accumulate; and the opponent budget
+they give (D-44)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -51,3 +53,11 @@ def _rank_effects(rules_hash: str, rules: Rules, r: int) -> RankEffects:
         boss_rule_count=max(s.boss_rule_count for s in specs),
         lamps=min(lamps) if lamps else rules.spec.run.lamps,
     )
+
+
+def opponent_budget(rules: Rules, round_: int, effects: RankEffects) -> int:
+    """D-44: the mana an opponent of round `round_` drafts with: what a player would have had
+    (E-36: 10, 20, 30, ... with the defaults), times the rank's budget factor."""
+    run = rules.spec.run
+    return int(math.floor((run.opponent_budget_base + run.opponent_budget_per_round * (round_ - 1))
+                          * effects.opponent_budget_x + 1e-9))

@@ -5,9 +5,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..rules.board import write_json_atomic
+from ..files import write_json_atomic
 from ..rules.config import Rules
 from .loop import OpponentSource, apply, new_run
+from .opponents import default_opponents
 from .state import RunState
 
 RECORD_VERSION = 1
@@ -32,12 +33,14 @@ class RunRecord:
                    unlocked=unlocked, actions=list(state.actions_taken))
 
     def replay(self, rules: Rules, opponents: OpponentSource | None = None) -> RunState:
+        """The recorded run, played again against `opponents` (default: the budget drafter)."""
         if rules.hash != self.rules_hash:
             raise RecordError(f"record was made under rules {self.rules_hash}, not {rules.hash}")
         try:
             state = new_run(self.seed, rules, rank=self.rank, core=self.core, unlocked=self.unlocked)
         except ValueError as exc:
             raise RecordError(f"record cannot start its run: {exc}") from None
+        opponents = opponents or default_opponents(rules)
         for i, a in enumerate(self.actions):
             try:
                 apply(state, a, opponents)

@@ -3,6 +3,8 @@
 A `RunState` is mutated in place by `rune_env.run.loop.apply`; `clone()` copies it (for search
 and planning), `to_json()` / `RunState.from_json()` save and resume it: a resumed run draws the
 same later offers and fights the same battles, because the generator's state is saved too.
+Two named parts of it: the choice waiting for the player (`PendingChoice`, of one of
+`PENDING_KINDS`) and the summary of each battle fought (`BattleSummary`).
 """
 from __future__ import annotations
 
@@ -18,10 +20,91 @@ from ..rules.config import Rules, default_rules
 from ..rules.geometry import geometry
 
 STATE_VERSION = 1
+# The kinds of choice a run can wait for, each taken by the action group "choose_<kind>". The
+# order is the observation's (its pending part, and the compiled record's code 0, 1, 2).
+PENDING_KINDS = ("core", "reward", "relic")
 
 
 class RunStateError(ValueError):
     """A saved run that cannot be loaded; the message names the problem."""
+
+
+@dataclass
+class PendingChoice:
+    """A choice the player must take before anything else: a core (round 1, unless the core is
+    fixed), a reward or a relic. `queue` holds the choices waiting behind it, in order (their
+    own queues are empty). JSON: {"kind", "options", "queue": [{"kind", "options"}, ...]}."""
+
+    kind: str                   # one of PENDING_KINDS
+    options: list[str]
+    queue: list[PendingChoice] = field(default_factory=list)
+
+    @property
+    def group(self) -> str:
+        """The action group that takes this choice."""
+        return "choose_" + self.kind
+
+    def copy(self) -> PendingChoice:
+        return PendingChoice(self.kind, list(self.options), [q.copy() for q in self.queue])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "options": list(self.options),
+                "queue": [{"kind": q.kind, "options": list(q.options)} for q in self.queue]}
+
+    @classmethod
+    def from_json(cls, data: Any) -> PendingChoice:
+        """A saved pending choice; RunStateError if it is not one."""
+        def one(d: Any) -> PendingChoice:
+            if not isinstance(d, dict) or d.get("kind") not in PENDING_KINDS \
+                    or not isinstance(d.get("options"), list):
+                raise RunStateError("saved run: malformed pending choice")
+            return cls(d["kind"], list(d["options"]))
+        choice = one(data)
+        queue = data.get("queue", [])
+        if not isinstance(queue, list):
+            raise RunStateError("saved run: malformed pending choice")
+        choice.queue = [one(q) for q in queue]
+        return choice
+
+
+@dataclass(frozen=True)
+class BattleSummary:
+    """One battle of the run, from the player's side (pairs are [player, opponent]); what the
+    envs put in `info["battle"]` (as `to_json()`, a plain dict with these keys)."""
+
+    round: int
+    outcome: str                # "win", "loss" or "draw"
+    seat: int                   # the player's side in the battle (RULES E-22)
+    time: float                 # s
+    hp: tuple                   # clamped at 0
+    max_hp: tuple
+    casts: tuple
+    seals: tuple
+    boss_rules: tuple
+    core: str | None
+    kinds: tuple                # the player's board's rune kinds, sorted
+    board: dict                 # the player's board, as a board file (RULES section 17)
+    opponent: dict              # the opponent's board, as a board file
+    lamp_saved: bool = False    # a phoenix feather saved the lamp of this loss
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as a plain dict (`lamp_saved` only when true); the boards are copies."""
+        out = {"round": self.round, "outcome": self.outcome, "seat": self.seat,
+               "time": self.time, "hp": list(self.hp), "max_hp": list(self.max_hp),
+               "casts": list(self.casts), "seals": list(self.seals),
+               "boss_rules": list(self.boss_rules), "core": self.core, "kinds": list(self.kinds),
+               "board": copy.deepcopy(self.board), "opponent": copy.deepcopy(self.opponent)}
+        if self.lamp_saved:
+            out["lamp_saved"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BattleSummary:
+        pairs = {k: tuple(data[k]) for k in ("hp", "max_hp", "casts", "seals")}
+        return cls(round=data["round"], outcome=data["outcome"], seat=data["seat"],
+                   time=data["time"], boss_rules=tuple(data["boss_rules"]), core=data["core"],
+                   kinds=tuple(data["kinds"]), board=data["board"], opponent=data["opponent"],
+                   lamp_saved=bool(data.get("lamp_saved", False)), **pairs)
 
 
 @dataclass
@@ -50,7 +133,7 @@ class RunState:
     hp_bonus: float = 0.0          # base-stat rewards: max HP x (1 + hp_bonus)
     shop_runes: list[str | None] = field(default_factory=list)
     shop_artifacts: list[str | None] = field(default_factory=list)
-    pending: dict | None = None    # {"kind": "core"|"reward"|"relic", "options": [...]}
+    pending: PendingChoice | None = None   # the choice to take before anything else
     boss_schedule: dict[int, list[str]] = field(default_factory=dict)
     prep_actions: int = 0          # actions in this round's preparation (D-41 cap)
     unlocked: list[str] = field(default_factory=list)
@@ -60,7 +143,7 @@ class RunState:
     # counters for invariants and logs (grade-I units)
     units_bought: int = 0
     units_sold: int = 0
-    battles: list[dict] = field(default_factory=list)     # one summary per battle fought
+    battles: list[BattleSummary] = field(default_factory=list)   # one per battle fought
     actions_taken: list[int] = field(default_factory=list)
 
     # -- derived -------------------------------------------------------------------------------
@@ -68,6 +151,11 @@ class RunState:
     def max_hp(self) -> float:
         b = self.rules.spec.battle
         return (b.base_hp + b.hp_per_round * (self.round - 1)) * (1.0 + self.hp_bonus)
+
+    @property
+    def artifacts_held(self) -> int:
+        """Placed and in the inventory: both use artifact slots (D-40)."""
+        return len(self.artifacts) + len(self.artifact_inventory)
 
     @property
     def boss_rules(self) -> list[str]:
@@ -83,12 +171,13 @@ class RunState:
 
     def clone(self) -> "RunState":
         new = copy.copy(self)
+        # (a BattleSummary is frozen: the copied list may share them)
         for name in ("hand", "artifact_inventory", "open_sectors", "relics", "shop_runes",
                      "shop_artifacts", "unlocked", "achievements", "battles", "actions_taken"):
             setattr(new, name, list(getattr(self, name)))
         new.board = dict(self.board)
         new.artifacts = dict(self.artifacts)
-        new.pending = copy.deepcopy(self.pending)
+        new.pending = None if self.pending is None else self.pending.copy()
         new.boss_schedule = {k: list(v) for k, v in self.boss_schedule.items()}
         new.rng = np.random.Generator(type(self.rng.bit_generator)())
         new.rng.bit_generator.state = self.rng.bit_generator.state
@@ -111,12 +200,13 @@ class RunState:
             "lamp_saves": self.lamp_saves, "wins": self.wins, "losses": self.losses,
             "draws": self.draws, "hp_bonus": self.hp_bonus,
             "shop_runes": list(self.shop_runes), "shop_artifacts": list(self.shop_artifacts),
-            "pending": copy.deepcopy(self.pending),
+            "pending": None if self.pending is None else self.pending.to_json(),
             "boss_schedule": {str(k): list(v) for k, v in sorted(self.boss_schedule.items())},
             "prep_actions": self.prep_actions, "unlocked": list(self.unlocked),
             "over": self.over, "cleared": self.cleared, "achievements": list(self.achievements),
             "units_bought": self.units_bought, "units_sold": self.units_sold,
-            "battles": copy.deepcopy(self.battles), "actions_taken": list(self.actions_taken),
+            "battles": [b.to_json() for b in self.battles],
+            "actions_taken": list(self.actions_taken),
             "rng": _jsonable(self.rng.bit_generator.state),
         }
 
@@ -151,16 +241,19 @@ class RunState:
                 lamps=int(data["lamps"]), lamp_saves=int(data["lamp_saves"]),
                 wins=int(data["wins"]), losses=int(data["losses"]), draws=int(data["draws"]),
                 hp_bonus=float(data["hp_bonus"]), shop_runes=list(data["shop_runes"]),
-                shop_artifacts=list(data["shop_artifacts"]), pending=data["pending"],
+                shop_artifacts=list(data["shop_artifacts"]), pending=None,
                 boss_schedule={int(k): list(v) for k, v in data["boss_schedule"].items()},
                 prep_actions=int(data["prep_actions"]), unlocked=list(data["unlocked"]),
                 over=bool(data["over"]), cleared=bool(data["cleared"]),
                 achievements=list(data["achievements"]),
                 units_bought=int(data["units_bought"]), units_sold=int(data["units_sold"]),
-                battles=list(data["battles"]), actions_taken=[int(a) for a in data["actions_taken"]],
+                battles=[BattleSummary.from_json(b) for b in data["battles"]],
+                actions_taken=[int(a) for a in data["actions_taken"]],
             )
+            pending = data["pending"]
         except (KeyError, TypeError, ValueError) as exc:
             raise RunStateError(f"saved run is malformed: {type(exc).__name__}: {exc}") from None
+        state.pending = None if pending is None else PendingChoice.from_json(pending)
         _check_content(state)
         return state
 
@@ -197,15 +290,11 @@ def _check_content(state: RunState) -> None:
         raise RunStateError(f"saved run: rank {state.rank} out of range")
     if len(state.hand) > state.hand_slots or state.hand_slots > spec.run.hand_slots_max:
         raise RunStateError("saved run: more hand runes or slots than the rules allow")
-    if len(state.artifacts) + len(state.artifact_inventory) > state.artifact_slots \
+    if state.artifacts_held > state.artifact_slots \
             or state.artifact_slots > spec.run.artifact_slots_max:
         raise RunStateError("saved run: more artifacts or artifact slots than the rules allow")
     if state.mana < 0 or state.lamps < 0 or state.round < 1:
         raise RunStateError("saved run: negative mana or lamps, or a round below 1")
-    if state.pending is not None and (not isinstance(state.pending, dict)
-                                      or state.pending.get("kind") not in ("core", "reward", "relic")
-                                      or not isinstance(state.pending.get("options"), list)):
-        raise RunStateError("saved run: malformed pending choice")
 
 
 def _jsonable(obj: Any) -> Any:

@@ -19,7 +19,8 @@ import textwrap
 from ..rules.board import Board
 from ..rules.config import ATTACK_KINDS, CASTING_KINDS, KINDS, Rules
 from ..rules.geometry import geometry
-from .loop import income, player_seat, sector_cost
+from .legal import sector_cost
+from .loop import income, player_seat
 from .ranks import rank_effects
 from .state import RunState
 
@@ -735,7 +736,7 @@ def pending_lines(state: RunState) -> list[str]:
     pend = state.pending
     if not pend:
         return []
-    out = [f"Choose a {pend['kind']}: choose N (or its name); info NAME explains one"]
-    for i, opt in enumerate(pend["options"]):
-        out += wrap(f"  [{i}] {describe_option(state.rules, pend['kind'], opt)}", WIDTH, "      ")
+    out = [f"Choose a {pend.kind}: choose N (or its name); info NAME explains one"]
+    for i, opt in enumerate(pend.options):
+        out += wrap(f"  [{i}] {describe_option(state.rules, pend.kind, opt)}", WIDTH, "      ")
     return out

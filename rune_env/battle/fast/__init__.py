@@ -28,8 +28,8 @@ processes only load it (`warm_up()` does that up front). Only the deterministic 
 compiled; dice battles are handed to the reference engine with their seed (see `fast_battles`).
 
 A battle that would overflow a fixed-size buffer of the kernel (more than 256 warding-seal unseals
-pending at once on one side: no real board comes near) is replayed by the reference engine, so the
-results are always the reference's.
+scheduled at once on one side: no real board comes near) is replayed by the reference engine, so
+the results are always the reference's.
 """
 from __future__ import annotations
 
@@ -42,9 +42,10 @@ import numpy as np
 from ...rules.board import Board
 from ...rules.config import Rules, default_rules
 from ..result import BattleResult
-from .compile import RI_N, encode_board, encode_pairs
+from .compile import RI_N_CELLS, RI_N_FLOWS, compile_rules, encode_board, encode_pairs
 
-__all__ = ["BoardAnalyser", "fast_battle", "fast_battles", "warm_up"]
+__all__ = ["BoardAnalyser", "encode_board", "fast_battle", "fast_battles", "fresh_module",
+           "loaded_kernel", "warm_up"]
 
 MIN_PER_THREAD = 32      # fewer battles than this per thread: play them on one thread
 CHUNKS_PER_THREAD = 8    # the batch is cut into about this many chunks per thread
@@ -53,45 +54,54 @@ CHUNKS_PER_THREAD = 8    # the batch is cut into about this many chunks per thre
 _KERNEL = None
 
 
-def _kernel():
-    """The compiled kernel module, imported lazily (importing numba takes about a second) and
-    checked against the table layout of compile.py once (`_fresh_kernel`)."""
+def loaded_kernel():
+    """The compiled kernel module (`kernel.py`), imported lazily (importing numba takes about a
+    second) and checked once against the sources it was compiled from (`fresh_module`)."""
     global _KERNEL
     if _KERNEL is None:
         from . import kernel
-        from .compile import LAYOUT_SIGNATURE
-
-        def recompile(module):
-            # Dispatcher.recompile() empties the function's disk cache and compiles it again
-            # with the module's current globals (the functions not compiled yet compile at
-            # their first call, and are cached again)
-            for obj in list(vars(module).values()):
-                if callable(getattr(obj, "recompile", None)) and hasattr(obj, "py_func"):
-                    obj.recompile()
-            return module
-
-        _KERNEL = _fresh_kernel(kernel, LAYOUT_SIGNATURE, recompile)
+        from .compile import KERNEL_SIGNATURE
+        _KERNEL = fresh_module(kernel, KERNEL_SIGNATURE)
     return _KERNEL
 
 
-def _fresh_kernel(kernel, signature: int, recompile):
-    """`kernel` if its compiled table layout is `signature`, else recompile(kernel), checked
-    again. numba's disk cache of kernel.py is keyed by kernel.py's text only, while the kernel
-    compiles compile.py's layout constants in: an edit of compile.py alone would otherwise run
-    stale machine code on the new tables."""
-    if kernel.layout_signature() == signature:
-        return kernel
+def recompile_module(module):
+    """Recompile every compiled function defined in `module` (not those it imports):
+    Dispatcher.recompile() empties the function's disk cache and compiles it again with the
+    module's current globals (the functions not compiled yet compile at their first call, and
+    are cached again)."""
+    for obj in list(vars(module).values()):
+        func = getattr(obj, "py_func", None)
+        if callable(getattr(obj, "recompile", None)) and func is not None \
+                and func.__module__ == module.__name__:
+            obj.recompile()
+    return module
+
+
+def fresh_module(module, signature: int, recompile=recompile_module, stem: str = "kernel"):
+    """`module` (a numba module with `cache=True` functions) if the signature compiled into it
+    (its `compiled_signature()`) is `signature`, else recompile(module), checked again.
+
+    numba keys the disk cache of a file by that file alone, while a compiled module also
+    compiles in the constants of the modules it imports and links the compiled functions it
+    calls: an edit of one of those alone would otherwise run stale machine code. So such a
+    module compiles in a hash of all its sources (`compile.source_signature`) and is checked
+    here; `stem` names its cache files in the errors."""
+    if module.compiled_signature() == signature:
+        return module
     try:
-        kernel = recompile(kernel)
+        module = recompile(module)
     except OSError as exc:
-        raise RuntimeError(f"the fast engine's cached kernel was compiled for another table "
-                           f"layout and could not be recompiled ({exc}); delete the numba cache "
-                           f"files kernel.*.nbi / kernel.*.nbc") from None
-    if kernel.layout_signature() != signature:
-        raise RuntimeError("the fast engine's cached kernel was compiled for another table layout "
-                           "and recompiling did not help; delete the numba cache files "
-                           "kernel.*.nbi / kernel.*.nbc (NUMBA_CACHE_DIR or __pycache__)")
-    return kernel
+        raise RuntimeError(f"the fast engine's cached {stem} module was compiled for another "
+                           f"table layout or from other sources and could not be recompiled "
+                           f"({exc}); delete the numba cache files {stem}.*.nbi / "
+                           f"{stem}.*.nbc") from None
+    if module.compiled_signature() != signature:
+        raise RuntimeError(f"the fast engine's cached {stem} module was compiled for another "
+                           f"table layout or from other sources and recompiling did not help; "
+                           f"delete the numba cache files {stem}.*.nbi / {stem}.*.nbc "
+                           f"(NUMBA_CACHE_DIR or __pycache__)")
+    return module
 
 
 def _arrays(n: int) -> dict[str, np.ndarray]:
@@ -122,18 +132,18 @@ def _run(pairs, rules: Rules, workers: int | None) -> dict[str, np.ndarray]:
         raise NotImplementedError(
             f"the fast engine plays the deterministic variant only (rules variant: "
             f"{rules.spec.variant!r}); use rune_env.battle.battle")
-    k = _kernel()
+    k = loaded_kernel()
     n = len(pairs)
     out = _arrays(n)
     if n == 0:
         return out
     status = np.zeros(n, dtype=np.int8)
-    ri, rf, enc, offs, maxhp, i0, i1, hand_cap, mods_cap = encode_pairs(pairs, rules)
+    rules_i, rules_f, enc, offs, maxhp, i0, i1, hand_cap, mods_cap = encode_pairs(pairs, rules)
     results = (out["winner"], out["time"], out["hp"], out["max_hp"], out["casts"], out["turns"],
                out["seals"], out["rests"], out["knockout"], status)
     threads = min(_threads(workers), n // MIN_PER_THREAD)
     if threads <= 1:
-        k.run_serial(ri, rf, enc, offs, maxhp, i0, i1, hand_cap, mods_cap, *results)
+        k.run_serial(rules_i, rules_f, enc, offs, maxhp, i0, i1, hand_cap, mods_cap, *results)
     else:
         # the kernel releases the GIL: each thread plays contiguous chunks, writing only the rows
         # of its chunk (views), so the output does not depend on the threads
@@ -142,8 +152,8 @@ def _run(pairs, rules: Rules, workers: int | None) -> dict[str, np.ndarray]:
 
         def play(bound):
             lo, hi = bound
-            k.run_serial(ri, rf, enc, offs, maxhp, i0[lo:hi], i1[lo:hi], hand_cap, mods_cap,
-                         *(a[lo:hi] for a in results))
+            k.run_serial(rules_i, rules_f, enc, offs, maxhp, i0[lo:hi], i1[lo:hi], hand_cap,
+                         mods_cap, *(a[lo:hi] for a in results))
 
         with ThreadPoolExecutor(max_workers=threads) as pool:
             for _ in pool.map(play, bounds):
@@ -164,19 +174,20 @@ def _run_one(board0: Board, board1: Board, rules: Rules) -> dict[str, np.ndarray
     allocating the arrays each time would cost more than the battle)."""
     if rules.spec.variant != "deterministic":
         return _run([(board0, board1)], rules, 1)     # raises the same error
-    k = _kernel()
-    ri, rf, enc, offs, maxhp, i0, i1, hand_cap, mods_cap = encode_pairs([(board0, board1)], rules)
+    k = loaded_kernel()
+    rules_i, rules_f, enc, offs, maxhp, i0, i1, hand_cap, mods_cap = encode_pairs(
+        [(board0, board1)], rules)
     cache = getattr(_LOCAL, "single", None)
     if cache is None:
         cache = _LOCAL.single = {}
     entry = cache.get(rules.hash)
     if entry is None or hand_cap > entry[0] or mods_cap > entry[1]:
         caps = (max(hand_cap, 8), max(mods_cap, 8))
-        entry = cache[rules.hash] = (*caps, k.make_state(ri, *caps), _arrays(1),
+        entry = cache[rules.hash] = (*caps, k.make_state(rules_i, *caps), _arrays(1),
                                      np.zeros(1, dtype=np.int8))
     _, _, state, out, status = entry
-    k.play_into(ri, rf, *state, enc, offs, maxhp, i0[0], i1[0], 0, out["winner"], out["time"],
-                out["hp"], out["max_hp"], out["casts"], out["turns"], out["seals"],
+    k.play_into(rules_i, rules_f, *state, enc, offs, maxhp, i0[0], i1[0], 0, out["winner"],
+                out["time"], out["hp"], out["max_hp"], out["casts"], out["turns"], out["seals"],
                 out["rests"], out["knockout"], status)
     if status[0] != 0:
         from ..engine import battle
@@ -243,9 +254,9 @@ def fast_battle(board0: Board, board1: Board, rules: Rules | None = None, seed: 
 class BoardAnalyser:
     """`analysis.analyse` of a board at battle start (no seals), compiled: the same numbers as
     the reference (the kernel mirrors it operation for operation; `tests/test_fast_parity.py`
-    checks it on random boards). For the observation encoder (powers) and the heuristic drafter
-    (powers, delays, effective grades, acting flows, interval). One object keeps its work arrays;
-    not thread-safe (one per thread).
+    checks it on random boards): the powers, delays, effective grades, acting flows and the
+    interval, for the callers that value boards. One object keeps its work arrays; not
+    thread-safe (one per thread).
 
         an = BoardAnalyser(rules)
         power, info, interval_ms = an(board)
@@ -255,12 +266,11 @@ class BoardAnalyser:
     """
 
     def __init__(self, rules: Rules | None = None):
-        from .compile import RI_F, compile_rules
         self.rules = rules or default_rules()
-        self._k = _kernel()
-        self._ri, self._rf, _ = compile_rules(self.rules)
-        self.n_cells = int(self._ri[RI_N])
-        self.n_flows = int(self._ri[RI_F])
+        self._k = loaded_kernel()
+        self._rules_i = compile_rules(self.rules).rules_i
+        self.n_cells = int(self._rules_i[RI_N_CELLS])
+        self.n_flows = int(self._rules_i[RI_N_FLOWS])
         self._caps = (0, 0)
         self._state = None
         self._zero = np.int64(0)     # the record's offset (typed once: no per-call conversion)
@@ -271,33 +281,21 @@ class BoardAnalyser:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._k = _kernel()
+        self._k = loaded_kernel()
 
     def _work(self, hand_cap: int, mods_cap: int):
         if self._state is None or hand_cap > self._caps[0] or mods_cap > self._caps[1]:
             caps = (max(hand_cap, 8), max(mods_cap, 8))
-            self._state = self._k.make_state(self._ri, *caps)
+            self._state = self._k.make_state(self._rules_i, *caps)
             self._caps = caps
         return self._state
 
-    def features(self, board, open_cells: np.ndarray, out: np.ndarray, width: int,
-                 col_grade: int, col_open: int, col_art: int, col_power: int,
-                 max_grade: float, log_scale: float) -> None:
-        """The observation encoder's board part in one compiled call (kernel.board_features);
-        `out` is a zeroed float32 vector of n_cells x width."""
-        ri, rf, enc, hand_cap, mods_cap = encode_board(board, self.rules)
-        state = self._work(hand_cap, mods_cap)
-        if not self._k.board_features(ri, rf, *state, enc, self._zero, open_cells, out, width,
-                                      col_grade, col_open, col_art, col_power, max_grade,
-                                      log_scale):
-            raise ValueError("board record out of range (an unvalidated board?)")
-
     def __call__(self, board: Board) -> tuple[np.ndarray, np.ndarray, int]:
-        ri, rf, enc, hand_cap, mods_cap = encode_board(board, self.rules)
-        self._work(hand_cap, mods_cap)
+        rules_i, rules_f, enc, hand_cap, mods_cap = encode_board(board, self.rules)
+        state = self._work(hand_cap, mods_cap)
         power = np.empty(self.n_cells, dtype=np.float64)
         info = np.empty((self.n_cells, 3 + self.n_flows), dtype=np.int64)
-        interval = self._k.board_analysis(ri, rf, *self._state, enc, self._zero, power, info)
+        interval = self._k.board_analysis(rules_i, rules_f, *state, enc, self._zero, power, info)
         if interval < 0:
             raise ValueError("board record out of range (an unvalidated board?)")
         return power, info, int(interval)

@@ -1,40 +1,99 @@
-"""Rules and boards as flat numpy arrays for the compiled battle kernel.
+"""The compiled battle kernel's arrays: their layouts, and rules and boards as flat arrays.
 
 Two compilations, both plain Python and cheap:
 
-* `compile_rules(rules)` turns a `Rules` into two flat arrays, `ri` (int64) and `rf` (float64): the
-  hex geometry (ring, neighbour / inward / outward lists of every cell), the resonance orbits (each
-  pattern of the config over every ring), per kind (hits, attack or not, opposites, whom it beats
-  and what beats it, the flows feeding it in table order; base value, barrier wear, own curse and
-  freeze durations), the flow table (from, to and every side effect, in table order), every
-  modifier (cores, boss rules, relics: interval, HP, amplify and flow factors, erosions, wards,
-  switches, seal-cap divisor, core flow strength, unseal delay, and the power factor per kind and
-  per "outermost ring or not" computed exactly as the reference multiplies it), the artifacts, the
-  grade / ring / copy / resonance tables, the overdrive multiplier of every second and the battle's
-  scalars, and some bit masks (the outward cells of a cell, the cells of an orbit, the opposites
-  of a kind) that spare the kernel loops. The kernel finds each block through the offsets in the
-  header of `ri` (RI_* below). Cached per rules hash. Nothing the config holds is a literal here
-  or in the kernel; only the kinds (fixed by the code, `rules.config.KINDS`) are.
-
-  Two flat arrays rather than many small ones (or a namedtuple of arrays) keep numba's compile
-  time low: every array argument costs compile time at every call site.
-
-* `encode_pairs(pairs, rules)` writes the boards into one flat int32 array, one variable-length
-  record per board (below), plus a float64 array of `max_hp` (NaN: none). Runes go in
-  `Board.runes` dict order, because the reference sums the affinity weights in that order. The
-  per-side set-up (`SideSetup.of`: modifiers, interval, max HP, wards, spring bonuses and
+* `compile_rules(rules)` turns a `Rules` into two flat arrays, `rules_i` (int64) and `rules_f`
+  (float64), cached per rules hash. Two flat arrays rather than many small ones (or a namedtuple
+  of arrays) keep numba's compile time low: every array argument costs compile time at every
+  call site. Nothing the config holds is a literal here or in the kernel; only the kinds (fixed
+  by the code, `rules.config.KINDS`: kind id = index in KINDS) are.
+* `encode_pairs(pairs, rules)` / `encode_board(board, rules)` write boards into one flat int32
+  array, one variable-length record per board, plus a float64 array of `max_hp` (NaN: none).
+  The per-side set-up (`SideSetup.of`: modifiers, interval, max HP, wards, spring bonuses and
   effective grades, seal cap, turn cells, outermost ring; then affinity) is derived from these
   records inside the kernel, once per battle.
 
-Board record (ints), at `offsets[b]`:
-    round, core (modifier id or -1), sun element (kind id or -1), n_runes, n_artifacts, n_hand,
-    n_boss_rules, n_relics, then n_runes x (cell, kind, grade), n_artifacts x (cell, artifact),
-    n_hand x (kind, grade), the boss rules' modifier ids, the relics' modifier ids.
+The layouts, all of them (the constants below name every index):
+
+rules_i, the ints. A header of RI_HEADER entries, then blocks:
+    RI_* entries      counts and scalars: cells, flows, resonance orbits and their longest
+                      length, modifiers, artifacts, the highest grade, patterns; the drizzle
+                      cap, erosions per cycle, the seal-cap divisor and floor, the delay
+                      period, the earth's outermost wards, the balance rules (D-50..D-52)
+    AT_* entries      the offset of each block (AT_*_F and AT_*_X ones: offsets into rules_f)
+    AT_GEOMETRY       per cell GEO_WIDTH ints (GEO_*): ring, neighbours, inward and outward
+                      cells (a count, then up to 6 ids each), the outward cells' bit mask
+    AT_KINDS          per kind KIND_WIDTH ints (KIND_*): hits, attacks or not, the number of
+                      flows feeding it, the kinds it beats and those beating it (a count then
+                      the ids, in table order), its opposite kinds as a mask (bit 1 + kind id)
+    AT_INTO           per kind n_flows ints: the flows feeding it in table order (-1 after)
+    AT_FLOWS          per flow FLOW_WIDTH ints (FLOW_*): from, to, erosions, drizzle charges,
+                      extra casts, overflow into barrier
+    AT_ORBITS         per resonance orbit 2 + RI_ORBIT_LEN ints (ORBIT_*): pattern, length,
+                      cells (-1 after)
+    AT_ORBIT_MASKS    per orbit the bit mask of its cells (a quick test before the cells)
+    AT_MODS           per modifier (cores, then boss rules, then relics) MOD_WIDTH ints
+                      (MOD_*): extra erosions, outermost wards, loose resonance, reserve of
+                      any kind, seal-cap divisor (-1: none)
+    AT_ARTS           per artifact ART_WIDTH ints (ART_*): wards, grade bonus, absorbs
+    AT_UNSEALS        per grade the light's unseals
+
+rules_f, the floats. N_F_SCALARS scalars (F_*: durations, HP, tolerances, caps and factors),
+then blocks found through rules_i's header:
+    AT_KINDS_F        per kind KINDF_WIDTH floats (KINDF_*): base value, barrier wear, own curse
+                      and freeze durations
+    AT_FLOWS_F        per flow FLOWF_WIDTH floats (FLOWF_*): multiplier, reflect, barrier strip,
+                      storm delay, curse, curse and freeze duration factors
+    AT_MODS_F         per modifier MODF_WIDTH floats (MODF_*): interval, HP, amplify and flow
+                      factors, resonance add, core flow strength, unseal delay (-1: none), then
+                      the power factor of kind k at MODF_POWER_X + 2 k (+1 on the outermost
+                      ring), computed exactly as the reference multiplies it
+    AT_GRADE_X, AT_RING_X, AT_COPY_X    per grade / ring / grade: the power and copy factors
+    AT_PATTERN_X, AT_LOOSE_X            per resonance pattern: its multiplier, normal and loose
+    AT_OVERDRIVE      the overdrive multiplier of every second of the battle (t // 1000)
+
+The kernel's work arrays, one set per worker thread (`kernel.make_state`), reused for every
+battle:
+    cells    int64   [2 + 2 MEMO, n_cells, w]  rows 0 and 1: side s's cells (CELL_* columns):
+                     occupant kind, grade, effective grade, spring bonus, sealed, wards, seal
+                     serial, frozen until, delay counter, index among the occupied cells, the
+                     amplifiers reaching it (a list). Rows 2..: the analyses, MEMO per side
+                     (AN_* columns: delayed, the acting flows)
+    cells_f  float64 [2 + 2 MEMO, n_cells, w]  rows 0 and 1: the analysis' scratch per side and
+                     cell (CELLF_*: amplify factor, resonance, the feeders' best strength per
+                     kind); rows 2..: the analyses (ANF_*: power, the acting flows' strengths)
+    sides    int64   [2, N_ROWS, w]  per side, rows ROW_*: the scalars (ROW_SCALARS, S_*
+                     columns), the modifier list, the hand (kind, grade, used), the scheduled
+                     warding-seal unseals (time, cell, serial), the due ones, a node's links,
+                     the cast's snapshot of acting flows, the occupied cells, the orbits that
+                     can complete, the memo's keys, the live kinds, the turn cells. The
+                     battle's clock and outcome are side 0's S_TIME, S_WINNER, S_STATUS
+    sides_f  float64 [2, N_ROWS_F, w]  per side, rows ROWF_*: the float scalars (ROWF_SCALARS,
+                     SF_* columns), the affinity per attack kind, the resonance multiplier per
+                     pattern, the snapshot's flow strengths, the affinity weights, the memo's
+                     reflect shares
+
+Cell masks (AT_ORBIT_MASKS, GEO_OUTWARD_MASK): cell c is bit c, the cells from MASK_BITS on
+share bit MASK_BITS (a mask test is then only a pre-check).
+
+A board record (ints), at `offsets[b]`: REC_HEADER ints (REC_*: round, core (modifier id or
+-1), sun element (kind id or -1), n_runes, n_artifacts, n_hand, n_boss_rules, n_relics), then
+n_runes x (cell, kind, grade) in `Board.runes` dict order (the reference sums the affinity
+weights in that order), n_artifacts x (cell, artifact), n_hand x (kind, grade), the boss rules'
+modifier ids, the relics' modifier ids.
+
+numba's disk cache of a compiled module is keyed by that file alone, yet the kernel compiles
+this module's constants in: `KERNEL_SIGNATURE` (a hash of the sources of compile.py and
+kernel.py and of the kinds) is compiled into the kernel too, and the package compares the two
+at load (`rune_env.battle.fast.fresh_module`). `source_signature` serves other compiled
+modules that call into the kernel the same way.
 """
 from __future__ import annotations
 
-import zlib
+import hashlib
 from array import array
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,62 +101,124 @@ from ...rules.config import ATTACK_KINDS, CASTING_KINDS, KINDS, Rules
 from ..analysis import overdrive_multiplier
 from ...rules.geometry import geometry
 
-# Kind ids are the index in KINDS (fixed by the code, not the config).
 KIND_ID = {k: i for i, k in enumerate(KINDS)}
 N_KINDS = len(KINDS)
 N_CASTING = len(CASTING_KINDS)
 assert KINDS[:N_CASTING] == CASTING_KINDS   # casting kinds are ids 0..N_CASTING-1
 
-HEADER = 8   # ints before the variable parts of a board record
+# -- board records ------------------------------------------------------------------------------
+(REC_ROUND, REC_CORE, REC_SUN, REC_N_RUNES, REC_N_ARTS, REC_N_HAND, REC_N_BOSSES, REC_N_RELICS,
+ REC_HEADER) = range(9)
 
-# -- ri: header ---------------------------------------------------------------------------------
-(RI_N, RI_F, RI_O, RI_OW, RI_M, RI_A, RI_G, RI_P, RI_DRIZZLE_MAX, RI_PER_CYCLE, RI_DIVISOR,
- RI_DELAY_PERIOD, RI_EARTH_WARDS, RI_GEO, RI_KIND, RI_INTO, RI_FLOW, RI_ORB, RI_MOD, RI_ART,
- RI_UNS, RF_KIND, RF_FLOW, RF_MOD, RF_GX, RF_RX, RF_CX, RF_PN, RF_PL, RI_ORBM, RF_OD,
- RI_MIN_CYCLE, RI_CAP_MIN, RI_MAX_FROZEN, RI_HDR) = range(35)
-# (the RF_* entries of the header are offsets into rf; RI_ORBM: per orbit, the bit mask of its
-# cells, a quick test before its cells are checked one by one; RF_OD: the overdrive multiplier
-# of every second of the battle, t // 1000 = 0 .. duration; RI_MIN_CYCLE, RI_CAP_MIN,
-# RI_MAX_FROZEN: the balance rules' battle.min_cycle_turns, erosion.seal_cap_min and
-# freeze.max_frozen, D-50..D-52)
-
-# Cell masks (RI_ORBM, G_OUTM): cell c is bit c, the cells from MASK_BITS on share bit MASK_BITS
-# (a mask test is then only a pre-check)
+# -- rules_i: the header ------------------------------------------------------------------------
+(RI_N_CELLS, RI_N_FLOWS, RI_N_ORBITS, RI_ORBIT_LEN, RI_N_MODS, RI_N_ARTS, RI_MAX_GRADE,
+ RI_N_PATTERNS, RI_DRIZZLE_MAX, RI_EROSIONS, RI_SEAL_DIVISOR, RI_DELAY_PERIOD, RI_EARTH_WARDS,
+ AT_GEOMETRY, AT_KINDS, AT_INTO, AT_FLOWS, AT_ORBITS, AT_MODS, AT_ARTS, AT_UNSEALS, AT_KINDS_F,
+ AT_FLOWS_F, AT_MODS_F, AT_GRADE_X, AT_RING_X, AT_COPY_X, AT_PATTERN_X, AT_LOOSE_X,
+ AT_ORBIT_MASKS, AT_OVERDRIVE, RI_MIN_CYCLE, RI_SEAL_CAP_MIN, RI_MAX_FROZEN, RI_HEADER) = range(35)
 MASK_BITS = 62
+# rules_i blocks: geometry per cell, per kind, per flow, per orbit, per modifier, per artifact
+(GEO_RING, GEO_N_NEIGHBOURS, GEO_NEIGHBOURS, GEO_N_INWARD, GEO_INWARD, GEO_N_OUTWARD, GEO_OUTWARD,
+ GEO_OUTWARD_MASK, GEO_WIDTH) = 0, 1, 2, 8, 9, 15, 16, 22, 23
+KIND_HITS, KIND_ATTACKS, KIND_N_INTO, KIND_BEATS = 0, 1, 2, 3
+KIND_BEATEN_BY = KIND_BEATS + 1 + N_KINDS
+KIND_OPPOSITES = KIND_BEATEN_BY + 1 + N_KINDS
+KIND_WIDTH = KIND_OPPOSITES + 1
+(FLOW_FROM, FLOW_TO, FLOW_EROSIONS, FLOW_DRIZZLE, FLOW_EXTRA_CASTS, FLOW_OVERFLOW,
+ FLOW_WIDTH) = range(7)
+ORBIT_PATTERN, ORBIT_LEN, ORBIT_CELLS = 0, 1, 2
+MOD_EROSIONS, MOD_OUTER_WARDS, MOD_LOOSE, MOD_ANY_KIND, MOD_SEAL_DIVISOR, MOD_WIDTH = range(6)
+ART_WARDS, ART_GRADE_BONUS, ART_ABSORBS, ART_WIDTH = range(4)
 
-# ri: geometry, per cell (GW ints); G_OUTM: the outward cells' mask (see MASK_BITS)
-G_RING, G_NBN, G_NB, G_INN, G_IN, G_OUTN, G_OUT, G_OUTM, GW = 0, 1, 2, 8, 9, 15, 16, 22, 23
-# ri: per kind (KW ints); the flows feeding kind k are at ri[RI_INTO] + k * F + j. K_BEATS: the
-# kinds k beats, K_BEATEN: the kinds that beat k, each a count then the kind ids in table order
-K_HITS, K_ATTACK, K_INTO_N, K_BEATS = 0, 1, 2, 3
-K_BEATEN = K_BEATS + 1 + N_KINDS
-K_OPPM = K_BEATEN + 1 + N_KINDS     # the opposite kinds as a mask: bit 1 + kind id
-KW = K_OPPM + 1
-# ri: per flow
-FI_FROM, FI_TO, FI_EROS, FI_DRIZ, FI_EXTRA, FI_OVER, FIW = range(7)
-# ri: per orbit: pattern, length, cells (OW)
-O_PAT, O_LEN, O_CELLS = 0, 1, 2
-# ri: per modifier
-MI_EXTRA, MI_OWARDS, MI_LOOSE, MI_ANY, MI_DIV, MIW = range(6)
-# ri: per artifact
-AI_WARDS, AI_BONUS, AI_ABS, AIW = range(4)
-
-# -- rf: scalars at fixed indices ---------------------------------------------------------------
+# -- rules_f: the scalars, then blocks per kind, per flow, per modifier -------------------------
 (F_DURATION_S, F_BASE_INTERVAL_S, F_BASE_HP, F_HP_PER_ROUND, F_DRAW_TOL, F_DEATH, F_STRONG_TOL,
  F_CURSE_HEAL_X, F_REFLECT_CAP, F_DRIZZLE_X, F_STORM_BUDGET_S, F_ATTUNE, F_OPP_MULT, F_AFF_SLOPE,
- F_AFF_MIN, F_AFF_MAX, F_AMP_INC, F_DELAY_X, N_FS) = range(19)
-# rf: per kind
-KF_BASE, KF_WEAR, KF_CURSE, KF_FREEZE, KFW = range(5)
-# rf: per flow
-FF_MULT, FF_REFL, FF_STRIP, FF_STORM, FF_CURSE, FF_CDX, FF_FDX, FFW = range(8)
-# rf: per modifier; the power factor of kind k is at MF_POWX + 2 * k + (1 if outermost ring)
-MF_INT, MF_HP, MF_AMP, MF_FLOW, MF_RADD, MF_CFS, MF_UNS, MF_POWX = range(8)
-MFW = MF_POWX + 2 * N_KINDS
+ F_AFF_MIN, F_AFF_MAX, F_AMP_INC, F_DELAY_X, N_F_SCALARS) = range(19)
+KINDF_BASE, KINDF_WEAR, KINDF_CURSE_S, KINDF_FREEZE_S, KINDF_WIDTH = range(5)
+(FLOWF_MULT, FLOWF_REFLECT, FLOWF_STRIP, FLOWF_STORM_S, FLOWF_CURSE_S, FLOWF_CURSE_X,
+ FLOWF_FREEZE_X, FLOWF_WIDTH) = range(8)
+(MODF_INTERVAL_X, MODF_HP_X, MODF_AMPLIFY_X, MODF_FLOW_X, MODF_RESONANCE_ADD, MODF_CORE_FLOW,
+ MODF_UNSEAL_S, MODF_POWER_X) = range(8)
+MODF_WIDTH = MODF_POWER_X + 2 * N_KINDS
 
-_CACHE: dict[str, tuple] = {}
+# -- the kernel's work arrays: cells, cells_f -----------------------------------------------------
+# a side's cells (rows 0, 1)
+(CELL_KIND, CELL_GRADE, CELL_EGRADE, CELL_BONUS, CELL_SEALED, CELL_WARDS, CELL_SERIAL,
+ CELL_FROZEN_UNTIL, CELL_DELAY_COUNT, CELL_N_AMPS, CELL_OCC_INDEX, CELL_AMPS) = range(12)
+AMP_CAP = 18                 # distinct amplifiers of one cell: all lie within distance 2 (18)
+CELL_WIDTH = CELL_AMPS + AMP_CAP
+CELLF_AMP_FACTOR, CELLF_RESONANCE, CELLF_FEED = 0, 1, 2    # CELLF_FEED + kind: a strength
+CELLF_WIDTH = CELLF_FEED + N_CASTING
+# the analyses: entry e of side s is row 2 + s * MEMO + e of cells (AN_*) and cells_f (ANF_*),
+# for the live casting runes; S_ANALYSIS is the side's current row. (Which runes have a power
+# needs no analysis: the live casting runes, see `_casts`.)
+AN_DELAYED, AN_N_FLOWS, AN_FLOWS = 0, 1, 2
+ANF_POWER, ANF_STRENGTHS = 0, 1
+MEMO = 8                     # analyses remembered per side (see `analyse`)
+MEMO_OCC = 62                # memo only for boards of at most this many runes (a 64-bit mask)
+
+# -- the kernel's work arrays: sides, sides_f -----------------------------------------------------
+# rows of sides (ROW_TURN: the turn cells in casting order; ROW_LIVE: per cell the kind of its
+# live rune, -1 if none or sealed, as of the set-up, then of the last analysis computed)
+(ROW_SCALARS, ROW_MODS, ROW_HAND_KIND, ROW_HAND_GRADE, ROW_HAND_USED, ROW_UNSEAL_T,
+ ROW_UNSEAL_CELL, ROW_UNSEAL_SERIAL, ROW_DUE, ROW_LINKED, ROW_SNAP_FLOWS, ROW_OCCUPIED,
+ ROW_ORBITS, ROW_MEMO_KEY, ROW_MEMO_EPOCH, ROW_LIVE, ROW_TURN, N_ROWS) = range(18)
+# rows of sides_f
+(ROWF_SCALARS, ROWF_AFFINITY, ROWF_RESONANCE_X, ROWF_SNAP_STRENGTHS, ROWF_WEIGHTS,
+ ROWF_MEMO_REFLECT, N_ROWS_F) = range(7)
+# the int scalars (sides[s, ROW_SCALARS]); S_TIME, S_WINNER and S_STATUS: side 0's row only.
+# S_CYCLE_LEN: the turns of a cycle, rest turns included (D-50; 0 without turn cells);
+# S_SEALED_MASK: a bit per occupied cell (CELL_OCC_INDEX), S_EPOCH: reserves so far (the memo's
+# key); S_MIMICS: the cells holding a mimic (a cell mask)
+(S_INTERVAL, S_DOLL_USES, S_SEAL_CAP, S_EROSIONS, S_OUTER_RING, S_UNSEAL_MS, S_ANY_KIND, S_SUN,
+ S_N_TURN, S_N_MODS, S_N_HAND, S_CURSED_UNTIL, S_DRIZZLE_CHARGES, S_BUDGET, S_BUDGET_MAX,
+ S_TURN_POS, S_NEXT_TURN, S_CASTS, S_TURNS, S_SEALED, S_UNSEALED, S_N_UNSEALS, S_DIRTY,
+ S_RECORD, S_N_OCC, S_N_ORBITS, S_TARGET, S_TARGET_OK, S_SEALED_MASK, S_EPOCH, S_MEMO_NEXT,
+ S_MEMO_USED, S_MEMO_ON, S_ANALYSIS, S_MIMICS, S_CYCLE_LEN, S_RESTS, S_TIME, S_WINNER, S_STATUS,
+ N_S) = range(41)
+# the float scalars (sides_f[s, ROWF_SCALARS])
+SF_MAX_HP, SF_HP, SF_BARRIER, SF_AMP_X, SF_FLOW_X, SF_CORE_FLOW, SF_REFLECT, N_SF = range(8)
 
 
-def _mod_ids(rules: Rules):
+def source_signature(files, values=()) -> int:
+    """A 56-bit number from the text of `files` (paths) and the repr of `values`: compiled into
+    a numba module as a constant and compared with the current one at load (a file that cannot
+    be read counts by its name only)."""
+    digest = hashlib.sha256()
+    for path in files:
+        path = Path(path)
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(path.name.encode())
+    digest.update(repr(values).encode())
+    return int.from_bytes(digest.digest()[:7], "little")
+
+
+_HERE = Path(__file__).resolve().parent
+KERNEL_SOURCES = (_HERE / "compile.py", _HERE / "kernel.py")
+KERNEL_SIGNATURE = source_signature(KERNEL_SOURCES, (KINDS, CASTING_KINDS))
+
+
+class NameIds(NamedTuple):
+    """The records' name tables: modifier ids by (group, name), artifact ids by name, and the
+    modifier ids of each group ("core", "boss", "relic") by name."""
+
+    mod_id: dict
+    art_id: dict
+    by_group: dict
+
+
+class CompiledRules(NamedTuple):
+    rules_i: np.ndarray
+    rules_f: np.ndarray
+    names: NameIds
+
+
+_CACHE: dict[str, CompiledRules] = {}
+
+
+def _name_ids(rules: Rules) -> NameIds:
     spec = rules.spec
     mod_id = {}
     for name in spec.cores:
@@ -110,7 +231,7 @@ def _mod_ids(rules: Rules):
     # the encoder's per-group tables, built here once rather than at every encode_pairs call
     by_group = {g: {name: i for (group, name), i in mod_id.items() if group == g}
                 for g in ("core", "boss", "relic")}
-    return mod_id, art_id, by_group
+    return NameIds(mod_id, art_id, by_group)
 
 
 def _mask(cells) -> int:
@@ -121,110 +242,109 @@ def _mask(cells) -> int:
     return m
 
 
-def compile_rules(rules: Rules):
-    """(ri, rf, ids) for a Rules, cached by the rules hash; ids are the encoder's name tables."""
-    hit = _CACHE.get(rules.hash)
-    if hit is not None:
-        return hit
+def _modifiers(rules: Rules) -> list:
+    spec = rules.spec
+    return (list(spec.cores.values()) + list(spec.boss_rules.values())
+            + list(spec.relics.values()))
+
+
+def _orbits(rules: Rules) -> list:
+    """(pattern index, cells) of every resonance orbit: each pattern over every ring."""
+    geo = geometry(rules.radius)
+    return [(p, cells) for p, pattern in enumerate(rules.spec.resonance.patterns)
+            for _ring, cells in geo.patterns[pattern.fold]]
+
+
+def _geometry_rows(geo) -> list[int]:
+    rows = []
+    for c in range(geo.n_cells):
+        row = [0] * GEO_WIDTH
+        row[GEO_RING] = geo.ring[c]
+        row[GEO_OUTWARD_MASK] = _mask(geo.outward[c])
+        for start, count, cells in ((GEO_NEIGHBOURS, GEO_N_NEIGHBOURS, geo.neighbors[c]),
+                                    (GEO_INWARD, GEO_N_INWARD, geo.inward[c]),
+                                    (GEO_OUTWARD, GEO_N_OUTWARD, geo.outward[c])):
+            assert len(cells) <= 6
+            row[count] = len(cells)
+            row[start:start + len(cells)] = list(cells)
+        rows.extend(row)
+    return rows
+
+
+def _kind_rows(rules: Rules) -> tuple[list[int], list[int]]:
+    """The AT_KINDS rows and the AT_INTO lists."""
+    flows = rules.spec.flows
+    rows = []
+    into = []
+    for k in KINDS:
+        row = [0] * KIND_WIDTH
+        if k in ATTACK_KINDS:
+            row[KIND_HITS] = rules.rune_specs[k].hits
+            row[KIND_ATTACKS] = 1
+        feeding = [i for i, f in enumerate(flows) if f.to == k]
+        row[KIND_N_INTO] = len(feeding)
+        for o in rules.opposites[k]:
+            row[KIND_OPPOSITES] |= 1 << (1 + KIND_ID[o])
+        for start, kinds in ((KIND_BEATS, [b for b in KINDS if b in rules.beats[k]]),
+                             (KIND_BEATEN_BY, [b for b in KINDS if k in rules.beats[b]])):
+            row[start] = len(kinds)
+            row[start + 1:start + 1 + len(kinds)] = [KIND_ID[b] for b in kinds]
+        rows.extend(row)
+        into.extend(feeding + [-1] * (len(flows) - len(feeding)))
+    return rows, into
+
+
+def _compile_ints(rules: Rules) -> list[int]:
+    """rules_i as a list."""
     spec = rules.spec
     geo = geometry(rules.radius)
-    n = geo.n_cells
-    flows = spec.flows
-    F = len(flows)
-    mods = (list(spec.cores.values()) + list(spec.boss_rules.values())
-            + list(spec.relics.values()))
-    M = len(mods)
-    arts = list(spec.artifacts.values())
-    A = len(arts)
-    pats = spec.resonance.patterns
-    P = len(pats)
-    orbits = [(p, cells) for p, pattern in enumerate(pats)
-              for _ring, cells in geo.patterns[pattern.fold]]
-    O = len(orbits)
-    OW = max((len(cells) for _, cells in orbits), default=0)
-    G = rules.max_grade
-
-    # ---- ints
-    hdr = [0] * RI_HDR
+    orbits = _orbits(rules)
+    orbit_len = max((len(cells) for _, cells in orbits), default=0)
+    header = [0] * RI_HEADER
     body: list[int] = []
 
     def block(key, values):
-        hdr[key] = RI_HDR + len(body)
+        header[key] = RI_HEADER + len(body)
         body.extend(int(v) for v in values)
 
-    geo_rows = []
-    for c in range(n):
-        row = [0] * GW
-        row[G_RING] = geo.ring[c]
-        row[G_OUTM] = _mask(geo.outward[c])
-        for start, cnt, lst in ((G_NB, G_NBN, geo.neighbors[c]), (G_IN, G_INN, geo.inward[c]),
-                                (G_OUT, G_OUTN, geo.outward[c])):
-            assert len(lst) <= 6
-            row[cnt] = len(lst)
-            row[start:start + len(lst)] = list(lst)
-        geo_rows.extend(row)
-    block(RI_GEO, geo_rows)
+    block(AT_GEOMETRY, _geometry_rows(geo))
+    kind_rows, into = _kind_rows(rules)
+    block(AT_KINDS, kind_rows)
+    block(AT_INTO, into)
+    block(AT_FLOWS, [v for f in spec.flows
+                     for v in (KIND_ID[f.from_], KIND_ID[f.to], f.erosions, f.drizzle_charges,
+                               f.extra_casts, int(f.overflow_to_barrier))])
+    block(AT_ORBITS, [v for p, cells in orbits
+                      for v in [p, len(cells)] + list(cells) + [-1] * (orbit_len - len(cells))])
+    block(AT_ORBIT_MASKS, [_mask(cells) for _, cells in orbits])
+    block(AT_MODS, [v for m in _modifiers(rules)
+                    for v in (m.extra_erosions, m.outermost_wards, int(m.loose_resonance),
+                              int(m.reserve_any_kind),
+                              -1 if m.seal_cap_divisor is None else m.seal_cap_divisor)])
+    block(AT_ARTS, [v for a in spec.artifacts.values()
+                    for v in (a.wards, a.grade_bonus, a.absorbs)])
+    block(AT_UNSEALS, spec.runes.light.unseals_by_grade)
+    header[RI_N_CELLS] = geo.n_cells
+    header[RI_N_FLOWS] = len(spec.flows)
+    header[RI_N_ORBITS] = len(orbits)
+    header[RI_ORBIT_LEN] = orbit_len
+    header[RI_N_MODS] = len(_modifiers(rules))
+    header[RI_N_ARTS] = len(spec.artifacts)
+    header[RI_MAX_GRADE] = rules.max_grade
+    header[RI_N_PATTERNS] = len(spec.resonance.patterns)
+    header[RI_DRIZZLE_MAX] = spec.flow_limits.drizzle_max_charges
+    header[RI_EROSIONS] = spec.erosion.per_cycle
+    header[RI_SEAL_DIVISOR] = spec.erosion.seal_cap_divisor
+    header[RI_DELAY_PERIOD] = spec.runes.delay.period
+    header[RI_EARTH_WARDS] = spec.runes.earth.outermost_wards
+    header[RI_MIN_CYCLE] = spec.battle.min_cycle_turns
+    header[RI_SEAL_CAP_MIN] = spec.erosion.seal_cap_min
+    header[RI_MAX_FROZEN] = spec.freeze.max_frozen
+    return header + body
 
-    kind_rows = []
-    into = []
-    for k in KINDS:
-        row = [0] * KW
-        if k in ATTACK_KINDS:
-            row[K_HITS] = rules.rune_specs[k].hits
-            row[K_ATTACK] = 1
-        lst = [i for i, f in enumerate(flows) if f.to == k]
-        row[K_INTO_N] = len(lst)
-        for o in rules.opposites[k]:
-            row[K_OPPM] |= 1 << (1 + KIND_ID[o])
-        for start, kinds in ((K_BEATS, [b for b in KINDS if b in rules.beats[k]]),
-                             (K_BEATEN, [b for b in KINDS if k in rules.beats[b]])):
-            row[start] = len(kinds)
-            row[start + 1:start + 1 + len(kinds)] = [KIND_ID[b] for b in kinds]
-        kind_rows.extend(row)
-        into.extend(lst + [-1] * (F - len(lst)))
-    block(RI_KIND, kind_rows)
-    block(RI_INTO, into)
-    flow_rows = []
-    for f in flows:
-        flow_rows.extend([KIND_ID[f.from_], KIND_ID[f.to], f.erosions, f.drizzle_charges,
-                          f.extra_casts, int(f.overflow_to_barrier)])
-    block(RI_FLOW, flow_rows)
-    orb_rows = []
-    for p, cells in orbits:
-        orb_rows.extend([p, len(cells)] + list(cells) + [-1] * (OW - len(cells)))
-    block(RI_ORB, orb_rows)
-    block(RI_ORBM, [_mask(cells) for _, cells in orbits])
-    mod_rows = []
-    for m in mods:
-        mod_rows.extend([m.extra_erosions, m.outermost_wards, int(m.loose_resonance),
-                         int(m.reserve_any_kind),
-                         -1 if m.seal_cap_divisor is None else m.seal_cap_divisor])
-    block(RI_MOD, mod_rows)
-    art_rows = []
-    for a in arts:
-        art_rows.extend([a.wards, a.grade_bonus, a.absorbs])
-    block(RI_ART, art_rows)
-    block(RI_UNS, spec.runes.light.unseals_by_grade)
 
-    hdr[RI_N] = n
-    hdr[RI_F] = F
-    hdr[RI_O] = O
-    hdr[RI_OW] = OW
-    hdr[RI_M] = M
-    hdr[RI_A] = A
-    hdr[RI_G] = G
-    hdr[RI_P] = P
-    hdr[RI_DRIZZLE_MAX] = spec.flow_limits.drizzle_max_charges
-    hdr[RI_PER_CYCLE] = spec.erosion.per_cycle
-    hdr[RI_DIVISOR] = spec.erosion.seal_cap_divisor
-    hdr[RI_DELAY_PERIOD] = spec.runes.delay.period
-    hdr[RI_EARTH_WARDS] = spec.runes.earth.outermost_wards
-    hdr[RI_MIN_CYCLE] = spec.battle.min_cycle_turns
-    hdr[RI_CAP_MIN] = spec.erosion.seal_cap_min
-    hdr[RI_MAX_FROZEN] = spec.freeze.max_frozen
-
-    # ---- floats
-    fs = [0.0] * N_FS
+def _float_scalars(spec) -> list[float]:
+    fs = [0.0] * N_F_SCALARS
     b = spec.battle
     fs[F_DURATION_S] = b.duration_s
     fs[F_BASE_INTERVAL_S] = b.base_interval_s
@@ -244,33 +364,29 @@ def compile_rules(rules: Rules):
     fs[F_AFF_MAX] = spec.affinity.max
     fs[F_AMP_INC] = spec.runes.amplify.increase
     fs[F_DELAY_X] = spec.runes.delay.power_x
-    fbody = list(fs)
+    return fs
 
-    def fblock(key, values):
-        hdr[key] = len(fbody)
-        fbody.extend(float(v) for v in values)
 
-    kf = []
+def _kind_floats(rules: Rules) -> list[float]:
+    out = []
     for k in KINDS:
-        row = [0.0] * KFW
+        row = [0.0] * KINDF_WIDTH
         if k in CASTING_KINDS:
             r = rules.rune_specs[k]
-            row[KF_BASE] = rules.base_value[k]
+            row[KINDF_BASE] = rules.base_value[k]
             # the same defaults the reference reads with getattr
-            row[KF_WEAR] = getattr(r, "barrier_wear", 1.0)
-            row[KF_CURSE] = getattr(r, "curse_s", 0.0)
-            row[KF_FREEZE] = getattr(r, "freeze_s", 0.0)
+            row[KINDF_WEAR] = getattr(r, "barrier_wear", 1.0)
+            row[KINDF_CURSE_S] = getattr(r, "curse_s", 0.0)
+            row[KINDF_FREEZE_S] = getattr(r, "freeze_s", 0.0)
         else:
-            row[KF_WEAR] = 1.0
-        kf.extend(row)
-    fblock(RF_KIND, kf)
-    ff = []
-    for f in flows:
-        ff.extend([f.multiplier, f.reflect, f.barrier_strip, f.storm_delay_s, f.curse_s,
-                   f.curse_duration_x, f.freeze_duration_x])
-    fblock(RF_FLOW, ff)
-    mf = []
-    for m in mods:
+            row[KINDF_WEAR] = 1.0
+        out.extend(row)
+    return out
+
+
+def _mod_floats(rules: Rules) -> list[float]:
+    out = []
+    for m in _modifiers(rules):
         row = [m.interval_x, m.hp_x, m.amplify_increase_x, m.flow_increase_x, m.resonance_add,
                m.core_flow_strength, -1.0 if m.unseal_after_s is None else m.unseal_after_s]
         for k in KINDS:
@@ -279,22 +395,47 @@ def compile_rules(rules: Rules):
                 x = m.power_x * (m.outermost_power_x if outer else 1.0)
                 x *= m.power_x_by_kind.get(k, 1.0)
                 row.append(x)
-        assert len(row) == MFW
-        mf.extend(row)
-    fblock(RF_MOD, mf)
-    fblock(RF_GX, rules.grade_x)
-    fblock(RF_RX, rules.ring_x)
-    fblock(RF_CX, spec.runes.mimic.copy_x_by_grade)
-    fblock(RF_PN, [p.normal for p in pats])
-    fblock(RF_PL, [p.loose for p in pats])
+        assert len(row) == MODF_WIDTH
+        out.extend(row)
+    return out
+
+
+def _compile_floats(rules: Rules, header: list[int]) -> list[float]:
+    """rules_f as a list; the offsets of its blocks go into `header` (rules_i's)."""
+    spec = rules.spec
+    body = _float_scalars(spec)
+
+    def block(key, values):
+        header[key] = len(body)
+        body.extend(float(v) for v in values)
+
+    block(AT_KINDS_F, _kind_floats(rules))
+    block(AT_FLOWS_F, [v for f in spec.flows
+                       for v in (f.multiplier, f.reflect, f.barrier_strip, f.storm_delay_s,
+                                 f.curse_s, f.curse_duration_x, f.freeze_duration_x)])
+    block(AT_MODS_F, _mod_floats(rules))
+    block(AT_GRADE_X, rules.grade_x)
+    block(AT_RING_X, rules.ring_x)
+    block(AT_COPY_X, spec.runes.mimic.copy_x_by_grade)
+    block(AT_PATTERN_X, [p.normal for p in spec.resonance.patterns])
+    block(AT_LOOSE_X, [p.loose for p in spec.resonance.patterns])
     # the reference's overdrive multiplier (D-27) at every whole second of the battle: it
     # changes only there, so the kernel reads it at t // 1000
-    fblock(RF_OD, [overdrive_multiplier(rules, 1000 * sec)
-                   for sec in range(rules.ms(b.duration_s) // 1000 + 1)])
+    block(AT_OVERDRIVE, [overdrive_multiplier(rules, 1000 * sec)
+                         for sec in range(rules.ms(spec.battle.duration_s) // 1000 + 1)])
+    return body
 
-    ri = np.array(hdr + body, dtype=np.int64)
-    rf = np.array(fbody, dtype=np.float64)
-    out = (ri, rf, _mod_ids(rules))
+
+def compile_rules(rules: Rules) -> CompiledRules:
+    """(rules_i, rules_f, names) for a Rules, cached by the rules hash; names are the records'
+    name tables."""
+    hit = _CACHE.get(rules.hash)
+    if hit is not None:
+        return hit
+    ints = _compile_ints(rules)
+    floats = _compile_floats(rules, ints)
+    out = CompiledRules(np.array(ints, dtype=np.int64), np.array(floats, dtype=np.float64),
+                        _name_ids(rules))
     _CACHE[rules.hash] = out
     return out
 
@@ -303,7 +444,7 @@ def _records(boards, rules: Rules):
     """The records of `boards` (module docstring) in one flat list: (flat, offsets, max_hp,
     hand_cap, mods_cap). One loop for every board, no call per board: this is most of the Python
     time of a batch."""
-    _mod_id, art_id, by_group = compile_rules(rules)[2]
+    _mod_id, art_id, by_group = compile_rules(rules).names
     core_id, boss_id, relic_id = by_group["core"], by_group["boss"], by_group["relic"]
     kid = KIND_ID
     nan = float("nan")
@@ -351,23 +492,24 @@ def _int32(flat: list) -> np.ndarray:
 
 
 def encode_board(board, rules: Rules):
-    """One board's record: (ri, rf, enc, hand_cap, mods_cap), for `BoardAnalyser` (which reads
-    the record at offset 0). `board` needs the attributes of a `Board` that the record holds
-    (runes, artifacts, hand, boss_rules, relics, core, sun_element, round, max_hp)."""
-    ri, rf, _ = compile_rules(rules)
+    """One board's record: (rules_i, rules_f, enc, hand_cap, mods_cap), for `BoardAnalyser`
+    and `kernel.board_analysis` (which read the record at offset 0). `board` needs the
+    attributes of a `Board` that the record holds (runes, artifacts, hand, boss_rules, relics,
+    core, sun_element, round, max_hp)."""
+    rules_i, rules_f, _ = compile_rules(rules)
     flat, _offsets, _max_hp, hand_cap, mods_cap = _records((board,), rules)
-    return ri, rf, _int32(flat), hand_cap, mods_cap
+    return rules_i, rules_f, _int32(flat), hand_cap, mods_cap
 
 
 def encode_pairs(pairs, rules: Rules):
     """Encode board pairs for the kernel.
 
-    Returns (ri, rf, enc, offsets, max_hp, i0, i1, hand_cap, mods_cap): the rules arrays, the
-    board records, each record's offset and max_hp, the record index of each pair's board 0 and
-    board 1, and the largest hand and number of modifiers of a board. A board object that appears
-    in several pairs (the same opponent) is encoded once.
+    Returns (rules_i, rules_f, enc, offsets, max_hp, i0, i1, hand_cap, mods_cap): the rules
+    arrays, the board records, each record's offset and max_hp, the record index of each pair's
+    board 0 and board 1, and the largest hand and number of modifiers of a board. A board object
+    that appears in several pairs (the same opponent) is encoded once.
     """
-    ri, rf, _ = compile_rules(rules)
+    rules_i, rules_f, _ = compile_rules(rules)
     seen: dict[int, int] = {}
     seen_get = seen.get
     unique: list = []
@@ -381,50 +523,11 @@ def encode_pairs(pairs, rules: Rules):
             idx.append(i)
     flat, offsets, max_hp, hand_cap, mods_cap = _records(unique, rules)
     pair_idx = np.array(idx, dtype=np.int64).reshape(-1, 2)
-    return (ri, rf, _int32(flat), np.array(offsets, dtype=np.int64),
+    return (rules_i, rules_f, _int32(flat), np.array(offsets, dtype=np.int64),
             np.array(max_hp, dtype=np.float64), np.ascontiguousarray(pair_idx[:, 0]),
             np.ascontiguousarray(pair_idx[:, 1]), hand_cap, mods_cap)
 
 
-# -- The env's step record and tables (kernel.observe; written by rune_env/envs/observation.py) --
-# The env's observation and legal mask are written by one compiled call from one int32 array:
-# the player's board record (the layout above, at offset 0: round 1, no hand, no boss rules, so
-# the powers are those at battle start), then the run record, at the offset the board record
-# ends:
-#   RS_HDR ints (RS_* below), then n_hand x (kind, grade), n_shop_runes x (kind or -1),
-#   n_shop_artifacts x (artifact or -1), n_inventory x artifact, n_open x sector, the next boss
-#   round's boss rules (index in the config's boss_rules), the pending options: a core choice's
-#   core indices, a reward choice's (category index, artifact or -1) pairs, a relic choice's
-#   relic indices.
-(RS_MANA, RS_ROUND, RS_LAMPS, RS_WINS, RS_LOSSES, RS_DRAWS, RS_HAND_SLOTS, RS_ART_SLOTS, RS_PREP,
- RS_RANK, RS_OVER, RS_PENDING, RS_SECTOR_COST, RS_NEXT_BOSS, RS_NHAND, RS_NSHOP_RUNES,
- RS_NSHOP_ARTS, RS_NINV, RS_NOPEN, RS_NBOSS, RS_NOPTIONS, RS_HDR) = range(22)
-# RS_PENDING: -1 none, else the index in ("core", "reward", "relic"); RS_SECTOR_COST and
-# RS_NEXT_BOSS: -1 for none.
-#
-# ot (int64): what the observation and the mask need of the rules and the observation layout,
-# built once per encoder. The obs offsets of the parts, then sizes, then the first action id
-# of each action group, then the offsets (in ot) of four per-item tables.
-(OT_BOARD, OT_HAND, OT_SHOP, OT_INV, OT_SCALARS, OT_CORE, OT_RELICS, OT_BOSSES, OT_PENDING,
- OT_WIDTH, OT_NA, OT_NCORES, OT_NRELICS, OT_NCAT, OT_REWARD_CHOICES, OT_RELIC_MOD0, OT_NCELLS,
- OT_COL_GRADE, OT_COL_OPEN, OT_COL_ART, OT_COL_POWER,
- OT_A_CORE, OT_A_SUN, OT_A_BUY_RUNE, OT_A_BUY_ART, OT_A_REROLL, OT_A_PLACE, OT_A_PICK_UP,
- OT_A_SELL, OT_A_MERGE_HAND, OT_A_MERGE_BOARD, OT_A_OPEN, OT_A_PLACE_ART, OT_A_PICK_UP_ART,
- OT_A_SELL_ART, OT_A_REWARD, OT_A_RELIC, OT_A_READY, OT_N_REWARD_IDS, OT_N_RELIC_IDS,
- OT_N_SECTOR_IDS, OT_REROLL_COST, OT_MERGE_COUNT, OT_MAX_GRADE, OT_PRICE, OT_ART_PRICE,
- OT_FLOWING, OT_SECTOR, OT_HDR) = range(49)
-# OT_PRICE: per kind id, its price; OT_ART_PRICE: per artifact, its price; OT_FLOWING: per core,
-# 1 if it has a sun flow (an element to choose); OT_SECTOR: per cell, its outer-ring sector or -1.
-#
-# of (float64): the divisors of the observation's scalars, the grade and power scales.
-(OF_MANA, OF_ROUND_CAP, OF_LAMPS, OF_WINS, OF_HAND_MAX, OF_ART_MAX, OF_COST_MAX, OF_ACTION_CAP,
- OF_BOSS_EVERY, OF_RANKS, OF_MAX_GRADE, OF_LOG_SCALE, OF_HDR) = range(13)
-
-
-# The layout above as one number. numba's disk cache of the kernel is invalidated by changes to
-# kernel.py only, yet the kernel compiles these constants in: `fast._kernel()` compares this with
-# the number the cached kernel was compiled with and recompiles on a difference.
-LAYOUT_SIGNATURE = zlib.crc32(repr((
-    sorted((name, value) for name, value in globals().items()
-           if name.isupper() and type(value) is int),
-    sorted(KIND_ID.items()))).encode())
+# The layouts' constants, every upper-case name above: what `from .compile import *` gives the
+# kernel (and nothing else of this module).
+__all__ = [name for name in tuple(globals()) if name.isupper() and not name.startswith("_")]
