@@ -15,7 +15,7 @@ multipliers as `1 + (m - 1) * s * v`, milliseconds as `floor(x * 1000 + 0.5 + 1e
       _turn, _mimic_copies, _judge_timeout    the mimics' copies are play's cast loop)
     _cast with its extra casts, _hit,       play's cast loop (_snapshot, _attack, _absorb, _heal,
       _absorb, _heal, _light_unseal,          _light_unseal, _unseal, _curse, _duration_x,
-      _unseal, _curse, _freeze, _strongest    _freeze, _flow_effects)
+      _unseal, _curse, _freeze, _strongest    _freeze, _stronger, _flow_effects)
 
 Rules come as two flat arrays, `rules_i` and `rules_f`, and boards as records in one int32
 array. The state of a battle is four arrays, `cells`, `cells_f`, `sides` and `sides_f`,
@@ -385,6 +385,13 @@ def _casts(cells, s, c):
     """The rune at c is a live casting rune: it has a power (in `Analysis.powers`)."""
     k = cells[s, c, CELL_KIND]
     return k >= 0 and k < N_CASTING and cells[s, c, CELL_SEALED] == 0
+
+
+@njit(cache=True, _nrt=False, inline='always')
+def _stronger(best, p, best_p, tol):
+    """Battle._strongest, one candidate: p beats the best so far (none yet: best < 0) beyond the
+    tolerance; ties keep the earlier one."""
+    return best < 0 or (p > best_p and abs(p - best_p) > tol * _max(abs(p), abs(best_p)))
 
 
 @njit(cache=True, _nrt=False, inline='always')
@@ -885,10 +892,7 @@ def _freeze(rules_i, rules_f, cells, cells_f, sides, sides_f, s, na, t):
         c = sides[o, ROW_TURN, i]
         if _casts(cells, o, c) and cells[o, c, CELL_FROZEN_UNTIL] <= t:
             p = cells_f[ro, c, ANF_POWER]
-            if victim < 0:
-                victim = c
-                best_p = p
-            elif p > best_p and abs(p - best_p) > tol * _max(abs(p), abs(best_p)):
+            if _stronger(victim, p, best_p, tol):
                 victim = c
                 best_p = p
     if victim >= 0:
@@ -1008,10 +1012,7 @@ def _next_mimic(rules_i, rules_f, cells, cells_f, sides, sides_f, s, cell, jm):
             c = rules_i[gm + GEO_INWARD + j]
             if _casts(cells, s, c):
                 p = cells_f[r, c, ANF_POWER]
-                if src < 0:
-                    src = c
-                    best_p = p
-                elif p > best_p and abs(p - best_p) > tol * _max(abs(p), abs(best_p)):
+                if _stronger(src, p, best_p, tol):
                     src = c
                     best_p = p
         if src == cell:

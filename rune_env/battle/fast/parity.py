@@ -14,8 +14,8 @@ Used by `tests/test_fast_parity.py` and `scripts/parity_check.py`.
 * `coverage_boards(rules)`: boards that together field every core (and every sun element),
   boss rule, relic, artifact and rune kind, whatever the samplers drew.
 * `compare(out, j, ref)`: the fields of row j of `fast_battles` output that differ from the
-  reference `BattleResult`: winner, time, casts, turns, seals, rests and the reason exactly, HP and max
-  HP within `HP_REL` (relative).
+  reference `BattleResult`: winner, time, casts, turns, seals, rests and the reason exactly, HP
+  and max HP within `HP_REL` (relative).
 """
 from __future__ import annotations
 
