@@ -8,7 +8,7 @@ Per round, against round-matched reference boards (the budget drafter's, or with
 ghosts of the round): the best one-rune, two-rune, mono-kind, trick and open-search board, each
 chosen on one set of reference boards and measured on a disjoint one (win rate with a Wilson 95%
 interval, median battle time, notes on its cost and on what a shop could not give it yet), and
-the reference boards' baseline against themselves. The method is in agents/audit.py.
+the reference boards' baseline against themselves. The method is in agents/audit/ (its docstring).
 
 A bad number, rules file or pool file is one `error: ...` line on stderr and exit status 2,
 before anything is played. Progress bars go to stderr when it is a terminal (--progress forces

@@ -181,20 +181,42 @@ def analyse(setup: SideSetup, occ: list[Occupant | None], sealed: list[bool],
             extra: tuple[str, float] | None = None) -> Analysis:
     """`extra`: a last (name, multiplier) on every casting rune's power, after the relics: the
     dice variant's sickness or poisoning (D-12, D-47)."""
-    rules, geo, mods = setup.rules, setup.geo, setup.mods
-    spec = rules.spec
+    rules, geo = setup.rules, setup.geo
     n = geo.n_cells
     live = [occ[c] is not None and not sealed[c] for c in range(n)]
     kind = [occ[c][0] if occ[c] is not None else None for c in range(n)]
     egrade = {c: setup.effective_grade(c, occ[c][1]) for c in range(n) if occ[c] is not None}
+    resonance, resonance_fold = _resonance(setup, live, kind)
+    feeders, amplifiers = _feeders(setup, live, kind)
+    amplify_factor = _amplify_factors(setup, live, kind, egrade, resonance)
 
-    # Resonance: for every pattern whose cells all hold a live rune of one kind (resonators count
-    # as any kind, at least one rune of the kind itself), every rune of that kind grows; where
-    # patterns overlap the strongest counts. Resonators never grow.
+    powers: dict[int, RunePower] = {}
+    reflect = 0.0
+    for c in range(n):
+        if not live[c] or kind[c] not in rules.casting_kinds:
+            continue
+        powers[c] = _rune_power(setup, c, live, kind, egrade[c], feeders[c], amplifiers[c],
+                                resonance, amplify_factor, extra)
+        for fid, strength in powers[c].flows.items():
+            reflect += rules.flow_by_id[fid].reflect * strength
+    reflect = min(reflect, rules.spec.flow_limits.reflect_cap)
+    return Analysis(powers=powers, amplify_factor=amplify_factor, resonance=resonance,
+                    resonance_fold=resonance_fold,
+                    reflect=reflect, effective_grade=egrade)
+
+
+def _resonance(setup: SideSetup, live: list[bool], kind: list[str | None]
+               ) -> tuple[dict[int, float], dict[int, int]]:
+    """The resonance multiplier of each cell in a pattern, and the fold of the pattern that counts.
+
+    For every pattern whose cells all hold a live rune of one kind (resonators count as any kind,
+    at least one rune of the kind itself), every rune of that kind grows; where patterns overlap
+    the strongest counts. Resonators never grow."""
+    geo, mods = setup.geo, setup.mods
     table = "loose" if mods.loose_resonance else "normal"
     resonance: dict[int, float] = {}
     resonance_fold: dict[int, int] = {}
-    for pattern in spec.resonance.patterns:
+    for pattern in setup.rules.spec.resonance.patterns:
         mult = getattr(pattern, table) + mods.resonance_add
         for _ring, cells in geo.patterns[pattern.fold]:
             if not all(live[c] for c in cells):
@@ -206,8 +228,15 @@ def analyse(setup: SideSetup, occ: list[Occupant | None], sealed: list[bool],
                 if kind[c] != "resonator" and mult > resonance.get(c, 0.0):
                     resonance[c] = mult
                     resonance_fold[c] = pattern.fold
+    return resonance, resonance_fold
 
-    # Feeders: (kind, strength) of what flows into each cell; amplifiers of each cell.
+
+def _feeders(setup: SideSetup, live: list[bool], kind: list[str | None]
+             ) -> tuple[list[list[tuple[str, float]]], list[set[int]]]:
+    """Per cell: (kind, strength) of what flows into it (inward neighbours, the sun into ring 1,
+    the runes around a node), and the amplify cells that amplify it."""
+    geo, mods = setup.geo, setup.mods
+    n = geo.n_cells
     feeders: list[list[tuple[str, float]]] = [[] for _ in range(n)]
     amplifiers: list[set[int]] = [set() for _ in range(n)]
     for c in range(n):
@@ -231,73 +260,89 @@ def analyse(setup: SideSetup, occ: list[Occupant | None], sealed: list[bool],
                     feeders[b].append((kind[a], 1.0))
                     if kind[a] == "amplify":
                         amplifiers[b].add(a)
+    return feeders, amplifiers
 
-    amp_spec = spec.runes.amplify
-    amplify_factor = {
+
+def _amplify_factors(setup: SideSetup, live: list[bool], kind: list[str | None],
+                     egrade: dict[int, int], resonance: dict[int, float]) -> dict[int, float]:
+    """Each live amplify's factor: its increase by grade, grown by its resonance and mana vein."""
+    rules, mods = setup.rules, setup.mods
+    amp_spec = rules.spec.runes.amplify
+    return {
         c: 1.0 + amp_spec.increase * rules.grade_x[egrade[c] - 1] * resonance.get(c, 1.0)
         * mods.amplify_increase_x
-        for c in range(n) if live[c] and kind[c] == "amplify"}
+        for c in range(setup.geo.n_cells) if live[c] and kind[c] == "amplify"}
 
-    powers: dict[int, RunePower] = {}
-    reflect = 0.0
-    outer = setup.outermost_ring
-    for c in range(n):
-        k = kind[c]
-        if not live[c] or k not in rules.casting_kinds:
-            continue
-        base = rules.base_value[k]
-        g = egrade[c]
-        mults: list[tuple[str, float]] = [("grade", rules.grade_x[g - 1]),
-                                          ("ring", rules.ring_x[geo.ring[c] - 1])]
-        flows: dict[str, float] = {}
-        best: dict[str, float] = {}
-        for src, strength in feeders[c]:
-            if strength > best.get(src, 0.0):
-                best[src] = strength
-        for flow in rules.flows_into[k]:
-            strength = best.get(flow.from_, 0.0)
-            if strength > 0:
-                flows[flow.id] = strength
-                m = flow_multiplier(flow.multiplier, strength, mods.flow_increase_x)
-                if m != 1.0:
-                    mults.append((f"flow:{flow.id}", m))
-        if k in best:
-            mults.append(("attunement", flow_multiplier(spec.attunement.multiplier, best[k],
-                                                        mods.flow_increase_x)))
-        if c in resonance:
-            mults.append(("resonance", resonance[c]))
-        for a in sorted(amplifiers[c]):
-            mults.append((f"amplify:{geo.name(a)}", amplify_factor[a]))
-        if any(live[m] and kind[m] in rules.opposites[k] for m in geo.neighbors[c]):
-            mults.append(("opposition", spec.opposition.multiplier))
-        delayed = any(live[i] and kind[i] == "delay" for i in geo.inward[c])
-        if delayed:
-            mults.append(("delay", spec.runes.delay.power_x))
-        if mods.core_mod is not None:
-            name, m = mods.core_mod
-            x = m.power_x * (m.outermost_power_x if geo.ring[c] == outer else 1.0)
+
+def _rune_power(setup: SideSetup, c: int, live: list[bool], kind: list[str | None], g: int,
+                feeders: list[tuple[str, float]], amplifiers: set[int],
+                resonance: dict[int, float], amplify_factor: dict[int, float],
+                extra: tuple[str, float] | None) -> RunePower:
+    """The power of the live casting rune in cell `c` of effective grade `g`, multiplier by
+    multiplier in the order of D-12 (the module docstring)."""
+    rules, geo = setup.rules, setup.geo
+    spec = rules.spec
+    k = kind[c]
+    mults: list[tuple[str, float]] = [("grade", rules.grade_x[g - 1]),
+                                      ("ring", rules.ring_x[geo.ring[c] - 1])]
+    flows, flow_mults = _flow_multipliers(setup, k, feeders)
+    mults += flow_mults
+    if c in resonance:
+        mults.append(("resonance", resonance[c]))
+    for a in sorted(amplifiers):
+        mults.append((f"amplify:{geo.name(a)}", amplify_factor[a]))
+    if any(live[m] and kind[m] in rules.opposites[k] for m in geo.neighbors[c]):
+        mults.append(("opposition", spec.opposition.multiplier))
+    delayed = any(live[i] and kind[i] == "delay" for i in geo.inward[c])
+    if delayed:
+        mults.append(("delay", spec.runes.delay.power_x))
+    mults += _modifier_multipliers(setup.mods, k, geo.ring[c] == setup.outermost_ring)
+    if extra is not None and extra[1] != 1.0:
+        mults.append(extra)
+    power = rules.base_value[k]
+    for _, x in mults:
+        power *= x
+    return RunePower(kind=k, grade=g, power=power, multipliers=mults, flows=flows,
+                     delayed=delayed)
+
+
+def _flow_multipliers(setup: SideSetup, k: str, feeders: list[tuple[str, float]]
+                      ) -> tuple[dict[str, float], list[tuple[str, float]]]:
+    """The flows into a rune of kind `k` (flow id -> strength: a source kind's strongest feeder),
+    and their multipliers in flow table order, then attunement (a feeder of its own kind)."""
+    rules, mods = setup.rules, setup.mods
+    flows: dict[str, float] = {}
+    mults: list[tuple[str, float]] = []
+    best: dict[str, float] = {}
+    for src, strength in feeders:
+        if strength > best.get(src, 0.0):
+            best[src] = strength
+    for flow in rules.flows_into[k]:
+        strength = best.get(flow.from_, 0.0)
+        if strength > 0:
+            flows[flow.id] = strength
+            m = flow_multiplier(flow.multiplier, strength, mods.flow_increase_x)
+            if m != 1.0:
+                mults.append((f"flow:{flow.id}", m))
+    if k in best:
+        mults.append(("attunement", flow_multiplier(rules.spec.attunement.multiplier, best[k],
+                                                    mods.flow_increase_x)))
+    return flows, mults
+
+
+def _modifier_multipliers(mods: Mods, k: str, outermost: bool) -> list[tuple[str, float]]:
+    """The power multipliers of the core, then the boss rules, then the relics on a rune of kind
+    `k` (in the side's outermost ring or not), each that is not 1."""
+    groups = (("core", (mods.core_mod,) if mods.core_mod is not None else ()),
+              ("boss", mods.boss_mods), ("relic", mods.relic_mods))
+    mults: list[tuple[str, float]] = []
+    for group, mod_list in groups:
+        for name, m in mod_list:
+            x = m.power_x * (m.outermost_power_x if outermost else 1.0)
             x *= m.power_x_by_kind.get(k, 1.0)
             if x != 1.0:
-                mults.append((f"core:{name}", x))
-        for group, mod_list in (("boss", mods.boss_mods), ("relic", mods.relic_mods)):
-            for name, m in mod_list:
-                x = m.power_x * (m.outermost_power_x if geo.ring[c] == outer else 1.0)
-                x *= m.power_x_by_kind.get(k, 1.0)
-                if x != 1.0:
-                    mults.append((f"{group}:{name}", x))
-        if extra is not None and extra[1] != 1.0:
-            mults.append(extra)
-        power = base
-        for _, x in mults:
-            power *= x
-        powers[c] = RunePower(kind=k, grade=g, power=power, multipliers=mults, flows=flows,
-                              delayed=delayed)
-        for fid, strength in flows.items():
-            reflect += rules.flow_by_id[fid].reflect * strength
-    reflect = min(reflect, spec.flow_limits.reflect_cap)
-    return Analysis(powers=powers, amplify_factor=amplify_factor, resonance=resonance,
-                    resonance_fold=resonance_fold,
-                    reflect=reflect, effective_grade=egrade)
+                mults.append((f"{group}:{name}", x))
+    return mults
 
 
 def affinity_multipliers(rules: Rules, opponent: SideSetup) -> dict[str, float]:

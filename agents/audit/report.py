@@ -1,0 +1,287 @@
+"""The balance audit round by round and as a whole: each family's best board chosen on the choose
+set and measured on the report set, the report (JSON and text). The method is described in the
+package docstring (`agents/audit/__init__.py`).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from rune_env.rules import Board, Rules, geometry
+from rune_env.run.opponents import Pool
+
+from .families import (mono_kind_boards, one_rune_boards, open_search, trick_boards,
+                       two_rune_boards)
+from .scoring import (_SPLIT_STREAM, _START_STREAM, AuditError, AuditSettings, Evaluator,
+                      Opponents, Score, board_cost, drafted_boards, pool_boards, round_budget,
+                      shop_notes, split_opponents)
+
+FAMILIES: tuple[str, ...] = ("one_rune", "two_rune", "mono_kind", "tricks", "open_search")
+# what each family needs computed first (its candidates grow out of their best boards)
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "one_rune": (), "two_rune": ("one_rune",), "mono_kind": (),
+    "tricks": ("one_rune", "two_rune"),
+    "open_search": ("one_rune", "two_rune", "mono_kind", "tricks"),
+}
+STAGES: tuple[str, ...] = ("reference boards",) + FAMILIES + ("report set",)
+
+
+# -- one round --------------------------------------------------------------------------------
+@dataclass
+class FamilyResult:
+    family: str
+    board: Board
+    cost: int
+    choose: Score              # on the choose set (optimistic: it was picked there)
+    report: Score              # on the report set (the estimate)
+    candidates: int            # boards scored
+    over_budget: int           # boards of the family dropped for the budget
+    notes: list[str]
+
+    def to_json(self, rules: Rules) -> dict:
+        b = self.board
+        return {"board": b.to_json(rules),
+                "size": {"casting": sum(k in rules.casting_kinds for k, _ in b.runes.values()),
+                         "runes": len(b.runes), "hand": len(b.hand),
+                         "artifacts": len(b.artifacts)},
+                "kinds": sorted(k for k, _ in b.runes.values()), "core": b.core,
+                "sun_element": b.sun_element, "cost": self.cost,
+                **self.report.to_json(), "choose_win_rate": self.choose.win_rate,
+                "candidates": self.candidates, "over_budget": self.over_budget,
+                "notes": self.notes}
+
+
+@dataclass
+class RoundAudit:
+    round: int
+    budget: int
+    reference: str
+    choose: Opponents
+    report: Opponents
+    baseline: Score
+    families: dict[str, FamilyResult]
+
+    def to_json(self, rules: Rules) -> dict:
+        costs = [board_cost(b, rules) for b in self.choose.boards + self.report.boards]
+        return {"budget": self.budget, "reference": self.reference,
+                "choose_boards": self.choose.total, "report_boards": self.report.total,
+                "reference_cost": {"mean": float(np.mean(costs)), "max": int(max(costs))},
+                "baseline": self.baseline.to_json(),
+                "families": {name: f.to_json(rules) for name, f in self.families.items()}}
+
+
+def _ranked(evaluator: Evaluator, boards: list[Board], choose: Opponents,
+            budget: int) -> tuple[list[tuple[Board, Score]], int]:
+    """The budget-legal boards, scored on the choose set, best first; and how many were over."""
+    legal = [b for b in boards if board_cost(b, evaluator.rules) <= budget]
+    scores = evaluator.scores(legal, choose)
+    ranked = sorted(zip(legal, scores), key=lambda bs: bs[1].key(), reverse=True)  # stable
+    return ranked, len(boards) - len(legal)
+
+
+def _distinct_best(ranked: list[tuple[Board, Score]], count: int, rules: Rules) -> list[Board]:
+    """The `count` best boards whose battles differ (a sun element that reaches no rune plays the
+    same battles as another: it would only fill a place)."""
+    out, seen = [], set()
+    for board, score in ranked:
+        if score in seen:
+            continue
+        seen.add(score)
+        out.append(board)
+        if len(out) >= count:
+            break
+    return out
+
+
+def reference_sets(rules: Rules, round_: int, settings: AuditSettings,
+                   pool: Pool | None) -> tuple[Opponents, Opponents, str]:
+    """The round's disjoint choose and report sets and a line naming their source."""
+    count = settings.choose_boards + settings.report_boards
+    draws: list[Board] = []
+    source = "budget drafter"
+    if pool is not None:
+        draws = pool_boards(pool, rules, round_, count, settings.seed)
+        source = "pool" if draws else "budget drafter (the pool has no boards of this round)"
+    if not draws:
+        draws = drafted_boards(rules, round_, count, settings.seed)
+    choose, report = split_opponents(draws, settings.choose_boards / count, rules,
+                                     np.random.default_rng([settings.seed, round_, _SPLIT_STREAM]))
+    return choose, report, source
+
+
+def audit_round(rules: Rules, round_: int, settings: AuditSettings, pool: Pool | None = None,
+                families: Sequence[str] = FAMILIES, evaluator: Evaluator | None = None,
+                progress: Callable[[str], None] | None = None) -> RoundAudit:
+    """Audit one round (see the package docstring); `families` picks what to report (what they
+    grow out of is computed too). `progress(stage)` is called after each stage."""
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        raise AuditError(f"unknown family {unknown[0]!r} (one of {', '.join(FAMILIES)})")
+    needed = set(families) | {n for f in families for n in _NEEDS[f]}
+    evaluator = evaluator or Evaluator(rules, settings.jobs)
+    tick = progress or (lambda stage: None)
+    budget = round_budget(rules, round_)
+    choose, report, source = reference_sets(rules, round_, settings, pool)
+    tick("reference boards")
+    grades = [g for g in settings.small_grades if g <= rules.max_grade]
+    ranked: dict[str, list[tuple[Board, Score]]] = {}
+    counts: dict[str, tuple[int, int]] = {}
+
+    def run_family(name: str, boards: list[Board]) -> None:
+        ranked[name], over = _ranked(evaluator, boards, choose, budget)
+        counts[name] = (len(ranked[name]), over)
+
+    for name in FAMILIES:
+        if name not in needed:
+            tick(name)
+            continue
+        if name == "one_rune":
+            run_family(name, one_rune_boards(rules, round_, grades))
+        elif name == "two_rune":
+            parents = _distinct_best(ranked["one_rune"], settings.two_rune_parents, rules)
+            run_family(name, two_rune_boards(rules, round_, parents, grades))
+        elif name == "mono_kind":
+            run_family(name, mono_kind_boards(rules, round_, grades, settings.mono_sizes))
+        elif name == "tricks":
+            bases = [b for fam in ("one_rune", "two_rune")
+                     for b in _distinct_best(ranked[fam], settings.trick_bases, rules)]
+            run_family(name, trick_boards(rules, round_, bases))
+        else:
+            so_far = max((r[0] for fam, r in ranked.items() if r), key=lambda bs: bs[1].key())
+            drafted = drafted_boards(rules, round_, settings.search_drafted_starts, settings.seed,
+                                     _START_STREAM)
+            board, score, scored = open_search(evaluator, choose, [so_far[0], *drafted], round_,
+                                               budget, settings)
+            ranked[name], counts[name] = [(board, score)], (scored, 0)
+        tick(name)
+    results: dict[str, FamilyResult] = {}
+    for name in families:
+        if not ranked[name]:
+            continue           # every candidate over the budget
+        board, chosen = ranked[name][0]
+        measured = evaluator.scores([board], report)[0]
+        cost = board_cost(board, rules)
+        scored, over = counts[name]
+        notes = [f"cost {cost}/{budget}"] + shop_notes(board, rules)
+        if over:
+            notes.append(f"{over} of {scored + over} candidates over the budget")
+        results[name] = FamilyResult(name, board, cost, chosen, measured, scored, over, notes)
+    baseline = evaluator.baseline(choose, report)
+    tick("report set")
+    return RoundAudit(round_, budget, source, choose, report, baseline, results)
+
+
+# -- the whole audit --------------------------------------------------------------------------
+@dataclass
+class AuditReport:
+    rules: Rules
+    rules_path: str | None
+    pool_path: str | None
+    settings: AuditSettings
+    rounds: list[RoundAudit]
+    battles: int
+
+    def to_json(self) -> dict:
+        return {"rules_hash": self.rules.hash, "rules": self.rules_path or self.rules.source,
+                "pool": self.pool_path,
+                "seed": self.settings.seed, "settings": self.settings.to_json(),
+                "battles": self.battles,
+                "rounds": {str(r.round): r.to_json(self.rules) for r in self.rounds}}
+
+
+def check_auditable(rules: Rules, settings: AuditSettings) -> None:
+    """Refuse what the audit cannot do, before any work."""
+    if rules.spec.variant != "deterministic":
+        raise AuditError(f"the audit plays the deterministic variant only (rules variant: "
+                         f"{rules.spec.variant!r})")
+    cap = rules.spec.run.round_cap
+    bad = [r for r in settings.rounds if not 1 <= r <= cap]
+    if not settings.rounds or bad:
+        raise AuditError(f"rounds must be within 1..{cap} (run.round_cap); got "
+                         f"{bad[0] if bad else 'none'}")
+    if settings.choose_boards < 1 or settings.report_boards < 1:
+        raise AuditError("choose_boards and report_boards must be at least 1")
+
+
+def audit(rules: Rules, settings: AuditSettings, pool: Pool | None = None,
+          rules_path: str | None = None, pool_path: str | None = None,
+          families: Sequence[str] = FAMILIES,
+          progress: Callable[[int, str], None] | None = None) -> AuditReport:
+    """The audit of every round of `settings.rounds`; `progress(round, stage)` after each stage."""
+    check_auditable(rules, settings)
+    evaluator = Evaluator(rules, settings.jobs)
+    rounds = []
+    for r in settings.rounds:
+        tick = (lambda stage, r=r: progress(r, stage)) if progress else None
+        rounds.append(audit_round(rules, r, settings, pool, families, evaluator, tick))
+    return AuditReport(rules, rules_path, pool_path, settings, rounds, evaluator.battles)
+
+
+# -- text -------------------------------------------------------------------------------------
+def _roman(grade: int) -> str:
+    numerals = ((10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I"))
+    out = ""
+    for value, letters in numerals:
+        while grade >= value:
+            out += letters
+            grade -= value
+    return out
+
+
+def describe(board: Board, rules: Rules) -> str:
+    """A board in one line: its runes (with cells when few), artifacts, hand and core."""
+    geo = geometry(rules.radius)
+    if len(board.runes) <= 3:
+        runes = ", ".join(f"{k} {_roman(g)} {geo.name(c)}"
+                          for c, (k, g) in sorted(board.runes.items()))
+    else:
+        tally = Counter(board.runes.values())
+        runes = ", ".join(f"{n}x {k} {_roman(g)}" if n > 1 else f"{k} {_roman(g)}"
+                          for (k, g), n in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
+    parts = [runes or "no runes"]
+    if board.artifacts:
+        parts.append(" + ".join(f"{a} {geo.name(c)}" for c, a in sorted(board.artifacts.items())))
+    if board.hand:
+        tally = Counter(board.hand)
+        parts.append("hand " + ", ".join(f"{n}x {k} {_roman(g)}"
+                                         for (k, g), n in sorted(tally.items())))
+    core = board.core or "no core"
+    if board.sun_element:
+        core += f"({board.sun_element})"
+    return "; ".join(parts) + f" | {core}"
+
+
+def _pct(x: float) -> str:
+    return "  n/a" if x != x else f"{100 * x:5.1f}"
+
+
+def format_report(report: AuditReport) -> str:
+    rules = report.rules
+    lines = [f"balance audit  rules {report.rules_path or rules.source} ({rules.hash})  "
+             f"pool {report.pool_path or 'none (budget drafter)'}  seed {report.settings.seed}"]
+    for ra in report.rounds:
+        lines.append("")
+        lines.append(f"round {ra.round}  budget {ra.budget}  reference: {ra.reference}, "
+                     f"choose {ra.choose.total} / report {ra.report.total} boards")
+        lines.append(f"  {'family':<12} {'size':>5}  {'win %':>5} {'[95% CI]':>13}  "
+                     f"{'median s':>8}  board / notes")
+        for name, f in ra.families.items():
+            casting = sum(k in rules.casting_kinds for k, _ in f.board.runes.values())
+            lo, hi = f.report.ci
+            lines.append(f"  {name:<12} {casting:>2}/{len(f.board.runes):<2}  "
+                         f"{_pct(f.report.win_rate)} [{_pct(lo)},{_pct(hi)}]  "
+                         f"{f.report.median_time:>8.1f}  {describe(f.board, rules)}")
+            lines.append(f"  {'':<12} {'':>5}  {'':>5} {'':>13}  {'':>8}  "
+                         f"chosen at {_pct(f.choose.win_rate).strip()}% of {f.candidates}; "
+                         + "; ".join(f.notes))
+        b = ra.baseline
+        lo, hi = b.ci
+        lines.append(f"  {'baseline':<12} {'':>5}  {_pct(b.win_rate)} [{_pct(lo)},{_pct(hi)}]  "
+                     f"{b.median_time:>8.1f}  reference boards: choose set against report set")
+    lines.append("")
+    lines.append(f"size: casting runes / runes on the board; win %: the chosen board against the "
+                 f"report set, both seatings (draws are not wins); {report.battles:,} battles")
+    return "\n".join(lines)
