@@ -7,7 +7,10 @@ from .baselines import GreedyAgent, RandomAgent, ScriptedAgent
 BASELINES = ("random", "scripted", "greedy")
 
 
-def make_agent(name: str, rules=None, seed: int | None = 0):
+def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False):
+    """An agent by name: random, scripted, greedy, greedy:NOISE, or the path of a saved model
+    (.zip) or exported policy (.pt). A policy trained under other rules than `rules` (its card
+    says so) warns, or is refused with `strict` (ValueError), as a pool of other rules is."""
     if name == "random":
         return RandomAgent(seed)
     if name == "scripted":
@@ -26,7 +29,8 @@ def make_agent(name: str, rules=None, seed: int | None = 0):
     if not (name.endswith((".zip", ".pt")) or Path(name).exists()):
         raise ValueError(f"unknown agent {name!r}: use random, scripted, greedy, greedy:NOISE "
                          f"or the path of a saved model (.zip) or exported policy (.pt)")
-    from .policy import PolicyAgent
+    from .policy import PolicyAgent, check_model_rules
+    check_model_rules(name, rules, strict)
     return PolicyAgent(name)
 
 

@@ -1,7 +1,8 @@
 """`PolicyAgent`: a saved stable-baselines3 / sb3-contrib model on the agent protocol.
 
 Two formats: a full checkpoint (`.zip`, as SB3 saves it, optimizer included, for resuming) and
-an exported policy (`.pt`, the network alone), which is what we commit (< 5 MB)."""
+an exported policy (`.pt`, the acting network alone in float16, about 1 MB), which is what we
+commit."""
 from __future__ import annotations
 
 import zipfile
@@ -14,26 +15,134 @@ class PolicyLoadError(ValueError):
     """A checkpoint that cannot be loaded; the message names the file and the problem."""
 
 
+# The exported format: the acting network alone (the value head is dropped: an opponent or an
+# evaluation only acts), its weights stored as float16 (half the bytes; loaded back as float32).
+# 482k parameters for the shipped [256, 256] drafters: 0.97 MB a file instead of SB3's 3.3 MB
+# (policy.save, value net and float32 included), so the shipped models and pools fit the 10 MB
+# the repository allows them (docs/RESULTS.md, "Shipped artefacts"). float16 keeps 11 bits of
+# mantissa: the logits move by about 1e-3 of their size, and a deterministic policy's choices
+# were the same as its float32 original's in every step measured (scripts/export_policy.py
+# --check compares them on evaluation runs; docs/RESULTS.md gives the figure).
+EXPORT_FORMAT = "rune-env-policy"
+EXPORT_VERSION = 2
+EXPORT_DTYPES = ("float16", "float32")
+_VALUE_PARTS = ("mlp_extractor.value_net.", "value_net.", "vf_features_extractor.")
+
+
+def _policy_classes() -> dict:
+    from sb3_contrib.common.maskable.policies import (MaskableActorCriticPolicy,
+                                                      MaskableMultiInputActorCriticPolicy)
+    return {c.__name__: c for c in (MaskableActorCriticPolicy, MaskableMultiInputActorCriticPolicy)}
+
+
 def load_policy(path: str | Path, device: str = "cpu"):
-    """Load an exported policy (`.pt`, written by `export_policy`): the network alone, a few MB,
-    small enough to commit. A missing or corrupt file raises PolicyLoadError."""
+    """Load an exported policy (`.pt`, written by `export_policy`; or SB3's own `policy.save`
+    format, which older exports used). A missing or corrupt file raises PolicyLoadError."""
     path = Path(path)
     if not path.is_file():
         raise PolicyLoadError(f"{path}: no such policy file")
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    import torch
     try:
-        return MaskableActorCriticPolicy.load(str(path), device=device)
+        saved = torch.load(str(path), map_location=device, weights_only=False)
     except Exception as exc:  # noqa: BLE001 - torch raises many kinds on a corrupt file
         raise PolicyLoadError(f"{path}: cannot load the policy ({type(exc).__name__}: {exc})") from None
+    if not isinstance(saved, dict) or "state_dict" not in saved or "data" not in saved:
+        raise PolicyLoadError(f"{path}: not an exported policy (no state_dict and data)")
+    classes = _policy_classes()
+    name = saved.get("class", "MaskableActorCriticPolicy")
+    if name not in classes:
+        raise PolicyLoadError(f"{path}: unknown policy class {name!r} (expected one of "
+                              f"{sorted(classes)})")
+    try:
+        policy = classes[name](**saved["data"])
+        state = {k: v.float() if v.is_floating_point() else v for k, v in saved["state_dict"].items()}
+        if saved.get("format") == EXPORT_FORMAT:
+            # the value head was not exported: zeros, so predict_values is 0, never random
+            own = policy.state_dict()
+            missing = [k for k in own if k not in state]
+            if any(not k.startswith(_VALUE_PARTS) for k in missing):
+                raise ValueError(f"missing weights {[k for k in missing if not k.startswith(_VALUE_PARTS)]}")
+            state.update({k: torch.zeros_like(own[k]) for k in missing})
+        policy.load_state_dict(state)
+    except Exception as exc:  # noqa: BLE001 - a mismatched or truncated state
+        raise PolicyLoadError(f"{path}: cannot load the policy ({type(exc).__name__}: {exc})") from None
+    policy.set_training_mode(False)
+    return policy.to(device)
 
 
-def export_policy(model, path: str | Path) -> None:
-    """Save only the policy network of a model (no optimizer state, no rollout data)."""
+def _exported_class(policy) -> str:
+    """The sb3-contrib class a policy is loaded as: training's FastMaskablePolicy
+    (agents/masking.py) has the same network and distribution as MaskableActorCriticPolicy, its
+    base, and loads as it (as SB3-format exports always did)."""
+    for name, cls in sorted(_policy_classes().items(), key=lambda kv: -len(kv[1].__mro__)):
+        if isinstance(policy, cls):
+            return name
+    raise ValueError(f"cannot export a {type(policy).__name__}: not a maskable actor-critic policy")
+
+
+def export_policy(model, path: str | Path, dtype: str = "float16") -> None:
+    """Save the acting part of a model's policy (`model.policy`, or a policy itself): no value
+    head, no optimizer state, weights as `dtype` ("float16", the default, or "float32").
+    Written atomically (a temp file, then a rename)."""
+    if dtype not in EXPORT_DTYPES:
+        raise ValueError(f"dtype must be one of {EXPORT_DTYPES}, got {dtype!r}")
+    import torch
+    policy = getattr(model, "policy", model)
+    cast = torch.float16 if dtype == "float16" else torch.float32
+    state = {k: (v.detach().cpu().to(cast) if v.is_floating_point() else v.detach().cpu())
+             for k, v in policy.state_dict().items() if not k.startswith(_VALUE_PARTS)}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    model.policy.save(str(tmp))
-    tmp.replace(path)
+    try:
+        torch.save({"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "dtype": dtype,
+                    "class": _exported_class(policy), "state_dict": state,
+                    "data": policy._get_constructor_parameters()}, str(tmp))
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def model_card(path: str | Path) -> dict | None:
+    """The provenance card of a saved policy, if it has one: the `.json` beside an exported
+    `.pt` (agents/models/*.json, a run's final_policy.json); for a run's `.zip` (final_model.zip
+    or checkpoints/model_<N>_steps.zip), the run's final_policy.json. None if there is none or
+    it is not valid JSON."""
+    import json
+    path = Path(path)
+    if path.suffix == ".pt":
+        card = path.with_suffix(".json")
+    else:
+        card = next((d / "final_policy.json" for d in (path.parent, path.parent.parent)
+                     if (d / "final_policy.json").is_file()), path.with_suffix(".json"))
+    try:
+        data = json.loads(card.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def model_rules_hash(path: str | Path) -> str | None:
+    """The hash of the rules a saved policy was trained under, from its card (None: unknown;
+    cards written before the key existed say `rules_hash_now`, the hash at export time)."""
+    card = model_card(path) or {}
+    value = card.get("rules_hash", card.get("rules_hash_now"))
+    return value if isinstance(value, str) else None
+
+
+def check_model_rules(path: str | Path, rules, strict: bool = False) -> None:
+    """Warn (a UserWarning) when a saved policy was trained under other rules than `rules`, as a
+    pool of other rules warns (`load_pool`); with `strict`, refuse it (ValueError). A policy
+    without a card, or whose card names no rules, passes: nothing is known of it."""
+    trained = model_rules_hash(path)
+    if trained is None or rules is None or trained == rules.hash:
+        return
+    msg = f"{path}: policy was trained under rules {trained}, the current rules are {rules.hash}"
+    if strict:
+        raise ValueError(msg)
+    import warnings
+    warnings.warn(msg, stacklevel=3)
 
 
 def load_model(path: str | Path, device: str = "cpu"):

@@ -7,13 +7,16 @@
   `non_negative_int`, `seed_int`, `jobs_int`, `int_in(low, high)`, `positive_float`,
   `non_negative_float`.
   A bad value reads `error: --battles must be a whole number >= 1; got '-5'`.
+- The options several scripts share, each with its check and a help that states its default:
+  `add_count_argument` (a count >= 1, or 1..high), `add_seed_argument` (--seed),
+  `add_jobs_argument` (--jobs), `add_rules_argument` (--rules), `add_json_argument` (--json).
 - `check_output(path, option)`: why an output file could not be written there (before the work).
 - `fail(msg)`: print `error: msg` on stderr and return 2, for checks after parsing (files,
   ranks, agents).
 - `load_pool_once(path, rules, strict)`: load a pool file, saying a pool of other rules as one
   `warning: ...` line on stderr, once (the envs that load it later stay quiet about it).
 - The switches of the scripts that play agents against pools (evaluate, ladder,
-  calibrate_ranks): the battle engine, strict pools, and torch's threads.
+  calibrate_ranks): the battle engine, strict pools, torch's threads and the progress bars.
 """
 from __future__ import annotations
 
@@ -24,6 +27,8 @@ import sys
 import warnings
 
 from rune_env.battle.engines import add_engine_argument, use_engine
+
+from .progress import add_progress_argument
 
 # Seeds the scripts take: 32-bit, so that the run seeds derived from them (evaluation seeds are
 # 2**30 + seed * 1_000_003 + episode) stay far inside the int64 that numpy and torch seed with.
@@ -43,8 +48,15 @@ class ScriptParser(argparse.ArgumentParser):
         self.exit(2, f"error: {' '.join(message.split())}\n")
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"warning: {message}", file=file or sys.stderr)
+
+
 def script_parser(doc: str | None, **kwargs) -> ScriptParser:
-    """A ScriptParser whose --help shows `doc` (the script's docstring) in full, as written."""
+    """A ScriptParser whose --help shows `doc` (the script's docstring) in full, as written.
+    Making one also makes the script's warnings one `warning: ...` line on stderr (a pool or a
+    policy of other rules, for instance), without Python's file and line."""
+    warnings.showwarning = _one_line_warning
     kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
     return ScriptParser(description=(doc or "").strip() or None, **kwargs)
 
@@ -162,6 +174,43 @@ def non_negative_float(text: str) -> float:
     return _real(text, 0.0, False)
 
 
+# -- the options several scripts share ---------------------------------------------------------
+def add_count_argument(parser: argparse.ArgumentParser, option: str, default: int, what: str,
+                       metavar: str = "N", high: int | None = None) -> None:
+    """`option`, a whole number >= 1 (1..`high` if given), checked as it enters; its help reads
+    "<what>, >= 1 (default <default>)" (with `high`: "<what>, 1..<high> (default <default>)")."""
+    kind = positive_int if high is None else int_in(1, high)
+    bounds = ">= 1" if high is None else f"1..{high}"
+    parser.add_argument(option, type=kind, default=default, metavar=metavar,
+                        help=f"{what}, {bounds} (default {default})")
+
+
+def add_seed_argument(parser: argparse.ArgumentParser, what: str = "evaluation seed") -> None:
+    """--seed S, a seed 0..SEED_MAX (default 0); its help reads "<what>, 0..2**32-1 (default 0)"."""
+    parser.add_argument("--seed", type=seed_int, default=0, metavar="S",
+                        help=f"{what}, 0..2**32-1 (default 0)")
+
+
+def add_jobs_argument(parser: argparse.ArgumentParser, what: str = "worker processes",
+                      default: int = 2) -> None:
+    """--jobs J, worker processes 1..MAX_JOBS (default `default`, at most MAX_JOBS)."""
+    default = min(default, MAX_JOBS)
+    parser.add_argument("--jobs", type=jobs_int, default=default, metavar="J",
+                        help=f"{what}, 1..{MAX_JOBS} (default {default})")
+
+
+def add_rules_argument(parser: argparse.ArgumentParser) -> None:
+    """--rules FILE, a rules YAML file (default None: the shipped configs/rules/default.yaml)."""
+    parser.add_argument("--rules", default=None, metavar="FILE",
+                        help="a rules YAML file (default configs/rules/default.yaml)")
+
+
+def add_json_argument(parser: argparse.ArgumentParser,
+                      what: str = "one JSON object instead of the table") -> None:
+    """--json, a switch; its help reads "print <what> (default off)"."""
+    parser.add_argument("--json", action="store_true", help=f"print {what} (default off)")
+
+
 # -- pools ------------------------------------------------------------------------------------
 POOL_WARNING = ".*pool was made under rules"    # load_pool's warning for a pool of other rules
 
@@ -182,12 +231,14 @@ def load_pool_once(path, rules, strict: bool = False):
 
 # -- the play switches ------------------------------------------------------------------------
 def add_play_arguments(parser: argparse.ArgumentParser) -> None:
-    """--engine, --strict and --torch-threads."""
+    """--engine, --strict, --torch-threads and --progress."""
     add_engine_argument(parser)
     parser.add_argument("--strict", action="store_true",
-                        help="refuse a pool made under other rules (default: warn and use it)")
+                        help="refuse a pool or a policy made under other rules (default: warn "
+                             "and use it)")
     parser.add_argument("--torch-threads", type=positive_int, default=1, metavar="N",
                         help="torch threads for policies (default 1: fastest for one observation)")
+    add_progress_argument(parser)
 
 
 def apply_play_arguments(args: argparse.Namespace) -> None:

@@ -31,7 +31,7 @@ import yaml
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictBool,
                       ValidationError, model_validator)
 
-from rune_env.files import write_text_atomic
+from rune_env.files import read_text, write_text_atomic
 
 from .evaluation import MAX_EPISODES, kind_shares, log_evaluation, summary_line, training_step
 from .progress import bar, say
@@ -192,12 +192,9 @@ def validate_config(data: Any, source: str) -> TrainConfig:
 def read_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
     """A config file, with the command line's overrides (None: not given), validated."""
     path = Path(path)
-    # read as agents/pools.py's load_recipes and load_pool read theirs, each with its own error
-    # and words (pinned by the tests): three lines of shape in common do not make a helper
+    text = read_text(path, "", ConfigError)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -582,10 +579,17 @@ def final_evaluation(cfg: TrainConfig, run_dir: Path, steps: int, seconds: float
         "format": "exported MaskableActorCriticPolicy (agents.policy.export_policy); load with "
                   "PolicyAgent(path)",
         "model": "final_model.zip", "config": "config.yaml", "seed": cfg.seed,
+        "rules_hash": rules_hash(cfg.env_kwargs),
         "timesteps": steps, "train_seconds": seconds,
         "final_eval": {k: res[k] for k in ("episodes", "battle_win_rate", "mean_wins", "clear_rate")
                        if k in res}})
     return res
+
+
+def rules_hash(env_kwargs: dict) -> str:
+    """The hash of the rules an env of these options plays (its `rules`/`rules_overrides`)."""
+    from rune_env.envs.run_env import resolve_rules
+    return resolve_rules(env_kwargs.get("rules"), env_kwargs.get("rules_overrides")).hash
 
 
 def summary_json(run_dir: Path, res: dict) -> str:

@@ -32,8 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rune_env.battle.engine import battle as reference_battle  # noqa: E402
 from agents.progress import add_progress_argument, bar  # noqa: E402
-from agents.script_args import (MAX_JOBS, fail, jobs_int, positive_int,  # noqa: E402
-                                script_parser, seed_int)
+from agents.script_args import (add_count_argument, add_jobs_argument,  # noqa: E402
+                                add_json_argument, add_rules_argument, add_seed_argument, fail,
+                                script_parser)
 from rune_env.rules import RulesError, load_rules  # noqa: E402
 from rune_env.run import apply, default_opponents, new_run  # noqa: E402
 from rune_env.run.drafter import HeuristicDrafter  # noqa: E402
@@ -164,21 +165,15 @@ def format_report(rep: dict) -> str:
 
 def build_parser():
     p = script_parser(__doc__)
-    p.add_argument("--battles", type=positive_int, default=200, metavar="N",
-                   help="battles in each of the rounds 1..12, >= 1 (default 200)")
-    p.add_argument("--runs", type=positive_int, default=200, metavar="N",
-                   help="whole apprentice runs, >= 1 (default 200)")
-    p.add_argument("--seed", type=seed_int, default=0, metavar="S",
-                   help="the first run seed of the per-round runs (the whole runs start at "
-                        "S + 100000), 0..2**32-1 (default 0)")
-    p.add_argument("--jobs", type=jobs_int, default=min(2, MAX_JOBS), metavar="J",
-                   help=f"worker processes, 1..{MAX_JOBS} (default {min(2, MAX_JOBS)})")
-    p.add_argument("--rules", default=None, metavar="FILE",
-                   help="a rules YAML file (default configs/rules/default.yaml)")
+    add_count_argument(p, "--battles", 200, "battles in each of the rounds 1..12")
+    add_count_argument(p, "--runs", 200, "whole apprentice runs")
+    add_seed_argument(p, "the first run seed of the per-round runs (the whole runs start at "
+                         "S + 100000)")
+    add_jobs_argument(p)
+    add_rules_argument(p)
     p.add_argument("--variant", choices=("deterministic", "dice"),
                    help="the game variant (default: the rules file's `variant`)")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object instead of the tables (default off)")
+    add_json_argument(p, "one JSON object instead of the tables")
     add_engine_argument(p)
     add_progress_argument(p)
     return p

@@ -50,26 +50,22 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from agents.bench import BenchOptions, format_table, run, to_json  # noqa: E402
-from agents.script_args import (fail, non_negative_float, non_negative_int,  # noqa: E402
-                                positive_int, script_parser, seed_int)
+from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
+                                add_rules_argument, add_seed_argument, fail, non_negative_float,
+                                non_negative_int, script_parser)
 from rune_env.rules import RulesError, load_rules  # noqa: E402
 
 
 def build_parser():
     parser = script_parser(__doc__)
-    parser.add_argument("--json", action="store_true",
-                        help="print one JSON object instead of the table (default off)")
-    parser.add_argument("--pairs", type=positive_int, default=1000, metavar="N",
-                        help="board pairs, >= 1 (default 1000)")
-    parser.add_argument("--seed", type=seed_int, default=0, metavar="S",
-                        help="seed of the pairs, 0..2**32-1 (default 0)")
-    parser.add_argument("--rules", metavar="FILE",
-                        help="a rules YAML file (default configs/rules/default.yaml)")
-    parser.add_argument("--reference-passes", type=positive_int, default=2, metavar="N",
-                        help="timed passes of the reference engine over the set, >= 1 (default 2)")
-    parser.add_argument("--fast-repeats", type=positive_int, default=20, metavar="N",
-                        help="timed passes of the fast engine, one core and batched, at least; "
-                             ">= 1 (default 20)")
+    add_json_argument(parser)
+    add_count_argument(parser, "--pairs", 1000, "board pairs")
+    add_seed_argument(parser, "seed of the pairs")
+    add_rules_argument(parser)
+    add_count_argument(parser, "--reference-passes", 2,
+                       "timed passes of the reference engine over the set")
+    add_count_argument(parser, "--fast-repeats", 20,
+                       "timed passes of the fast engine, one core and batched, at least")
     parser.add_argument("--fast-seconds", type=non_negative_float, default=4.0, metavar="S",
                         help="more fast-engine passes until they have taken this long, >= 0 "
                              "(default 4)")

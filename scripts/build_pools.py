@@ -60,7 +60,7 @@ def build_parser():
     p.add_argument("--ranks", nargs="+", default=None, metavar="RANK",
                    help="the ranks to build (default: every rank with a recipe)")
     p.add_argument("--out-dir", default=str(DEFAULT_OUT), metavar="DIR",
-                   help="where the pools <rank>.json go (default configs/opponents)")
+                   help="where the pools <rank>.json.gz go (default configs/opponents)")
     p.add_argument("--runs-scale", type=positive_float, default=1.0, metavar="X",
                    help="multiply every agent's runs (at least 1 each), for trial builds; > 0 "
                         "(default 1.0)")

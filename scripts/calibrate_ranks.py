@@ -26,9 +26,10 @@ sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
 from agents.evaluation import evaluate, wilson  # noqa: E402
-from agents.progress import add_progress_argument, bar  # noqa: E402
-from agents.script_args import (add_play_arguments, apply_play_arguments, fail,  # noqa: E402
-                                load_pool_once, positive_int, script_parser, seed_int)
+from agents.progress import bar  # noqa: E402
+from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
+                                add_play_arguments, add_seed_argument, apply_play_arguments, fail,
+                                load_pool_once, script_parser)
 from rune_env.rules import default_rules  # noqa: E402
 from rune_env.run.opponents import PoolError  # noqa: E402
 
@@ -40,18 +41,15 @@ def build_parser():
     p.add_argument("--agent", required=True,
                    help="the reference agent: random, scripted, greedy, greedy:NOISE or the path "
                         "of a saved model (.zip) or exported policy (.pt) (required)")
-    p.add_argument("--episodes", type=positive_int, default=100, metavar="N",
-                   help="runs per rank and measure, >= 1 (default 100)")
-    p.add_argument("--seed", type=seed_int, default=0, metavar="S",
-                   help="evaluation seed, 0..2**32-1 (default 0)")
+    add_count_argument(p, "--episodes", 100, "runs per rank and measure")
+    add_seed_argument(p)
     p.add_argument("--pools-dir", default=str(DEFAULT_POOLS), metavar="DIR",
-                   help="the directory of the pools <rank>.json (default configs/opponents)")
+                   help="the directory of the pools <rank>.json.gz (or .json) (default configs/opponents)")
     p.add_argument("--ranks", nargs="+", default=None, metavar="RANK",
                    help="the ranks to measure (default: every rank of the rules)")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object instead of the table (default off)")
+    # the parser's tail and main's first lines share make_opponents.py's shape, not its options
+    add_json_argument(p)
     add_play_arguments(p)
-    add_progress_argument(p)
     return p
 
 
@@ -70,9 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     # every pool is checked before anything is played: a missing or bad one fails at once
     pools = {}
     for rank in ranks:
-        pool = pools_dir / f"{rank}.json"
-        if not pool.exists():
-            return fail(f"no pool for rank {rank}: {pool}")
+        found = [pools_dir / f"{rank}{suffix}" for suffix in (".json.gz", ".json")
+                 if (pools_dir / f"{rank}{suffix}").is_file()]
+        if not found:
+            return fail(f"no pool for rank {rank}: {pools_dir / rank}.json.gz (or .json)")
+        pool = found[0]
         try:
             load_pool_once(pool, rules, strict=a.strict)    # other rules: one warning line
         except PoolError as exc:    # corrupt, not a pool, or of other rules with --strict
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         pools[rank] = pool
     apply_play_arguments(a)
     try:
-        checked = make_agent(a.agent, rules, seed=a.seed)
+        checked = make_agent(a.agent, rules, seed=a.seed, strict=a.strict)
     except ValueError as exc:       # an unknown name, a policy file that does not load
         return fail(str(exc))
     out: dict = {"agent": a.agent, "episodes": a.episodes, "rules_hash": rules.hash, "ranks": {}}
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             pool = pools[rank]
             progress.set_description(rank)
             # a fresh agent per rank, as before (the first is the one just checked)
-            agent, checked = checked or make_agent(a.agent, rules, seed=a.seed), None
+            agent, checked = checked or make_agent(a.agent, rules, seed=a.seed, strict=a.strict), None
             try:
                 vs_pool = evaluate(agent, a.episodes, a.seed,
                                    {"rank": "apprentice", "opponents": str(pool),

@@ -35,9 +35,10 @@ sys.path.insert(0, str(ROOT))
 from agents import make_agent  # noqa: E402
 from agents.evaluation import (EVAL_TAGS, MAX_EPISODES, evaluate, log_evaluation,  # noqa: E402
                                training_step)
-from agents.progress import add_progress_argument, bar  # noqa: E402
-from agents.script_args import (add_play_arguments, apply_play_arguments, fail,  # noqa: E402
-                                int_in, script_parser, seed_int)
+from agents.progress import bar  # noqa: E402
+from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
+                                add_play_arguments, add_seed_argument, apply_play_arguments, fail,
+                                script_parser)
 from rune_env.battle.engines import battle_function  # noqa: E402
 from rune_env.rules import Board, default_rules  # noqa: E402
 from rune_env.run.opponents import PoolError  # noqa: E402
@@ -147,13 +148,10 @@ def build_parser():
     p.add_argument("--rank", default=ranks[0], metavar="R",
                    help=f"the rank to play: a name ({', '.join(ranks)}) or its number "
                         f"0..{len(ranks) - 1}, as the envs take it (default: {ranks[0]})")
-    p.add_argument("--episodes", type=int_in(1, MAX_EPISODES), default=100, metavar="N",
-                   help=f"runs per agent, 1..{MAX_EPISODES} (default: 100)")
-    p.add_argument("--seed", type=seed_int, default=0, metavar="S",
-                   help="evaluation seed, 0..2**32-1; its run seeds are apart from every training "
-                        "seed and from every other evaluation seed's (default: 0)")
-    p.add_argument("--json", action="store_true",
-                   help="print eval.json's content on stdout instead of the table (default: off)")
+    add_count_argument(p, "--episodes", 100, "runs per agent", high=MAX_EPISODES)
+    add_seed_argument(p, "evaluation seed (its run seeds are apart from every training seed and "
+                         "from every other evaluation seed's)")
+    add_json_argument(p, "eval.json's content on stdout instead of the table")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="output directory (default: runs/eval_<rank>_s<seed>)")
     p.add_argument("--head-to-head", action="store_true",
@@ -162,7 +160,6 @@ def build_parser():
     p.add_argument("--opponents", default=None,
                    help="a pool file, or 'generator' (default: the rank's shipped pool, as RuneRun-v0)")
     add_play_arguments(p)
-    add_progress_argument(p)
     return p
 
 
@@ -190,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         if label in agents:
             return fail(f"--agents: {name!r} is given twice (label {label!r})")
         try:
-            agents[label] = make_agent(name, rules, seed=a.seed)
+            agents[label] = make_agent(name, rules, seed=a.seed, strict=a.strict)
         except ValueError as exc:   # an unknown name; PolicyLoadError (missing, corrupt) is a ValueError
             return fail(str(exc))
     steps = {label: (training_step(name) or 0) for label, name in zip(agents, a.agents)}

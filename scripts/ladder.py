@@ -27,11 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
-from agents.progress import add_progress_argument, bar  # noqa: E402
+from agents.progress import bar  # noqa: E402
 from agents.evaluation import evaluate  # noqa: E402
 from agents.ratings import fit_bradley_terry  # noqa: E402
-from agents.script_args import (add_play_arguments, apply_play_arguments, fail,  # noqa: E402
-                                load_pool_once, positive_int, script_parser, seed_int)
+from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
+                                add_play_arguments, add_seed_argument, apply_play_arguments, fail,
+                                load_pool_once, script_parser)
 from rune_env.battle.engines import battle_function  # noqa: E402
 from rune_env.rules import Board, default_rules  # noqa: E402
 from rune_env.files import write_json_atomic  # noqa: E402
@@ -55,18 +56,14 @@ def build_parser():
     p.add_argument("--pools", nargs="+", default=[], metavar="POOL",
                    help="opponent pool files rated beside the agents (default: none; then give "
                         "at least two agents)")
-    p.add_argument("--episodes", type=positive_int, default=20, metavar="N",
-                   help="runs each agent drafts, >= 1 (default 20)")
-    p.add_argument("--samples", type=positive_int, default=4, metavar="K",
-                   help="pool boards per agent board, drawn by their counts, >= 1 (default 4)")
-    p.add_argument("--seed", type=seed_int, default=0, metavar="S",
-                   help="evaluation seed and the pool sampling's seed, 0..2**32-1 (default 0)")
-    p.add_argument("--json", action="store_true",
-                   help="print the ladder as one JSON object instead of the table (default off)")
+    add_count_argument(p, "--episodes", 20, "runs each agent drafts")
+    add_count_argument(p, "--samples", 4, "pool boards per agent board, drawn by their counts",
+                       metavar="K")
+    add_seed_argument(p, "evaluation seed and the pool sampling's seed")
+    add_json_argument(p, "the ladder as one JSON object instead of the table")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="where ladder.json and the TensorBoard logs go (default runs/ladder_s<SEED>)")
     add_play_arguments(p)
-    add_progress_argument(p)
     return p
 
 
@@ -99,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     agents = {}
     for name in a.agents:
         try:
-            agents[name] = make_agent(name, rules, seed=a.seed)
+            agents[name] = make_agent(name, rules, seed=a.seed, strict=a.strict)
         except ValueError as exc:   # an unknown name, a policy file that does not load
             return fail(str(exc))
     rng = np.random.default_rng(a.seed)

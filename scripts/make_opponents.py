@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 from agents.pools import (DRAFTING_OPPONENTS, by_round, draft_ghosts, make_agents,  # noqa: E402
                           summary, tally)
 from agents.progress import add_progress_argument  # noqa: E402
-from agents.script_args import (check_output, fail, int_in, positive_int,  # noqa: E402
-                                script_parser, seed_int)
+from agents.script_args import (add_count_argument, add_seed_argument, check_output,  # noqa: E402
+                                fail, int_in, script_parser)
 from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
 from rune_env.run.opponents import Pool, save_pool  # noqa: E402
@@ -51,10 +51,8 @@ def build_parser():
     p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
                    help="who drafts the ghosts: random, scripted, greedy, greedy:NOISE or paths "
                         "of saved models (.zip) or exported policies (.pt) (required)")
-    p.add_argument("--runs", type=positive_int, default=20, metavar="N",
-                   help="drafting runs per agent, >= 1 (default 20)")
-    p.add_argument("--seed", type=seed_int, default=0, metavar="S",
-                   help="agent i drafts on evaluation seed S * 1000 + i; 0..2**32-1 (default 0)")
+    add_count_argument(p, "--runs", 20, "drafting runs per agent")
+    add_seed_argument(p, "the drafting seed (agent i drafts on evaluation seed S * 1000 + i)")
     cap = rules.spec.run.round_cap
     p.add_argument("--max-round", type=int_in(1, cap, "run.round_cap"), default=min(15, cap),
                    metavar="M",
@@ -66,6 +64,7 @@ def build_parser():
     p.add_argument("--sample", action="store_true",
                    help="trained policies sample their actions (diverse ghosts) instead of taking "
                         "the likeliest one (default off)")
+    # the parser's tail and main's first lines share calibrate_ranks.py's shape, not its options
     add_engine_argument(p)
     add_progress_argument(p)
     return p

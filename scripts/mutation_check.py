@@ -49,21 +49,20 @@ if str(REPO) not in sys.path:
 
 from agents.mutation import (FROZEN, Suite, baseline, check_all, mutations,  # noqa: E402
                              normalise_path, outcomes_json, report)
+from agents.script_args import add_jobs_argument, positive_float, script_parser  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.strip(),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = script_parser(__doc__)
     parser.add_argument("--rules", type=Path, default=FROZEN, metavar="FILE",
                         help="rules to mutate (default tests/data/rules.yaml, the frozen copy)")
     parser.add_argument("--only", action="append", metavar="PATH",
                         help="mutate only this key path, repeatable (default: every battle number)")
-    parser.add_argument("--jobs", type=int, default=2, metavar="N",
-                        help="parallel pytest runs (default 2)")
+    add_jobs_argument(parser, "parallel pytest runs")
     parser.add_argument("--list", action="store_true",
                         help="list the key paths and exit (default off)")
-    parser.add_argument("--timeout", type=float, default=900.0, metavar="S",
-                        help="seconds per pytest run before it counts as a timeout (default 900)")
+    parser.add_argument("--timeout", type=positive_float, default=900.0, metavar="S",
+                        help="seconds per pytest run before it times out, > 0 (default 900)")
     parser.add_argument("--skip-baseline", action="store_true",
                         help="do not run the unmutated suite first, so nothing is deselected "
                              "(default off: run it)")

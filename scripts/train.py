@@ -56,6 +56,7 @@ from agents.training import (RUN_NAME, ConfigError, PPOConfig, TrainClock,  # no
 
 # -- the command line ----------------------------------------------------------------------------
 def build_parser():
+    # (export_policy.py's build_parser has this shape, not these options: see its comment)
     p = script_parser(__doc__)
     p.add_argument("--config", metavar="YAML",
                    help="the training config (configs/train/*.yaml); required, except with "

@@ -1,4 +1,4 @@
-"""The balance audit (agents/audit.py, scripts/balance_audit.py): its command line, its
+"""The balance audit (agents/audit/, scripts/balance_audit.py): its command line, its
 reference sets, its costs, and what it finds under the shipped rules.
 
 These tests read the shipped rules files (configs/rules/default.yaml and seed_literal.yaml), not
@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "balance_audit.py"
 DEFAULT = REPO / "configs" / "rules" / "default.yaml"
 LITERAL = REPO / "configs" / "rules" / "seed_literal.yaml"
-APPRENTICE_POOL = REPO / "configs" / "opponents" / "apprentice.json"
+APPRENTICE_POOL = REPO / "configs" / "opponents" / "seed_literal" / "apprentice.json.gz"
 
 
 @pytest.fixture(scope="module")

@@ -192,25 +192,40 @@ def test_balance_keys_off_hash_as_if_absent():
 
 
 def test_models_and_pools_made_before_the_balance_rules_match_seed_literal():
-    """The shipped pools were made under the rules as written: seed_literal.yaml has their rules
-    hash, so they load with it without a warning (strict), and the defaults warn about them.
+    """The pools made under the rules as written live in configs/opponents/seed_literal/:
+    seed_literal.yaml has their rules hash, so they load with it without a warning (strict), and
+    the defaults warn about them. The pools of configs/opponents/ itself are the defaults'; the
+    envs pick, per rank, the pool whose hash is the rules' (`shipped_pool`).
 
     Covers: D-53"""
+    import gzip
     import json
     import warnings
 
+    from rune_env.envs.run_env import shipped_pool
     from rune_env.run.opponents import PoolError, load_pool
-    literal = load_rules(SEED_LITERAL)
-    pools = sorted((DEFAULT_RULES_PATH.parents[1] / "opponents").rglob("*.json"))
-    old = [p for p in pools if json.loads(p.read_text())["rules_hash"] == literal.hash]
+    literal, default = load_rules(SEED_LITERAL), load_rules()
+    opponents = DEFAULT_RULES_PATH.parents[1] / "opponents"
+
+    def rules_hash(path):
+        return json.loads(gzip.decompress(path.read_bytes()))["rules_hash"]
+
+    old = sorted((opponents / "seed_literal").glob("*.json.gz"))
+    new = sorted(opponents.glob("*.json.gz"))
+    ranks = [r.id for r in default.spec.ranks]
+    assert [p.name for p in old] == sorted(f"{r}.json.gz" for r in ranks)
+    assert all(rules_hash(p) == literal.hash for p in old)
+    assert all(rules_hash(p) == default.hash for p in new)
     for path in old:
         load_pool(path, literal, strict=True)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             with pytest.raises((UserWarning, PoolError)):
-                load_pool(path, load_rules())
-    assert old or all(json.loads(p.read_text())["rules_hash"] == load_rules().hash
-                      for p in pools)
+                load_pool(path, default)
+    for i, rank in enumerate(ranks):
+        assert shipped_pool(literal, i) == opponents / "seed_literal" / f"{rank}.json.gz"
+        if (opponents / f"{rank}.json.gz").exists():
+            assert shipped_pool(default, i) == opponents / f"{rank}.json.gz"
 
 
 def _write(path, text):

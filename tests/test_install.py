@@ -29,7 +29,7 @@ from rune_env.rules.config import DEFAULT_RULES_PATH, load_rules
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
 FROM_CHECKOUT = Path(rune_env.__file__).resolve().parent == REPO / "rune_env"
-DATA_SUFFIXES = (".yaml", ".json")   # pyproject.toml's package-data globs
+DATA_SUFFIXES = (".yaml", ".json", ".gz")   # pyproject.toml's package-data globs
 
 
 def _pyproject() -> dict:
@@ -170,7 +170,7 @@ ZIP_SCRIPT = textwrap.dedent("""
         "default_rules": str(DEFAULT_RULES_PATH),
         "default_hash": default_rules().hash,
         "seed_literal_hash": load_rules(configs / "rules" / "seed_literal.yaml").hash,
-        "pools": sorted(p.name for p in resources.opponents_dir().glob("*.json")),
+        "pools": sorted(p.name for p in resources.opponents_dir().glob("*.json.gz")),
     }))
 """)
 
@@ -208,7 +208,7 @@ def test_a_wheel_ships_the_configs_and_runs_from_anywhere(tmp_path):
     assert Path(info["configs"]) == installed / "configs"
     assert Path(info["default_rules"]) == installed / "configs" / "rules" / "default.yaml"
     assert Path(info["shipped_pools"]) == installed / "configs" / "opponents"
-    assert Path(info["pool"]) == installed / "configs" / "opponents" / "apprentice.json"
+    assert Path(info["pool"]) == installed / "configs" / "opponents" / "apprentice.json.gz"
     assert info["opponents"] == "PoolOpponents"
     assert {k: info[k] for k in expected} == expected
     assert info["battle"] and info["steps"] <= 20
@@ -223,4 +223,4 @@ def test_a_wheel_ships_the_configs_and_runs_from_anywhere(tmp_path):
     assert Path(zipped["default_rules"]) == Path(zipped["configs"]) / "rules" / "default.yaml"
     assert not Path(zipped["configs"]).exists()   # the copy is removed at exit
     assert {k: zipped[k] for k in expected} == expected
-    assert zipped["pools"] == sorted(p.name for p in (CONFIGS / "opponents").glob("*.json"))
+    assert zipped["pools"] == sorted(p.name for p in (CONFIGS / "opponents").glob("*.json.gz"))

@@ -3,6 +3,7 @@ their logic is agents/bench.py and agents/mutation.py). The benchmark's training
 scripts that write TensorBoard need torch (the `train` extra): those tests skip without it."""
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -134,7 +135,7 @@ def test_pools_of_other_rules_warn_and_strict_refuses(tmp_path):
 
     from rune_env.envs.run_env import RuneRunEnv
     from rune_env.run.opponents import PoolError
-    shipped = json.loads((REPO / "configs" / "opponents" / "apprentice.json").read_text())
+    shipped = json.loads(gzip.decompress((REPO / "configs" / "opponents" / "apprentice.json.gz").read_bytes()))
     shipped["rules_hash"] = "0123456789abcdef"          # as if made under other rules
     pool = tmp_path / "other_rules.json"
     pool.write_text(json.dumps(shipped))

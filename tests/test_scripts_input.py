@@ -20,7 +20,7 @@ from rune_env.run.opponents import Pool, save_pool
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "scripts"
 ROUND_CAP = default_rules().spec.run.round_cap
-SHIPPED_POOL = REPO / "configs" / "opponents" / "apprentice.json"
+SHIPPED_POOL = REPO / "configs" / "opponents" / "apprentice.json.gz"
 BAR = re.compile(r"\d+/\d+ \[")          # tqdm's "3/10 [00:01<00:02, ...]"
 
 

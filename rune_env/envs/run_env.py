@@ -19,7 +19,7 @@ from ..rules.config import KINDS, Rules, default_rules, load_rules
 from ..run.actions import action_table
 from ..run.legal import legal_mask, why_illegal
 from ..run.loop import IllegalAction, apply, end_run, new_draft, new_run
-from ..run.opponents import BudgetOpponents, PoolOpponents, load_pool
+from ..run.opponents import BudgetOpponents, PoolOpponents, load_pool, pool_rules_hash
 from ..run.state import BattleSummary, RunState
 from ..battle.engines import battle_function, default_engine
 from .observation import Encoder
@@ -117,9 +117,18 @@ SHIPPED_POOLS = opponents_dir()
 
 
 def shipped_pool(rules: Rules, rank: int) -> Path | None:
-    """The shipped pool of a rank (configs/opponents/<rank>.json), if there is one."""
-    path = SHIPPED_POOLS / f"{rules.spec.ranks[rank].id}.json"
-    return path if path.exists() else None
+    """The shipped pool of a rank for these rules, if there is one: configs/opponents/<rank>.json.gz
+    (or .json), the pools of the default rules; where its rules hash is not `rules.hash`, a pool
+    of the same rank in a folder below it whose hash is (configs/opponents/seed_literal/ holds
+    the pools of the rules as written). None when no pool of the rank is shipped; the default
+    rules' pool when none matches (loading it then warns, or fails with strict pools)."""
+    name = rules.spec.ranks[rank].id
+    files = [f"{name}.json.gz", f"{name}.json"]
+    candidates = [p for p in [SHIPPED_POOLS / f for f in files]
+                  + [p for f in files for p in sorted(SHIPPED_POOLS.glob(f"*/{f}"))] if p.is_file()]
+    if not candidates:
+        return None
+    return next((p for p in candidates if pool_rules_hash(p) == rules.hash), candidates[0])
 
 
 def resolve_opponents(opponents: Any, rules: Rules, rank: int = 0, strict: bool = False):
@@ -202,7 +211,7 @@ class RuneRunEnv(gym.Env):
     **Termination**: the run is over (lamps out, cleared, or the round cap). **Truncation**:
     only through the registered `max_episode_steps` (or `max_rounds` reached).
 
-    **Opponents**: by default the shipped pool of the rank (configs/opponents/<rank>.json; the
+    **Opponents**: by default the shipped pool of the rank (configs/opponents/<rank>.json.gz; the
     budget drafter for rounds without ghosts, or when no pool is shipped); "generator" for the
     budget drafter alone.
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..files import write_json_atomic
+from ..files import read_text, write_json_atomic
 from .config import KINDS, Rules, default_rules
 from .geometry import Geometry, geometry
 
@@ -105,12 +105,7 @@ class Board:
 
 def load_board(path: str | Path, rules: Rules | None = None) -> Board:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BoardError(f"{path}: cannot read board file ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise BoardError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
+    text = read_text(path, "board file", BoardError)
     return Board.from_json(text, rules, source=str(path))
 
 

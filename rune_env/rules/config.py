@@ -18,6 +18,7 @@ import yaml
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt,
                       StrictStr, ValidationError)
 
+from ..files import read_text
 from ..resources import default_rules_path  # configs/: the checkout's, or the wheel's package data
 
 DEFAULT_RULES_PATH = default_rules_path()
@@ -412,12 +413,7 @@ def _apply_override(data: dict, dotted: str, value: Any) -> None:
 
 
 def _read_yaml(path: Path) -> dict:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RulesError(f"{path}: cannot read rules file ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise RulesError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
+    text = read_text(path, "rules file", RulesError)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..files import write_json_atomic, write_text_atomic
+from ..files import read_text, write_json_atomic, write_text_atomic
 from ..rules.board import Board, BoardError
 from ..rules.config import Rules
 from .drafter import HeuristicDrafter, draft
@@ -124,7 +124,8 @@ def ghost_count(ghost: dict) -> int:
 
 def save_pool(pool: Pool, path: str | Path, compact: bool = False) -> None:
     """Write a pool atomically. `compact`: no indentation, one ghost per line (shipped pools
-    hold thousands of boards; this keeps them small and their diffs readable)."""
+    hold thousands of boards; this keeps them small and their diffs readable, `zcat` first for a
+    compressed one). A name ending in .gz is written gzip-compressed, as the shipped pools are."""
     if not compact:
         write_json_atomic(Path(path), pool.to_json())
         return
@@ -144,13 +145,29 @@ def compact_pool_text(pool: Pool) -> str:
     return header[:-1] + ',"rounds":{\n' + ",\n".join(rounds) + "\n}}\n"
 
 
+def pool_rules_hash(path: str | Path) -> str | None:
+    """The rules hash a pool file says it was made under, read from its header alone (the first
+    line of a compact pool, `save_pool(compact=True)`); None if the file or its header cannot be
+    read. For choosing between pools of several rules (`shipped_pool`); `load_pool` checks it."""
+    import gzip
+    import re
+    path = Path(path)
+    try:
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as fh:
+            head = fh.read(1 << 14)
+    except (OSError, EOFError, UnicodeDecodeError):
+        return None
+    m = re.search(r'"rules_hash"\s*:\s*"([^"]*)"', head)
+    return m.group(1) if m else None
+
+
 def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
     """Read and validate a pool file. A rules-hash mismatch warns (refused with `strict`)."""
     path = Path(path)
+    text = read_text(path, "pool file", PoolError)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PoolError(f"{path}: cannot read pool file ({exc.strerror or exc})") from None
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PoolError(f"{path}: not valid JSON, truncated or corrupt? ({exc.msg} at line "
                         f"{exc.lineno})") from None

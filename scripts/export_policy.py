@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Export a training checkpoint as a shipped policy: a `.pt` file and its `.json` card.
+
+    python scripts/export_policy.py runs/apprentice_s0/checkpoints/model_1000000_steps.zip \\
+        --out agents/models/apprentice_s0_1000k.pt [--dtype float16] [--check N] [--note TEXT]
+
+The `.pt` holds the acting network alone (no value head, no optimizer), its weights as float16 by
+default (about 1 MB for the [256, 256] drafters; float32 doubles it), written by
+`agents.policy.export_policy` and loaded by `PolicyAgent(path)`, `evaluate.py --agents`, the pool
+recipes of configs/ranks.yaml and the envs' `opponents=`. The card beside it (the same name with
+`.json`) says where it came from: the checkpoint and its sha256, the run's config, seed and rules
+hash, the timesteps and training seconds there, the run's periodic evaluation at that step (if
+one was made) and, with `--check N`, how many steps of N evaluation runs the exported policy chose
+the same action as the checkpoint (float16 rounding may, rarely, change a choice).
+
+Nothing is written unless the checkpoint loads and the check has run; an existing `--out` is
+refused unless `--force`. A bad argument or checkpoint is one `error: ...` line, exit status 2.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from agents.policy import EXPORT_DTYPES, PolicyLoadError, limit_torch_threads  # noqa: E402
+from agents.progress import add_progress_argument, bar  # noqa: E402
+from agents.script_args import (add_json_argument, add_seed_argument, check_output,  # noqa: E402
+                                fail, non_negative_int, script_parser)
+
+
+def build_parser():
+    # argparse declarations share train.py's build_parser's shape (a positional, --out, a
+    # choice, a checked count), not its options: a helper would only hide the option names
+    p = script_parser(__doc__)
+    p.add_argument("checkpoint", metavar="CHECKPOINT",
+                   help="a training checkpoint (.zip: runs/<run>/checkpoints/model_<N>_steps.zip "
+                        "or runs/<run>/final_model.zip) (required)")
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help="the policy file to write, ending in .pt; its card goes beside it as .json "
+                        "(required)")
+    p.add_argument("--dtype", choices=EXPORT_DTYPES, default="float16",
+                   help="how the weights are stored (default float16: half the size)")
+    p.add_argument("--check", type=non_negative_int, default=20, metavar="N",
+                   help="evaluation runs on which the exported policy's choices are compared "
+                        "with the checkpoint's, >= 0 (0: no check; default 20)")
+    add_seed_argument(p, "evaluation seed of the check")
+    p.add_argument("--note", default=None, metavar="TEXT",
+                   help="a sentence for the card, e.g. what the policy is for (default: none)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing --out file and its card (default: keep them and stop)")
+    add_json_argument(p, "the card as JSON instead of a summary")
+    add_progress_argument(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    checkpoint, out = Path(a.checkpoint), Path(a.out)
+    if not checkpoint.is_file():
+        return fail(f"{checkpoint}: no such checkpoint file")
+    if out.suffix != ".pt":
+        return fail(f"--out {out}: the policy file's name must end in .pt")
+    if (out.exists() or out.with_suffix(".json").exists()) and not a.force:
+        return fail(f"--out {out}: exists (pass --force to replace it and its card)")
+    problem = check_output(out, "--out")
+    if problem:
+        return fail(problem)
+    limit_torch_threads(1)
+    from agents.export import ExportError, export_checkpoint
+    try:
+        with bar(a.check, "check", a.progress) as pb:
+            card = export_checkpoint(checkpoint, out, a.dtype, a.check, a.seed, a.note, progress=pb)
+    except (PolicyLoadError, ExportError) as exc:
+        return fail(str(exc))
+    if a.json:
+        print(json.dumps(card, indent=1))
+        return 0
+    print(f"written: {out} ({out.stat().st_size / 1e6:.2f} MB, {a.dtype}) and {out.with_suffix('.json')}")
+    print(f"  {card['timesteps']} timesteps, rules {card['rules_hash']}, seed {card['seed']}")
+    agree = card.get("agreement")
+    if agree:
+        print(f"  same action as the checkpoint in {agree['same_actions']} of {agree['steps']} steps "
+              f"({agree['episodes']} evaluation runs, seed {agree['evaluation_seed']})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
