@@ -3,7 +3,7 @@
 
     python scripts/evaluate.py --agents random scripted greedy runs/<run>/final_model.zip
                                [--rank R] [--episodes N] [--seed S] [--json] [--out DIR]
-                               [--head-to-head] [--no-progress]
+                               [--head-to-head] [--rules FILE] [--no-progress]
 
 Agents are `random`, `scripted`, `greedy` (or `greedy:NOISE`) or a model path (a `.zip`
 checkpoint or an exported `.pt` policy). For each agent: N whole runs on evaluation seeds
@@ -13,7 +13,9 @@ DIR/eval.json and TensorBoard under DIR/tb/<agent>/ (default DIR: runs/eval_<ran
 every agent with the same tags (eval/*, eval/kind_share/<kind>, eval/clear_rate_core/<core>,
 images boards/final/<i>), at the agent's training step (a checkpoint's num_timesteps, the
 `timesteps` of the JSON beside an exported .pt; 0 for the baselines), so the policies line up on
-one axis; a rerun replaces an agent's TensorBoard files, it does not add to them.
+one axis; a rerun replaces an agent's TensorBoard files, it does not add to them. `--rules FILE`
+plays another rules file (e.g. configs/rules/seed_literal.yaml, the rules as written, with its
+own shipped pools and policies).
 
 `--head-to-head` also fights the agents' boards against each other: each agent drafts its runs
 on the same seeds; in every round both reached, their boards fight in both seatings; the win
@@ -37,10 +39,10 @@ from agents.evaluation import (EVAL_TAGS, MAX_EPISODES, evaluate, log_evaluation
                                training_step)
 from agents.progress import bar  # noqa: E402
 from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
-                                add_play_arguments, add_seed_argument, apply_play_arguments, fail,
-                                script_parser)
+                                add_play_arguments, add_rules_argument, add_seed_argument,
+                                apply_play_arguments, fail, script_parser)
 from rune_env.battle.engines import battle_function  # noqa: E402
-from rune_env.rules import Board, default_rules  # noqa: E402
+from rune_env.rules import Board, RulesError, default_rules, load_rules  # noqa: E402
 from rune_env.run.opponents import PoolError  # noqa: E402
 
 TB_TAGS = EVAL_TAGS
@@ -159,6 +161,7 @@ def build_parser():
                         "other, both seatings (default: off)")
     p.add_argument("--opponents", default=None,
                    help="a pool file, or 'generator' (default: the rank's shipped pool, as RuneRun-v0)")
+    add_rules_argument(p)
     add_play_arguments(p)
     return p
 
@@ -166,15 +169,17 @@ def build_parser():
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     apply_play_arguments(a)          # torch threads (default 1) before any torch work
-    rules = default_rules()
     try:
+        rules = load_rules(a.rules) if a.rules else default_rules()
         rank = rank_name(a.rank, rules)
-    except ValueError as exc:
+    except (RulesError, ValueError) as exc:     # a bad rules file, a bad rank
         return fail(str(exc))
     out_dir = Path(a.out or ROOT / "runs" / f"eval_{rank}_s{a.seed}")
     if out_dir.exists() and not out_dir.is_dir():
         return fail(f"--out {out_dir}: exists and is not a directory")
     env_kwargs = {"rank": rank, "opponents": a.opponents, "strict_pools": a.strict}
+    if a.rules:
+        env_kwargs["rules"] = a.rules
     # everything is checked before anything is played: the pool, then every agent
     try:
         from rune_env.envs.run_env import RuneRunEnv

@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             pool = load_pool_once(path, rules, strict=a.strict)
         except PoolError as exc:    # missing, corrupt, not a pool, or of other rules with --strict
             return fail(str(exc))
-        name = f"pool:{Path(path).stem}"
+        name = f"pool:{Path(path).name.removesuffix('.gz').removesuffix('.json')}"
         if name in pools:
             return fail(f"--pools: two pools are named {name} ({path})")
         # each round's boards with their sampling weights (a ghost's count: how many drafting

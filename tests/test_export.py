@@ -245,3 +245,23 @@ def test_shipped_models_carry_their_rules_and_fit_the_budget():
     total = sum(p.stat().st_size for d in (models, REPO / "configs" / "opponents")
                 for p in d.rglob("*") if p.is_file())
     assert total < 10 * 2**20, total
+
+
+@pytest.mark.slow
+def test_evaluate_plays_another_rules_file_with_its_own_policies_and_pools(tmp_path):
+    """--rules configs/rules/seed_literal.yaml: the old policies and the old pools are that file's,
+    so nothing warns; under the defaults the same policy warns in one line."""
+    old = REPO / "agents" / "models" / "seed_literal" / "apprentice_s0.pt"
+    base = [sys.executable, str(REPO / "scripts" / "evaluate.py"), "--agents", str(old),
+            "--episodes", "1", "--out", str(tmp_path / "ev"), "--no-progress", "--json"]
+    r = subprocess.run(base + ["--rules", str(REPO / "configs" / "rules" / "seed_literal.yaml")],
+                       capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "warning" not in r.stderr
+    out = json.loads(r.stdout)
+    assert out["rules_hash"] == LITERAL.hash and "seed_literal" in out["opponents"]
+    r = subprocess.run(base, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert r.returncode == 0 and "trained under rules " + LITERAL.hash in r.stderr
+    r = subprocess.run(base + ["--rules", str(tmp_path / "none.yaml")], capture_output=True,
+                       text=True, cwd=REPO, timeout=300)
+    assert r.returncode == 2 and r.stderr.startswith("error:") and "none.yaml" in r.stderr
