@@ -8,9 +8,7 @@ the exported (float16) policy chose the same action as the checkpoint on evaluat
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -19,35 +17,15 @@ import yaml
 from rune_env.files import write_json_atomic
 
 from .evaluation import eval_run_seed, training_step
-from .policy import EXPORT_FORMAT, PolicyAgent, export_policy, load_model, load_policy
+from .policy import EXPORT_FORMAT, EXPORT_VERSION, PolicyAgent, export_policy, load_model, load_policy
+from .pools import git_commit, sha256_of, shown
+from .training import rules_hash
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 class ExportError(ValueError):
     """A checkpoint that cannot be exported as asked; the message names the file and the problem."""
-
-
-def shown(path: Path, root: Path = REPO) -> str:
-    """A path as the card writes it: relative to the repository when inside it."""
-    path = Path(path).resolve()
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def _commit(root: Path = REPO) -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                             text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
 
 
 def run_of(checkpoint: Path) -> Path | None:
@@ -110,22 +88,21 @@ def export_checkpoint(checkpoint: Path, out: Path, dtype: str = "float16", check
         except (OSError, yaml.YAMLError) as exc:
             raise ExportError(f"{run / 'config.yaml'}: cannot read the run's config ({exc})") from None
     env_kwargs = dict(config.get("env_kwargs") or {})
-    from rune_env.envs.run_env import RuneRunEnv
-    rules_hash = RuneRunEnv(**env_kwargs).rules.hash
+    config_file = _config_file(config.get("name"), root)
     card: dict[str, Any] = {
         "policy": shown(out, root),
-        "format": f"{EXPORT_FORMAT} v2: the acting network alone, weights as {dtype} "
+        "format": f"{EXPORT_FORMAT} v{EXPORT_VERSION}: the acting network alone, weights as {dtype} "
                   f"(agents.policy.export_policy); load with PolicyAgent(path)",
-        "checkpoint": shown(checkpoint, root), "checkpoint_sha256": _sha256(checkpoint),
+        "checkpoint": shown(checkpoint, root), "checkpoint_sha256": sha256_of(checkpoint),
         "run": shown(run, root) if run else None,
-        "config": _config_file(config.get("name"), root),
-        "seed": config.get("seed"), "timesteps": steps, "rules_hash": rules_hash,
+        "config": config_file,
+        "seed": config.get("seed"), "timesteps": steps, "rules_hash": rules_hash(env_kwargs),
         "env_kwargs": env_kwargs,
-        "command": (f"python scripts/train.py --config {_config_file(config.get('name'), root)} "
+        "command": (f"python scripts/train.py --config {config_file} "
                     f"--seed {config.get('seed')}") if config else None,
         "export_command": f"python scripts/export_policy.py {shown(checkpoint, root)} "
                           f"--out {shown(out, root)}" + ("" if dtype == "float16" else f" --dtype {dtype}"),
-        "commit": _commit(root),
+        "commit": git_commit(root),
     }
     if run is not None:
         card["train_seconds"] = _train_seconds(run, steps)

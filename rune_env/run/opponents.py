@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..files import read_text, write_json_atomic, write_text_atomic
+from ..files import is_gzip_name, read_text, write_json_atomic, write_text_atomic
 from ..rules.board import Board, BoardError
 from ..rules.config import Rules
 from .drafter import HeuristicDrafter, draft
@@ -153,7 +153,7 @@ def pool_rules_hash(path: str | Path) -> str | None:
     import re
     path = Path(path)
     try:
-        opener = gzip.open if path.name.endswith(".gz") else open
+        opener = gzip.open if is_gzip_name(path) else open
         with opener(path, "rt", encoding="utf-8") as fh:
             head = fh.read(1 << 14)
     except (OSError, EOFError, UnicodeDecodeError):
