@@ -190,6 +190,11 @@ class PolicyAgent:
         self.deterministic = deterministic
         self.name = str(model_or_path) if isinstance(model_or_path, (str, Path)) else "policy"
         self._seed = None
+        # the length of the observation the policy reads: in a duel (rune_env/duel), a policy
+        # trained on RuneRun-v0 reads the first part of the duel observation, its own run
+        space = getattr(self.model, "observation_space", None)
+        shape = getattr(space, "shape", None)
+        self.observation_size = int(shape[0]) if shape is not None and len(shape) == 1 else None
 
     def reset(self, seed: int | None = None) -> None:
         # predict() samples from torch's generator when not deterministic
@@ -199,6 +204,14 @@ class PolicyAgent:
             torch.manual_seed(seed)
 
     def act(self, observation, action_mask: np.ndarray, state=None) -> int:
+        size = self.observation_size
+        if size is not None and isinstance(observation, np.ndarray) and observation.shape[-1] < size:
+            # a duel-trained policy in a one-player run (a pool's drafter, an evaluation): the
+            # run's observation is the first part of the duel's; the opponent part reads as
+            # zeros, "no battle seen" (rune_env/duel/observation.py)
+            padded = np.zeros(observation.shape[:-1] + (size,), dtype=observation.dtype)
+            padded[..., :observation.shape[-1]] = observation
+            observation = padded
         try:
             action, _ = self.model.predict(observation, action_masks=action_mask,
                                            deterministic=self.deterministic)

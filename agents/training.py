@@ -155,13 +155,14 @@ class TrainConfig(_Section):
 SECTIONS: dict[tuple, type[BaseModel]] = {(): TrainConfig, ("ppo",): PPOConfig, ("eval",): EvalConfig}
 
 
-def _problem(err: dict) -> str:
-    """One pydantic error as words, with the key's dotted path."""
+def _problem(err: dict, sections: dict | None = None) -> str:
+    """One pydantic error as words, with the key's dotted path (`sections`: the models by key
+    path, for the list of keys an unknown key is not; default the training config's)."""
     loc = ".".join(str(p) for p in err["loc"])
     kind, ctx, got = err["type"], err.get("ctx", {}), err.get("input")
     if kind == "extra_forbidden":
         section = tuple(err["loc"][:-1])
-        model = SECTIONS.get(section)
+        model = (SECTIONS if sections is None else sections).get(section)
         keys = f" (keys{' of ' + '.'.join(section) if section else ''}: " \
                f"{', '.join(model.model_fields)})" if model else ""
         hint = f"; did you mean ppo.{loc}?" if not section and loc in PPOConfig.model_fields else ""
@@ -178,19 +179,27 @@ def _problem(err: dict) -> str:
     return f"{loc}: {msg}" if loc else msg
 
 
-def validate_config(data: Any, source: str) -> TrainConfig:
+def validate_model(model: type[BaseModel], data: Any, source: str, what: str,
+                   sections: dict | None = None) -> Any:
+    """`data` as a `model` (a strict config), else one ConfigError naming `source` and the key
+    (`what`: the config's name in words, "a training config")."""
     if not isinstance(data, dict):
-        raise ConfigError(f"{source}: a training config is a YAML mapping")
+        raise ConfigError(f"{source}: {what} is a YAML mapping")
     try:
-        return TrainConfig.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
-        raise ConfigError(f"{source}: {_problem(errors[0])}{more}") from None
+        raise ConfigError(f"{source}: {_problem(errors[0], sections)}{more}") from None
 
 
-def read_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
-    """A config file, with the command line's overrides (None: not given), validated."""
+def validate_config(data: Any, source: str) -> TrainConfig:
+    return validate_model(TrainConfig, data, source, "a training config")
+
+
+def read_yaml(path: str | Path, overrides: dict | None = None) -> Any:
+    """A YAML config file's content (None: empty), with the command line's overrides (None: not
+    given) over its top-level keys; a missing file or bad YAML is a ConfigError naming it."""
     path = Path(path)
     text = read_text(path, "", ConfigError)
     try:
@@ -200,9 +209,17 @@ def read_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         what = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"{path}: not valid YAML{where}: {what}") from None
-    data = {} if data is None else data
     if isinstance(data, dict):
         data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return data
+
+
+def read_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
+    """A config file, with the command line's overrides (None: not given), validated."""
+    path = Path(path)
+    data = read_yaml(path, overrides)
+    data = {} if data is None else data
+    if isinstance(data, dict):
         if data.get("name") is None:
             data["name"] = re.sub(r"[^A-Za-z0-9._+=-]+", "_", path.stem).lstrip("._+=-") or "run"
     return validate_config(data, str(path))

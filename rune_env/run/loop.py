@@ -50,6 +50,7 @@ class ApplyResult:
     name: str
     battle: BattleSummary | None = None   # if the action was (or forced) `ready`
     forced_ready: bool = False            # the round's last preparation action (D-41)
+    ready: bool = False                   # the round's preparation ended (`ready` or the cap)
 
 
 # -- start --------------------------------------------------------------------------------------
@@ -69,17 +70,26 @@ def new_run(seed: int, rules: Rules | None = None, rank: int | str = 0, core: st
                      mana=spec.run.start_mana, hand_slots=spec.run.hand_slots,
                      artifact_slots=spec.run.artifact_slots, lamps=effects.lamps,
                      unlocked=kinds)
-    boss_names = list(spec.boss_rules)
-    count = min(effects.boss_rule_count, len(boss_names))
-    for rnd in range(spec.run.boss_every, spec.run.round_cap + 1, spec.run.boss_every):
-        picks = state.rng.choice(len(boss_names), size=count, replace=False)
-        state.boss_schedule[rnd] = [boss_names[int(i)] for i in picks]
+    state.boss_schedule = boss_schedule(rules, effects, state.rng)
     if core is not None:
         set_core(state, core)
     else:
         state.pending = PendingChoice("core", list(spec.cores))
     _start_round(state, first=True)
     return state
+
+
+def boss_schedule(rules: Rules, effects: RankEffects, rng: np.random.Generator) -> dict[int, list[str]]:
+    """D-43: the boss rules of every boss round (every `run.boss_every`-th), drawn when the run
+    starts: `effects.boss_rule_count` distinct rules a round."""
+    spec = rules.spec
+    boss_names = list(spec.boss_rules)
+    count = min(effects.boss_rule_count, len(boss_names))
+    schedule = {}
+    for rnd in range(spec.run.boss_every, spec.run.round_cap + 1, spec.run.boss_every):
+        picks = rng.choice(len(boss_names), size=count, replace=False)
+        schedule[rnd] = [boss_names[int(i)] for i in picks]
+    return schedule
 
 
 def new_draft(seed: int, rules: Rules | None = None, round_: int = 1, budget: int | None = None,
@@ -181,21 +191,34 @@ def draw_shop(state: RunState) -> None:
     state.shop_artifacts = [arts[int(i)] for i in state.rng.integers(0, len(arts), spec.run.shop_artifact_offers)]
 
 
+CHOICE_DRAWS = {"reward": 0, "relic": 1}   # a duel's shared choice generators, by kind
+
+
+def _choice_rng(state: RunState, kind: str) -> np.random.Generator:
+    """The generator a reward or relic choice draws its options from: the run's own, or in a
+    duel (`state.choice_seed` set) one seeded by (choice seed, round, kind), the same for both
+    players, so they are offered the same draws (rune_env/run/duel.py)."""
+    if state.choice_seed is None:
+        return state.rng
+    return np.random.default_rng([state.choice_seed, state.round, CHOICE_DRAWS[kind]])
+
+
 def _reward_options(state: RunState) -> list[str]:
     """D-42: distinct categories; only those that can apply now are drawn (a DECISION: a full
     hand or artifact slot maximum removes that category rather than offering a dead option)."""
     spec = state.rules.spec
+    rng = _choice_rng(state, "reward")
     cats = ["mana", "base_stat"]
     if state.artifacts_held < state.artifact_slots:
         arts = list(spec.artifacts)
-        cats.append("artifact:" + arts[int(state.rng.integers(len(arts)))])
+        cats.append("artifact:" + arts[int(rng.integers(len(arts)))])
     if state.hand_slots < spec.run.hand_slots_max:
         cats.append("hand_slot")
     if state.artifact_slots < spec.run.artifact_slots_max:
         cats.append("artifact_slot")
     cats.sort(key=lambda c: ["artifact", "mana", "hand_slot", "artifact_slot", "base_stat"].index(c.split(":")[0]))
     k = min(spec.run.reward_choices, len(cats))
-    picks = sorted(int(i) for i in state.rng.choice(len(cats), size=k, replace=False))
+    picks = sorted(int(i) for i in rng.choice(len(cats), size=k, replace=False))
     return [cats[i] for i in picks]
 
 
@@ -203,7 +226,8 @@ def _relic_options(state: RunState) -> list[str]:
     spec = state.rules.spec
     free = [r for r in spec.relics if r not in state.relics]
     k = min(spec.run.relic_choices, len(free))
-    picks = sorted(int(i) for i in state.rng.choice(len(free), size=k, replace=False)) if k else []
+    rng = _choice_rng(state, "relic")
+    picks = sorted(int(i) for i in rng.choice(len(free), size=k, replace=False)) if k else []
     return [free[i] for i in picks]
 
 
@@ -213,14 +237,17 @@ DICE_SEED_LIMIT = 2**32   # the dice variant's per-battle seeds (D-49 keys take 
 
 def apply(state: RunState, action: int, opponents: OpponentSource | None = None,
           battle_fn: BattleFn | None = None, variant: str | None = None,
-          assume_legal: bool = False) -> ApplyResult:
+          assume_legal: bool = False, defer_battle: bool = False) -> ApplyResult:
     """Apply one action in place. Raises IllegalAction (with the reason) if it is not legal.
     `opponents` gives the opponent of a battle: needed when the action fights one (`ready`, or
     the round's last preparation action, D-41), else it may be None (a TypeError then, before
     anything changes). `variant` (default: the rules' own) "dice" seeds each battle from the
     run's generator. `battle_fn` (default: the default engine, `rune_env.battle.engines`)
     fights the battles. `assume_legal`: the caller has already checked the action against
-    `legal_mask(state)` (the env does, every step), so the check is not repeated."""
+    `legal_mask(state)` (the env does, every step), so the check is not repeated.
+    `defer_battle`: an action that ends the preparation fights nothing; the result says
+    `ready` and the caller fights the battle itself (a duel's two players, rune_env/run/duel.py:
+    `fight_boards`, `record_battle`, `next_round`); no opponent source is needed then."""
     table = action_table(state.rules)
     reason = None if assume_legal else why_illegal(state, action)
     if reason is not None:
@@ -229,7 +256,8 @@ def apply(state: RunState, action: int, opponents: OpponentSource | None = None,
     a = table.actions[action]
     cap = state.rules.spec.run.action_cap
     choice = a.kind in CHOICE_GROUPS
-    if opponents is None and (a.kind == "ready" or (not choice and state.prep_actions + 1 >= cap)):
+    if opponents is None and not defer_battle \
+            and (a.kind == "ready" or (not choice and state.prep_actions + 1 >= cap)):
         raise TypeError(f"{a.name} fights the round's battle: apply needs an opponent source "
                         f"(rune_env.run.opponents.default_opponents(rules): the budget drafter)")
     state.actions_taken.append(int(action))
@@ -238,14 +266,17 @@ def apply(state: RunState, action: int, opponents: OpponentSource | None = None,
     if choice:
         _next_choice(state)
     elif a.kind == "ready":
-        result.battle = _fight(state, opponents, battle_fn, variant)
+        result.ready = True
+        if not defer_battle:
+            result.battle = _fight(state, opponents, battle_fn, variant)
     else:
         # a preparation action
         state.prep_actions += 1
         if state.prep_actions >= cap:
             # D-41: the round's preparation ends by itself
-            result.battle = _fight(state, opponents, battle_fn, variant)
-            result.forced_ready = True
+            result.ready = result.forced_ready = True
+            if not defer_battle:
+                result.battle = _fight(state, opponents, battle_fn, variant)
     return result
 
 
@@ -441,15 +472,32 @@ def _fight(state: RunState, opponents: OpponentSource, battle_fn: BattleFn | Non
     opp = field_opponent(opp, effects, rules, child)
     me = state.to_board()
     seat = player_seat(state.round)
+    result = fight_boards(me, opp, seat, rules, battle_fn, variant, child)
+    summary, boss_win = record_battle(state, result, seat, me, opp)
+    _end_or_next_round(state, boss_win)
+    return summary
+
+
+def fight_boards(me: Board, opp: Board, seat: int, rules: Rules, battle_fn: BattleFn | None,
+                 variant: str | None, rng: np.random.Generator) -> BattleResult:
+    """Fight `me` in side `seat` against `opp`. The dice variant (`variant`, default the
+    rules' own) takes its battle seed from `rng`, so a run seed (and a saved run) fixes its dice
+    too."""
     pair = (me, opp) if seat == 0 else (opp, me)
     fight = battle_fn or battle_function()
     if (variant or rules.spec.variant) == "dice":
-        # the dice variant: a per-battle seed from the run's generator, so a run seed (and a
-        # saved run) fixes its dice too
-        result = fight(pair[0], pair[1], rules, seed=int(child.integers(DICE_SEED_LIMIT)),
-                       variant="dice")
-    else:
-        result = fight(pair[0], pair[1], rules)
+        return fight(pair[0], pair[1], rules, seed=int(rng.integers(DICE_SEED_LIMIT)),
+                     variant="dice")
+    return fight(pair[0], pair[1], rules)
+
+
+def record_battle(state: RunState, result: BattleResult, seat: int, me: Board,
+                  opp: Board) -> tuple[BattleSummary, bool]:
+    """Count a battle the player fought in side `seat` (wins, losses, lamps, achievements) and
+    log its summary. Returns (the summary, a win against a boss). The round does not move on:
+    `next_round` (or the end of the run) is the caller's."""
+    rules = state.rules
+    boss = state.boss_rules
     outcome = "draw" if result.winner is None else ("win" if result.winner == seat else "loss")
     kinds = tuple(sorted(k for k, _ in state.board.values()))
     boss_win, lamp_saved = _count_outcome(state, outcome, bool(boss), me)
@@ -462,8 +510,7 @@ def _fight(state: RunState, opponents: OpponentSource, battle_fn: BattleFn | Non
         boss_rules=tuple(boss), core=state.core, kinds=kinds,
         board=me.to_json(rules), opponent=opp.to_json(rules), lamp_saved=lamp_saved)
     state.battles.append(summary)
-    _end_or_next_round(state, boss_win)
-    return summary
+    return summary, boss_win
 
 
 def _count_outcome(state: RunState, outcome: str, boss: bool, me: Board) -> tuple[bool, bool]:
@@ -499,8 +546,13 @@ def _end_or_next_round(state: RunState, boss_win: bool) -> None:
         _achieve(state, "clear_run")
     elif state.round >= run.round_cap:
         state.over = True
-    if state.over:
-        return
+    if not state.over:
+        next_round(state, boss_win)
+
+
+def next_round(state: RunState, boss_win: bool) -> None:
+    """Start the next round: income, a new shop, the reward choice of its round, and first a
+    relic choice after a win against a boss."""
     state.round += 1
     if boss_win:
         _queue_choice(state, PendingChoice("relic", _relic_options(state)))

@@ -145,6 +145,10 @@ class RunState:
     units_sold: int = 0
     battles: list[BattleSummary] = field(default_factory=list)   # one per battle fought
     actions_taken: list[int] = field(default_factory=list)
+    # a duel's shared draws (rune_env/run/duel.py): when set, reward and relic options come from
+    # a generator seeded by (choice_seed, round, kind), not from `rng`, so both players of a duel
+    # are offered the same draws; None in a one-player run
+    choice_seed: int | None = None
 
     # -- derived -------------------------------------------------------------------------------
     @property
@@ -208,6 +212,8 @@ class RunState:
             "battles": [b.to_json() for b in self.battles],
             "actions_taken": list(self.actions_taken),
             "rng": _jsonable(self.rng.bit_generator.state),
+            # only in a duel's runs: one-player saved runs keep their old keys
+            **({"choice_seed": self.choice_seed} if self.choice_seed is not None else {}),
         }
 
     def dumps(self) -> str:
@@ -249,6 +255,7 @@ class RunState:
                 units_bought=int(data["units_bought"]), units_sold=int(data["units_sold"]),
                 battles=[BattleSummary.from_json(b) for b in data["battles"]],
                 actions_taken=[int(a) for a in data["actions_taken"]],
+                choice_seed=None if data.get("choice_seed") is None else int(data["choice_seed"]),
             )
             pending = data["pending"]
         except (KeyError, TypeError, ValueError) as exc:

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Train a self-play league in the duel (RuneDuel) from a config.
+
+    python scripts/league.py --config configs/league/default.yaml [--seed S]
+                             [--total-timesteps N] [--run-name NAME] [--resume] [--runs-dir DIR]
+
+MaskablePPO learns against opponents sampled from the league by prioritised fictitious
+self-play: the config's fixed members (greedy, the apprentice PPO policies) and the learner's
+own snapshots, one every snapshot_every steps (agents/league.py describes the method; the keys
+are in configs/league/README.md; an unknown key or a bad value is one `error: ...` line, exit
+status 2).
+
+The run directory, DIR/NAME/ (default: the config's name): config.yaml, tb/ (TensorBoard: SB3's
+curves, league/learner_score, league/score/<member> and league/weight/<member> (PFSP), the
+ratings league/rating/<member> at each snapshot, and the win-rate matrix as the image
+league/win_matrix), members/snap_<steps>.pt (+ .json cards), checkpoints/league_<steps>.zip,
+league.json (members, rating duels, the learner's scores), and at the end final_policy.pt (+
+final_policy.json), final_model.zip and eval.json (the final agent against each fixed member:
+win and loss rates with 95% intervals; the ratings). The last line on stdout is eval.json's
+summary as JSON.
+
+--resume continues a run from its last snapshot (its checkpoint and league.json); the duels in
+flight at that moment are not replayed, so a resumed league is not bit for bit the uninterrupted
+one. Seeds are fixed: the same config and seed on one machine give the same league.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402
+
+from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
+from agents.script_args import fail, positive_int, script_parser, seed_int  # noqa: E402
+from agents.training import RUN_NAME, ConfigError  # noqa: E402
+
+
+def build_parser():
+    p = script_parser(__doc__)
+    p.add_argument("--config", required=True, metavar="YAML",
+                   help="the league config (configs/league/*.yaml); required")
+    p.add_argument("--seed", type=seed_int, metavar="S",
+                   help="the league's seed, 0..2**32-1 (default: the config's seed)")
+    p.add_argument("--total-timesteps", type=positive_int, dest="total_timesteps", metavar="N",
+                   help="learner steps in all, >= 1 (default: the config's total_timesteps)")
+    p.add_argument("--run-name", metavar="NAME",
+                   help="the run directory's name under --runs-dir (default: the config's name)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the run from its last snapshot (default: off; an existing run "
+                        "is refused without --resume or --force)")
+    p.add_argument("--force", action="store_true",
+                   help="delete the run's directory first and start again (default: off)")
+    p.add_argument("--runs-dir", default=str(ROOT / "runs"), metavar="DIR",
+                   help="where run directories go (default: runs/ of the repository)")
+    add_progress_argument(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    if a.force and a.resume:
+        return fail("--force and --resume contradict each other")
+    from agents.league import read_league_config, run_league
+    try:
+        cfg = read_league_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})
+    except ConfigError as exc:
+        return fail(str(exc))
+    name = a.run_name or cfg.name
+    if not RUN_NAME.fullmatch(name):
+        return fail(f"--run-name {name!r}: letters, digits and ._+=-, starting with a letter or digit")
+    run_dir = Path(a.runs_dir) / name
+    if run_dir.exists() and any(run_dir.iterdir()) and not a.resume:
+        if not a.force:
+            return fail(f"{run_dir} exists: pass --resume to continue it, --force to start again, "
+                        f"or another --run-name")
+        if not (run_dir / "config.yaml").is_file():
+            return fail(f"{run_dir}: not a league run (no config.yaml); --force leaves it alone")
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
+    say(f"league: {run_dir}  (tensorboard --logdir {run_dir / 'tb'})")
+    try:
+        res = run_league(cfg, run_dir, resume=a.resume, progress=progress_on(a.progress))
+    except ConfigError as exc:
+        return fail(str(exc))
+    summary = {"run_dir": str(run_dir), "timesteps": res["timesteps"],
+               "against": {k: {key: v[key] for key in ("win_rate", "win_ci", "loss_rate", "beats")}
+                           for k, v in res["against"].items()}}
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
