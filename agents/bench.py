@@ -191,6 +191,40 @@ def env_steps(ctx: Context) -> list[Row]:
 
 
 @measurement
+def duel_steps(ctx: Context) -> list[Row]:
+    """RuneDuel (the Parallel API) with a uniformly random masked action for each player, both
+    observations built every step, battles included; as many steps as env_steps, in the same
+    passes (`_rates`) after a warm-up of as many untimed steps."""
+    import numpy as np
+
+    from rune_env.duel import RuneDuelEnv
+    n = ctx.options.env_steps
+    if n <= 0:
+        return []
+    env = RuneDuelEnv(rules=ctx.rules)
+    rng = np.random.default_rng(ctx.options.seed)
+    obs, _ = env.reset(seed=ctx.options.seed)
+
+    def steps(count: int) -> None:
+        nonlocal obs
+        for _ in range(count):
+            actions = {}
+            for agent in env.agents:
+                legal = np.flatnonzero(obs[agent]["action_mask"])
+                actions[agent] = int(legal[int(rng.integers(len(legal)))])
+            obs, _, _, _, _ = env.step(actions)
+            if not env.agents:
+                obs, _ = env.reset()
+
+    steps(n)                      # warm-up
+    per_pass = max(1, n // ENV_PASSES)
+    best, median = _rates(per_pass, _timed_passes(lambda: steps(per_pass), ENV_PASSES))
+    return [Row("duel_steps_per_s", f"duel steps (two players), random masked policy (best of "
+                f"{ENV_PASSES} passes of {per_pass})", best, "steps/s"),
+            Row("duel_steps_per_s_median", "... median pass", median, "steps/s")]
+
+
+@measurement
 def training(ctx: Context) -> list[Row]:
     """MaskablePPO training frames/s on RuneRun-v0 and on a stub with the same spaces that does
     no game work (`rune_env.envs.stub`; episodes as long as RuneRun-v0's mean in its warm-up,

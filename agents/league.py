@@ -63,13 +63,13 @@ class DuelLearnerConfig(_Section):
     masking: Literal["fast", "sb3"] = "fast"
     ppo: PPOConfig = PPOConfig()
     policy_kwargs: Mapping = {}
+    warm_start: str | None = None                  # a RuneRun-v0 policy (.pt) to start from
 
 
 class LeagueConfig(DuelLearnerConfig):
     """A league config (configs/league/*.yaml; keys in configs/league/README.md)."""
     name: str = Field("league", pattern="^" + RUN_NAME.pattern + "$")
     total_timesteps: Whole = Field(1_000_000, ge=1)
-    warm_start: str | None = None                  # a RuneRun-v0 policy (.pt) to start from
     members: list[MemberConfig] = Field(min_length=1)
     snapshot_every: Whole = Field(250_000, ge=1)
     max_snapshots: Whole = Field(8, ge=1)          # snapshots sampled as opponents: the latest

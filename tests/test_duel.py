@@ -429,3 +429,84 @@ def test_a_league_member_can_draft_a_pool(tmp_path):
     ghosts = draft_ghosts([("member", 1000, agent)], 0, runs=1, max_round=2, rules=rules,
                           progress=False)
     assert ghosts and {g["round"] for g in ghosts} <= {1, 2}
+
+
+# -- the league's parts --------------------------------------------------------------------------
+def _league(**pfsp):
+    from agents.league import LeagueConfig, League
+    cfg = LeagueConfig.model_validate({"members": [{"name": "a", "agent": "greedy"},
+                                                   {"name": "b", "agent": "random"}],
+                                       "pfsp": pfsp})
+    return League(cfg, frozen_rules())
+
+
+def test_pfsp_weights_favour_the_members_the_learner_does_not_beat():
+    """Scores with a prior of 4 half-won duels: a won 3 of 3 -> (3 + 2) / (3 + 4) = 5/7; b won
+    0 of 3 -> 2/7. hard, power 2: (1 - 5/7)^2 = 4/49, (1 - 2/7)^2 = 25/49; plus the floor 0.02
+    each, normalised: a (4/49 + 0.02) / (29/49 + 0.04) = 0.1659..., b 0.8340..."""
+    league = _league(weighting="hard", power=2, prior_games=4, floor=0.02)
+    for s in (1, 1, 1):
+        league.report("a", s)
+    for s in (0, 0, 0):
+        league.report("b", s)
+    assert league.score("a") == pytest.approx(5 / 7) and league.score("b") == pytest.approx(2 / 7)
+    w = league.weights()
+    total = 29 / 49 + 0.04
+    assert w["a"] == pytest.approx((4 / 49 + 0.02) / total)
+    assert w["b"] == pytest.approx((25 / 49 + 0.02) / total)
+    # "even": p (1 - p) is the same for 5/7 and 2/7 -> equal weights
+    even = _league(weighting="even")
+    even.scores, even.cfg.pfsp.window = league.scores, 200
+    assert even.weights()["a"] == pytest.approx(even.weights()["b"])
+    # the window keeps only the last duels: window 2 -> a's [1, 1] then [1, 0]
+    short = _league(window=2, prior_games=0)
+    for s in (1, 1, 0):
+        short.report("a", s)
+    assert short.score("a") == 0.5
+
+
+def test_league_state_round_trips_and_rates_its_members():
+    league = _league()
+    league.add_snapshot("snap_10", "x.pt")
+    league.results = [("snap_10", "a", 1.0)] * 6 + [("snap_10", "a", 0.0)] * 2 + [("a", "b", 1.0)] * 8
+    league.report("a", 1.0)
+    league.add_final("final.pt")
+    league.results.append(("final", "a", 1.0))
+    data = json.loads(json.dumps(league.to_json(10)))
+    again = _league()
+    assert again.load_json(data) == 10
+    # a resumed league drops the old final member: it is rated again at the new end
+    assert "final" not in again.members and again.snapshots == ["snap_10"]
+    assert len(again.results) == 16 and list(again.scores["a"]) == [1.0]
+    r = again.ratings()
+    assert r["snap_10"] > r["a"] > r["b"]
+    names, m = again.matrix()
+    i, j = names.index("snap_10"), names.index("a")
+    assert m[i, j] == pytest.approx(6 / 8) and m[j, i] == pytest.approx(2 / 8)
+    assert np.isnan(m[names.index("b"), i])                   # never played
+    from agents.duels import matrix_image
+    img = matrix_image(names, m)
+    assert img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3
+
+
+def test_warm_start_copies_the_run_policy_so_the_learner_acts_as_it():
+    """The learner built from apprentice seed 0 picks, deterministically, the same action as
+    apprentice seed 0 reading its own part of the observation, in every step of a duel."""
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+    from agents import make_agent
+    from agents.league import warm_start
+    from agents.policy import PolicyAgent
+    env = DuelVsAgent(make_agent("greedy"))
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, seed=0,
+                        policy_kwargs={"net_arch": [256, 256]}, device="cpu")
+    warm_start(model, MODEL, env.duel_env.encoder.own_size)
+    learner, source = PolicyAgent(model), PolicyAgent(str(MODEL))
+    obs, info = env.reset(seed=3)
+    for _ in range(60):
+        mask = env.action_masks()
+        a = learner.act(obs, mask)
+        assert a == source.act(obs[:source.observation_size], mask)
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            break

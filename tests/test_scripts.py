@@ -36,14 +36,15 @@ def test_benchmark_json():
     out = json.loads(r.stdout)
     assert {"reference_battles_per_s", "median_duration", "median_casts", "pairs", "machine",
             "versions", "fast_battles_per_s", "batch_battles_per_s", "fast_speedup",
-            "env_steps_per_s", "train_fps", "train_fps_stub", "train_fps_ratio"} <= set(out)
+            "env_steps_per_s", "duel_steps_per_s", "train_fps", "train_fps_stub",
+            "train_fps_ratio"} <= set(out)
     assert out["train_fps"] > 0 and out["train_fps_stub"] > 0
     assert out["train_fps_ratio"] == pytest.approx(out["train_fps"] / out["train_fps_stub"])
     assert out["pairs"] == 20
     assert out["reference_battles_per_s"] > 0
     # each engine figure is its best pass; the median pass is reported beside it
     for key in ("reference_battles_per_s", "fast_battles_per_s", "batch_battles_per_s",
-                "env_steps_per_s"):
+                "env_steps_per_s", "duel_steps_per_s"):
         assert 0 < out[key + "_median"] <= out[key]
     assert out["fast_speedup"] == pytest.approx(out["fast_battles_per_s"]
                                                 / out["reference_battles_per_s"])
