@@ -182,12 +182,17 @@ def env_steps(ctx: Context) -> list[Row]:
             if term or trunc:
                 obs, info = env.reset()
 
+    return _stepping_rows("env_steps_per_s", "env steps, random masked policy", steps, n)
+
+
+def _stepping_rows(key: str, label: str, steps, n: int) -> list[Row]:
+    """`steps(count)` warmed up with n untimed steps, then timed in ENV_PASSES passes of
+    n / ENV_PASSES: the best pass and the median (`_rates`)."""
     steps(n)                      # warm-up
     per_pass = max(1, n // ENV_PASSES)
     best, median = _rates(per_pass, _timed_passes(lambda: steps(per_pass), ENV_PASSES))
-    return [Row("env_steps_per_s", f"env steps, random masked policy (best of {ENV_PASSES} "
-                f"passes of {per_pass})", best, "steps/s"),
-            Row("env_steps_per_s_median", "... median pass", median, "steps/s")]
+    return [Row(key, f"{label} (best of {ENV_PASSES} passes of {per_pass})", best, "steps/s"),
+            Row(key + "_median", "... median pass", median, "steps/s")]
 
 
 @measurement
@@ -216,12 +221,8 @@ def duel_steps(ctx: Context) -> list[Row]:
             if not env.agents:
                 obs, _ = env.reset()
 
-    steps(n)                      # warm-up
-    per_pass = max(1, n // ENV_PASSES)
-    best, median = _rates(per_pass, _timed_passes(lambda: steps(per_pass), ENV_PASSES))
-    return [Row("duel_steps_per_s", f"duel steps (two players), random masked policy (best of "
-                f"{ENV_PASSES} passes of {per_pass})", best, "steps/s"),
-            Row("duel_steps_per_s_median", "... median pass", median, "steps/s")]
+    return _stepping_rows("duel_steps_per_s", "duel steps (two players), random masked policy",
+                          steps, n)
 
 
 @measurement
