@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
 from agents.evaluation import evaluate, wilson  # noqa: E402
+from agents.fanout import add_ray_argument, evaluate_by_name, ray_problem  # noqa: E402
 from agents.progress import bar  # noqa: E402
 from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
                                 add_play_arguments, add_seed_argument, apply_play_arguments, fail,
@@ -50,11 +51,14 @@ def build_parser():
     # the parser's tail and main's first lines share make_opponents.py's shape, not its options
     add_json_argument(p)
     add_play_arguments(p)
+    add_ray_argument(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    if a.ray is not None and (problem := ray_problem()):
+        return fail(problem)
     rules = default_rules()
     names = [r.id for r in rules.spec.ranks]
     ranks = a.ranks or names
@@ -90,13 +94,14 @@ def main(argv: list[str] | None = None) -> int:
             progress.set_description(rank)
             # a fresh agent per rank, as before (the first is the one just checked)
             agent, checked = checked or make_agent(a.agent, rules, seed=a.seed, strict=a.strict), None
+            play = (lambda kw: evaluate(agent, a.episodes, a.seed, kw, progress=progress)) \
+                if a.ray is None else \
+                (lambda kw: evaluate_by_name(a.agent, a.episodes, a.seed, kw, a.ray, None,
+                                             a.seed, a.strict, progress))   # the same runs, as Ray tasks
             try:
-                vs_pool = evaluate(agent, a.episodes, a.seed,
-                                   {"rank": "apprentice", "opponents": str(pool),
-                                    "strict_pools": a.strict}, progress=progress)
-                full = evaluate(agent, a.episodes, a.seed,
-                                {"rank": rank, "opponents": str(pool), "strict_pools": a.strict},
-                                progress=progress)
+                vs_pool = play({"rank": "apprentice", "opponents": str(pool),
+                                "strict_pools": a.strict})
+                full = play({"rank": rank, "opponents": str(pool), "strict_pools": a.strict})
             except PoolError as exc:    # corrupt, or of other rules with --strict
                 return fail(str(exc))
             won = round(vs_pool["battle_win_rate"] * vs_pool["battles"])

@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from agents import make_agent  # noqa: E402
 from agents.evaluation import (EVAL_TAGS, MAX_EPISODES, evaluate, log_evaluation,  # noqa: E402
                                training_step)
+from agents.fanout import add_ray_argument, evaluate_by_name, ray_problem  # noqa: E402
 from agents.progress import bar  # noqa: E402
 from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
                                 add_play_arguments, add_rules_argument, add_seed_argument,
@@ -163,11 +164,14 @@ def build_parser():
                    help="a pool file, or 'generator' (default: the rank's shipped pool, as RuneRun-v0)")
     add_rules_argument(p)
     add_play_arguments(p)
+    add_ray_argument(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    if a.ray is not None and (problem := ray_problem()):
+        return fail(problem)
     apply_play_arguments(a)          # torch threads (default 1) before any torch work
     try:
         rules = load_rules(a.rules) if a.rules else default_rules()
@@ -196,12 +200,19 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:   # an unknown name; PolicyLoadError (missing, corrupt) is a ValueError
             return fail(str(exc))
     steps = {label: (training_step(name) or 0) for label, name in zip(agents, a.agents)}
+    name_of = dict(zip(agents, a.agents))
     results: dict[str, dict] = {}
     with bar(a.episodes * len(agents), "evaluating", a.progress) as progress:
         for label, agent in agents.items():
             progress.set_description(label)
             try:
-                results[label] = evaluate(agent, a.episodes, a.seed, env_kwargs, progress=progress)
+                if a.ray is None:
+                    results[label] = evaluate(agent, a.episodes, a.seed, env_kwargs,
+                                              progress=progress)
+                else:                 # the same runs as Ray tasks, each agent rebuilt by name
+                    results[label] = evaluate_by_name(name_of[label], a.episodes, a.seed,
+                                                      env_kwargs, a.ray, a.rules, a.seed,
+                                                      a.strict, progress)
             except PoolError as exc:
                 return fail(str(exc))
     summaries = {n: {k: v for k, v in r.items() if k != "runs"} for n, r in results.items()}
