@@ -44,6 +44,7 @@ REPO = Path(__file__).resolve().parents[1]   # policy paths in a recipe are rela
 # against), never a shipped pool, so a pool does not depend on the pools already shipped
 DRAFTING_OPPONENTS = "generator"
 SEED_STRIDE = 1000   # agent i drafts on evaluation seed seed * SEED_STRIDE + i
+RAY_CHUNK = 5        # drafting runs per Ray task (--ray): a few seconds to a minute each
 RECIPE_VERSION = 1
 
 
@@ -81,16 +82,18 @@ def make_drafting_agent(agent_name: str, rules, seed: int, sample: bool = False,
 
 
 def ghosts_of(agent_name: str, rank: int, runs: int, seed: int, max_round: int,
-              rules, env_kwargs: dict | None = None, agent=None) -> list[dict]:
-    """Play `runs` drafting runs and return a ghost per battle (rounds 1..max_round), labelled
-    `agent_name`. `agent`: an agent object to play (default: make_agent(agent_name))."""
+              rules, env_kwargs: dict | None = None, agent=None, start: int = 0) -> list[dict]:
+    """Play `runs` drafting runs (runs start.. of seed `seed`) and return a ghost per battle
+    (rounds 1..max_round), labelled `agent_name`. `agent`: an agent object to play (default:
+    make_agent(agent_name)). A run depends only on its run seed (the agent is reset with it), so
+    runs may be played in any split (agents/fanout.py)."""
     from rune_env.envs.run_env import RuneRunEnv
     agent = agent if agent is not None else make_agent(agent_name, rules, seed=seed)
     kwargs = {"opponents": DRAFTING_OPPONENTS, **(env_kwargs or {})}
     env = RuneRunEnv(rank=0, rules_overrides=drafting_overrides(rules, rank), **kwargs)
     rank_name = rules.spec.ranks[rank].id
     out = []
-    for i in range(runs):
+    for i in range(start, start + runs):
         run_seed = eval_run_seed(seed, i)
         obs, info = env.reset(options={"run_seed": run_seed})
         agent.reset(run_seed)
@@ -545,13 +548,25 @@ def _share_of(s: dict, what: str) -> float:
     return s[f"trained_{what}"] / s[what] if s[what] else 0.0
 
 
+def _ghost_chunk(agent_name: str, path, sample: bool, seed: int, rank: int, start: int,
+                 runs: int, max_round: int, rules) -> list[dict]:
+    """One task of a fanned-out build (`--ray`): runs start.. of one recipe agent, the agent
+    rebuilt here."""
+    from .policy import limit_torch_threads
+    limit_torch_threads(1)
+    agent = make_drafting_agent(agent_name, rules, seed, sample=sample, path=path)
+    return ghosts_of(agent_name, rank, runs, seed, max_round, rules, agent=agent, start=start)
+
+
 def build_rank(recipe: RankRecipe, rules, config: Path, runs_scale: float = 1.0,
                log=None, commit: str | None = None, progress=None,
-               root: Path = REPO) -> tuple[Pool, dict[int, dict]]:
+               root: Path = REPO, ray: str | None = None) -> tuple[Pool, dict[int, dict]]:
     """Draft the rank's ghosts from its recipe; the pool (not yet written) and its shares.
     `commit`: the code's commit for the provenance (default: now; build_pools takes it once,
     before it writes any pool, so a pool written earlier in the same build does not count as a
-    change). `progress`: a bar (agents.progress.bar) moved by one per drafting run."""
+    change). `progress`: a bar (agents.progress.bar) moved by one per drafting run. `ray`: the
+    Ray address to play the drafting runs on as tasks of RAY_CHUNK runs (agents/fanout.py; the
+    same ghosts, so the same pool), None: here."""
     rank = rank_index(rules, recipe.rank)
     ghosts: list[dict] = []
     agents_played = []
@@ -562,13 +577,20 @@ def build_rank(recipe: RankRecipe, rules, config: Path, runs_scale: float = 1.0,
         agent = make_drafting_agent(a.agent, rules, seed, sample=a.sample, path=a.path)
         if progress is not None:
             progress.set_description(f"{recipe.rank}: {a.agent}")
-            if agent is not None:
+        if ray is not None:
+            from .fanout import run_tasks
+            tasks = [(a.agent, a.path, a.sample, seed, rank, start, min(RAY_CHUNK, runs - start),
+                      recipe.max_round, rules) for start in range(0, runs, RAY_CHUNK)]
+            ghosts += [g for chunk in run_tasks(_ghost_chunk, tasks, ray, progress,
+                                                weights=[t[6] for t in tasks]) for g in chunk]
+        else:
+            if progress is not None and agent is not None:
                 agent = CountRuns(agent, progress)
-        ghosts += ghosts_of(a.agent, rank, runs, seed, recipe.max_round, rules, agent=agent)
-        if isinstance(agent, CountRuns):
-            agent.finish(runs)
-        elif progress is not None:
-            progress.update(runs)
+            ghosts += ghosts_of(a.agent, rank, runs, seed, recipe.max_round, rules, agent=agent)
+            if isinstance(agent, CountRuns):
+                agent.finish(runs)
+            elif progress is not None:
+                progress.update(runs)
         if log:
             mode = "" if not a.trained else (", sampling" if a.sample else ", deterministic")
             log(f"{recipe.rank}: {a.agent}{mode}: {runs} runs on seed {seed}, "
@@ -652,7 +674,8 @@ def pool_file(out_dir: Path, rank: str) -> Path:
 
 def build_pools(recipes: dict[str, RankRecipe], wanted: list[str], rules, config: Path,
                 out_dir: Path, runs_scale: float, commit: str, say: Callable[[str], None],
-                progress: bool | None, root: Path = REPO) -> tuple[dict, bool]:
+                progress: bool | None, root: Path = REPO,
+                ray: str | None = None) -> tuple[dict, bool]:
     """Build and write the `wanted` ranks' pools (plan_build's list); (the report, whether a
     rank was refused). A rank whose trained share falls short is refused (an `error: ...` line
     on stderr) and not written; the others are. A failed build or write is a BuildError."""
@@ -666,7 +689,7 @@ def build_pools(recipes: dict[str, RankRecipe], wanted: list[str], rules, config
         out = pool_file(out_dir, rank)
         try:
             pool, shares = build_rank(recipe, rules, config, runs_scale, log=say, commit=commit,
-                                      progress=pb, root=root)
+                                      progress=pb, root=root, ray=ray)
         except ValueError as exc:      # a policy that does not load, for instance
             pb.close()
             raise BuildError(f"{rank}: {exc}") from None

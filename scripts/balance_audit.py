@@ -2,7 +2,8 @@
 """Balance audit for designers: the best small and searched boards of each round.
 
     python scripts/balance_audit.py [--rules FILE] [--pool FILE] [--rounds 1-12 | --rounds 3,6,9]
-                                    [--quick] [--json] [--seed S] [--jobs J] [--no-progress]
+                                    [--quick] [--json] [--seed S] [--jobs J] [--ray [ADDRESS]]
+                                    [--no-progress]
 
 Per round, against round-matched reference boards (the budget drafter's, or with --pool a pool's
 ghosts of the round): the best one-rune, two-rune, mono-kind, trick and open-search board, each
@@ -25,6 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from agents.audit import (STAGES, AuditError, audit, check_auditable,  # noqa: E402
                           format_report, full_settings, quick_settings)
+from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
 from agents.progress import add_progress_argument, bar  # noqa: E402
 from agents.script_args import (fail, load_pool_once, positive_int, script_parser,  # noqa: E402
                                 seed_int)
@@ -77,11 +79,14 @@ def build_parser():
                    help="fast-engine threads, >= 1; the results do not depend on it "
                         "(default: every usable core)")
     add_progress_argument(p)
+    add_ray_argument(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    if a.ray is not None and (problem := ray_problem()):
+        return fail(problem)
     try:
         rules = load_rules(a.rules)
     except RulesError as exc:        # missing, not YAML, or against the schema
@@ -105,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                 b.set_description(f"round {round_}: {stage}")
                 b.update(1)
             report = audit(rules, settings, pool, pool_path=a.pool, progress=step,
-                           rules_path=a.rules or str(DEFAULT_RULES_PATH.relative_to(REPO)))
+                           rules_path=a.rules or str(DEFAULT_RULES_PATH.relative_to(REPO)),
+                           ray=a.ray)
     except AuditError as exc:        # e.g. a pool round with a single board: nothing to split
         return fail(str(exc))
     print(json.dumps(report.to_json(), indent=1) if a.json else format_report(report))

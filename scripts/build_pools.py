@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from agents.pools import (BuildError, RecipeError, build_pools, git_commit,  # noqa: E402
                           load_recipes, plan_build)
+from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
 from agents.progress import add_progress_argument  # noqa: E402
 from agents.progress import say as progress_say  # noqa: E402
 from agents.script_args import fail, positive_float, script_parser  # noqa: E402
@@ -70,11 +71,14 @@ def build_parser():
                    help="the report as JSON on stdout, the summaries on stderr (default off)")
     add_engine_argument(p)     # both engines play the same battles: the same pools
     add_progress_argument(p)
+    add_ray_argument(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    if a.ray is not None and (problem := ray_problem()):
+        return fail(problem)
     use_engine(a.engine)
     rules = default_rules()
     out_file = sys.stderr if a.json else sys.stdout
@@ -89,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         out_dir = Path(a.out_dir)
         wanted = plan_build(recipes, a.ranks, rules, config, out_dir, a.force)
         report, refused = build_pools(recipes, wanted, rules, config, out_dir, a.runs_scale,
-                                      commit, say, a.progress, ROOT)
+                                      commit, say, a.progress, ROOT, ray=a.ray)
     except (RecipeError, BuildError) as exc:
         return fail(str(exc))
     if a.json:

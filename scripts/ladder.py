@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 from agents import make_agent  # noqa: E402
 from agents.progress import bar  # noqa: E402
 from agents.evaluation import evaluate  # noqa: E402
+from agents.fanout import add_ray_argument, evaluate_by_name, ray_problem  # noqa: E402
 from agents.ratings import fit_bradley_terry  # noqa: E402
 from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
                                 add_play_arguments, add_seed_argument, apply_play_arguments, fail,
@@ -64,11 +65,14 @@ def build_parser():
     p.add_argument("--out", default=None, metavar="DIR",
                    help="where ladder.json and the TensorBoard logs go (default runs/ladder_s<SEED>)")
     add_play_arguments(p)
+    add_ray_argument(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    if a.ray is not None and (problem := ray_problem()):
+        return fail(problem)
     twice = sorted({n for n in a.agents if a.agents.count(n) > 1})
     if twice:
         return fail(f"--agents: {', '.join(twice)} given twice")
@@ -104,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     with bar(len(agents) * a.episodes, "drafting", a.progress) as progress:
         for name, agent in agents.items():
             progress.set_description(f"drafting {name}")
-            res = evaluate(agent, a.episodes, a.seed, progress=progress)
+            res = evaluate(agent, a.episodes, a.seed, progress=progress) if a.ray is None else \
+                evaluate_by_name(name, a.episodes, a.seed, {}, a.ray, None, a.seed, a.strict,
+                                 progress)     # the same runs, as Ray tasks
             boards[name] = {(i, b["round"]): Board.from_json(b["board"], rules)
                             for i, run in enumerate(res["runs"]) for b in run["battles"]}
     results: list[tuple[str, str, float]] = []

@@ -23,6 +23,14 @@ def script(name, *args, env=None, timeout=900):
                           capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=env)
 
 
+def same_output(name: str, args: list, local_extra: list = (), ray_extra: list = ()) -> None:
+    """The script's stdout (its JSON) is the same without and with --ray, byte for byte."""
+    local = script(name, *args, *local_extra)
+    spread = script(name, *args, *ray_extra, "--ray")
+    assert local.returncode == 0 and spread.returncode == 0, spread.stderr
+    assert local.stdout.strip() and local.stdout == spread.stdout
+
+
 @pytest.mark.slow
 def test_without_ray_nothing_imports_it(tmp_path):
     """evaluate.py, run with `ray` made unimportable (None in sys.modules), still works; with
@@ -44,19 +52,34 @@ def test_without_ray_nothing_imports_it(tmp_path):
 @needs_ray
 def test_evaluate_with_ray_equals_local(tmp_path):
     """25 runs: three tasks of 10, 10 and 5 runs; the JSON is the local one's byte for byte."""
-    args = ["--agents", "greedy", "random", "--episodes", 25, "--json", "--no-progress"]
-    local = script("evaluate", *args, "--out", tmp_path / "local")
-    spread = script("evaluate", *args, "--out", tmp_path / "ray", "--ray")
-    assert local.returncode == 0 and spread.returncode == 0, spread.stderr
-    assert local.stdout.strip().splitlines()[-1] == spread.stdout.strip().splitlines()[-1]
+    same_output("evaluate", ["--agents", "greedy", "random", "--episodes", 25, "--json",
+                                "--no-progress"], ["--out", tmp_path / "local"],
+                   ["--out", tmp_path / "ray"])
 
 
 @pytest.mark.slow
 @needs_ray
 def test_calibrate_with_ray_equals_local():
-    args = ["--agent", "greedy", "--episodes", 12, "--ranks", "apprentice", "sage", "--json",
-            "--no-progress"]
-    local = script("calibrate_ranks", *args)
-    spread = script("calibrate_ranks", *args, "--ray")
+    same_output("calibrate_ranks", ["--agent", "greedy", "--episodes", 12, "--ranks",
+                                       "apprentice", "sage", "--json", "--no-progress"])
+
+
+@pytest.mark.slow
+@needs_ray
+def test_build_pools_with_ray_writes_the_same_pool(tmp_path):
+    """sage at runs scale 0.15: greedy 2 runs, PPO s1 at 2M 5 runs, s2 sampling 5 runs: each
+    agent one or two tasks of 5 runs; the pool files are equal byte for byte."""
+    args = ["--ranks", "sage", "--runs-scale", 0.15, "--force", "--no-progress"]
+    local = script("build_pools", *args, "--out-dir", tmp_path / "local")
+    spread = script("build_pools", *args, "--out-dir", tmp_path / "ray", "--ray")
     assert local.returncode == 0 and spread.returncode == 0, spread.stderr
-    assert local.stdout.strip().splitlines()[-1] == spread.stdout.strip().splitlines()[-1]
+    a, b = (tmp_path / d / "sage.json.gz" for d in ("local", "ray"))
+    assert a.read_bytes() == b.read_bytes()
+
+
+@pytest.mark.slow
+@needs_ray
+def test_ladder_and_audit_with_ray_equal_local(tmp_path):
+    same_output("ladder", ["--agents", "greedy", "random", "--episodes", 12, "--json",
+                              "--no-progress"], ["--out", tmp_path / "l"], ["--out", tmp_path / "r"])
+    same_output("balance_audit", ["--quick", "--rounds", "3,6", "--json", "--no-progress"])

@@ -209,15 +209,48 @@ def check_auditable(rules: Rules, settings: AuditSettings) -> None:
 def audit(rules: Rules, settings: AuditSettings, pool: Pool | None = None,
           rules_path: str | None = None, pool_path: str | None = None,
           families: Sequence[str] = FAMILIES,
-          progress: Callable[[int, str], None] | None = None) -> AuditReport:
-    """The audit of every round of `settings.rounds`; `progress(round, stage)` after each stage."""
+          progress: Callable[[int, str], None] | None = None,
+          ray: str | None = None) -> AuditReport:
+    """The audit of every round of `settings.rounds`; `progress(round, stage)` after each stage.
+    `ray`: a Ray address (agents/fanout.py) to audit the rounds as Ray tasks, one a round (each
+    its own evaluator on one fast-engine thread unless settings.jobs says otherwise; a round's
+    battles and scores are its own, so the report is the same); `progress` then hears each
+    round's stages when the round is done."""
     check_auditable(rules, settings)
+    if ray is not None:
+        from ..fanout import run_tasks
+        ticks = _RoundTicks(progress, len(settings.rounds))
+        done = run_tasks(_round_task, [(rules, r, settings, pool, tuple(families))
+                                       for r in settings.rounds], ray, ticks,
+                         weights=[len(STAGES)] * len(settings.rounds))
+        return AuditReport(rules, rules_path, pool_path, settings, [d[0] for d in done],
+                           sum(d[1] for d in done))
     evaluator = Evaluator(rules, settings.jobs)
     rounds = []
     for r in settings.rounds:
         tick = (lambda stage, r=r: progress(r, stage)) if progress else None
         rounds.append(audit_round(rules, r, settings, pool, families, evaluator, tick))
     return AuditReport(rules, rules_path, pool_path, settings, rounds, evaluator.battles)
+
+
+def _round_task(rules: Rules, round_: int, settings: AuditSettings, pool: Pool | None,
+                families: tuple[str, ...]) -> tuple[RoundAudit, int]:
+    """One round of a fanned-out audit: (its audit, the battles it played)."""
+    evaluator = Evaluator(rules, settings.jobs or 1)
+    return audit_round(rules, round_, settings, pool, families, evaluator), evaluator.battles
+
+
+class _RoundTicks:
+    """The audit's progress(round, stage) fed from run_tasks' update(stages) per finished round."""
+
+    def __init__(self, progress: Callable[[int, str], None] | None, rounds: int):
+        self.progress, self.rounds, self.done = progress, rounds, 0
+
+    def update(self, stages: int) -> None:
+        self.done += 1
+        for _ in range(stages):
+            if self.progress is not None:
+                self.progress(self.done, f"{self.done} of {self.rounds} rounds done (Ray)")
 
 
 # -- text -------------------------------------------------------------------------------------
