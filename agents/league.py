@@ -316,7 +316,11 @@ def league_callback(cfg: LeagueConfig, league: League, run_dir: Path, progress: 
                     self.scores.append(info["score"])
             if self.num_timesteps >= self.next_at:
                 self.snapshot()
-            return True
+            # stop at total_timesteps exactly, not at the end of the rollout in flight: then a
+            # league whose last snapshot is at its total ends with that snapshot's weights, and
+            # a league stopped after a snapshot and resumed with --total-timesteps at it ends
+            # the same as one run to that total
+            return self.num_timesteps < cfg.total_timesteps
 
         def _on_rollout_end(self) -> None:
             rec = self.logger.record
@@ -406,6 +410,7 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
     export_policy(model, run_dir / "final_policy.pt")
     league.add_final(str(run_dir / "final_policy.pt"))
     rate_member(league, FINAL, final_steps, progress)
+    log_final_ratings(league, run_dir, final_steps)
     res = final_evaluation(cfg, league, run_dir / "final_policy.pt", progress)
     res.update({"timesteps": final_steps, "ratings": league.ratings(), "rules_hash": rules.hash,
                 "members": league.members})
@@ -416,6 +421,19 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
          "duel_kwargs": cfg.duel_kwargs}, indent=2) + "\n")
     write_text_atomic(run_dir / "eval.json", json.dumps(res, indent=2) + "\n")
     return res
+
+
+def log_final_ratings(league: League, run_dir: Path, steps: int) -> None:
+    """The ratings with the final member, and the whole matrix, in TensorBoard at the last step
+    (league/rating/<member>, the image league/win_matrix)."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    from .duels import matrix_image
+    names, scores = league.matrix()
+    with SummaryWriter(str(run_dir / "tb" / "league_final")) as w:
+        for member, r in league.ratings_history[-1]["ratings"].items():
+            w.add_scalar(f"league/rating/{member}", r, steps)
+        w.add_image("league/win_matrix", matrix_image(names, scores), steps, dataformats="HWC")
 
 
 def final_evaluation(cfg: LeagueConfig, league: League, policy: Path, progress: bool) -> dict:
