@@ -25,6 +25,9 @@ Reported:
   batch_battles_per_s       fast_battles over every core (passes as for fast_battles_per_s)
   env_steps_per_s           RuneRun-v0 steps/s, random masked policy, one core, battles included
                             (best of 5 passes of --env-steps / 5 steps)
+  duel_steps_per_s          RuneDuel (Parallel API) steps/s, both players random masked, both
+                            observations each step, one core, battles included (passes as
+                            env_steps_per_s)
   train_fps                 MaskablePPO frames/s on RuneRun-v0 (n_envs and hyperparameters of
                             --train-config, default configs/train/apprentice.yaml), one core
   train_fps_stub            the same on a stub env with the same spaces and no game work
