@@ -113,6 +113,7 @@ class RuneDuelEnv(ParallelEnv):
         self.agents: list[str] = []
         self.duel: DuelState | None = None
         self._np_random = np.random.default_rng()
+        self._masks: list[np.ndarray] | None = None
         self._steps = 0
         self._obs_space = spaces.Dict({
             "observation": spaces.Box(0.0, 1.0, (self.encoder.size,), np.float32),
@@ -182,7 +183,7 @@ class RuneDuelEnv(ParallelEnv):
                 rewards[agent] += self.illegal_penalty
                 a = self.wait if self.duel.waiting[i] else None    # a no-op
             chosen.append(a)
-        step = step_duel(self.duel, chosen, self.battle_fn, self.variant)
+        step = step_duel(self.duel, chosen, self.battle_fn, self.variant, assume_legal=True)
         self._steps += 1
         battle = step.battle
         if battle is not None and self.battle_reward > 0:
@@ -207,6 +208,8 @@ class RuneDuelEnv(ParallelEnv):
         duel = self.duel
         if not 0 <= action <= self.wait:
             return f"not an action id (0..{self.wait})"
+        if self._masks is not None and self._masks[player][action]:
+            return None              # legal by the mask of this state (built with its observation)
         if duel.waiting[player]:
             return None if action == self.wait else "the player waits for the battle: only wait is legal"
         if action == self.wait:
@@ -220,9 +223,12 @@ class RuneDuelEnv(ParallelEnv):
 
     def _observations(self) -> dict[str, dict[str, np.ndarray]]:
         out = {}
+        masks = []
         for i, agent in enumerate(AGENTS):
             obs, mask = self.encoder.observe(self.duel, i)
+            masks.append(mask)
             out[agent] = {"observation": obs, "action_mask": mask.astype(np.int8)}
+        self._masks = masks          # the env's own copy: step checks actions against it
         return out
 
     def _info(self, player: int, battle=None) -> dict[str, Any]:

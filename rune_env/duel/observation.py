@@ -21,7 +21,7 @@ import numpy as np
 
 from ..rules.board import Board
 from ..rules.config import CASTING_KINDS, Rules
-from ..run.duel import DuelState, duel_mask
+from ..run.duel import DuelState
 from ..envs.observation import Encoder
 
 OPP_SCALARS = ("seen", "lamps", "wins", "losses")
@@ -58,11 +58,18 @@ class DuelEncoder:
 
     def observe(self, duel: DuelState, player: int) -> tuple[np.ndarray, np.ndarray]:
         """(observation float32 in [0, 1], legal mask with `wait` last) of `player`."""
-        own, _run_mask = self.run_encoder.observe(duel.players[player])
+        own, run_mask = self.run_encoder.observe(duel.players[player])
         out = np.zeros(self.size, dtype=np.float32)
         out[self.slices["own"]] = own
         self._opponent_part(duel, 1 - player, out)
-        return out, duel_mask(duel, player)
+        # the compiled run mask (tested equal to legal_mask) and `wait`: duel_mask's values,
+        # without computing the run's legality a second time
+        mask = np.zeros(len(run_mask) + 1, dtype=bool)
+        if duel.over or duel.waiting[player]:
+            mask[-1] = True
+        else:
+            mask[:-1] = run_mask
+        return out, mask
 
     def _opponent_part(self, duel: DuelState, opponent: int, out: np.ndarray) -> None:
         run = self.rules.spec.run

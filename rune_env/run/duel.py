@@ -127,17 +127,18 @@ def duel_mask(duel: DuelState, player: int) -> np.ndarray:
 
 
 def step_duel(duel: DuelState, actions: list[int | None], battle_fn: BattleFn | None = None,
-              variant: str | None = None) -> DuelStep:
+              variant: str | None = None, assume_legal: bool = False) -> DuelStep:
     """Apply both players' actions (each must be legal for its player: IllegalAction otherwise,
     before anything changes; None is a no-op, which the env's penalty mode uses for an illegal
-    action), then fight the round's battle if both now wait."""
+    action), then fight the round's battle if both now wait. `assume_legal`: the caller has
+    checked both actions against the players' masks (the env does, every step)."""
     if duel.over:
         raise RuntimeError("the duel is over")
     if len(actions) != PLAYERS:
         raise ValueError(f"a duel step takes {PLAYERS} actions, one per player; got {len(actions)}")
     wait = wait_action(duel.rules)
-    masks = [duel_mask(duel, i) for i in range(PLAYERS)]
-    for i, a in enumerate(actions):
+    masks = [] if assume_legal else [duel_mask(duel, i) for i in range(PLAYERS)]
+    for i, a in enumerate(actions if not assume_legal else ()):
         if a is None:
             continue
         a = int(a)
