@@ -162,10 +162,11 @@ def _problem(err: dict, sections: dict | None = None) -> str:
     kind, ctx, got = err["type"], err.get("ctx", {}), err.get("input")
     if kind == "extra_forbidden":
         section = tuple(err["loc"][:-1])
-        model = (SECTIONS if sections is None else sections).get(section)
+        models = SECTIONS if sections is None else sections
+        model, ppo = models.get(section), models.get(("ppo",))
         keys = f" (keys{' of ' + '.'.join(section) if section else ''}: " \
                f"{', '.join(model.model_fields)})" if model else ""
-        hint = f"; did you mean ppo.{loc}?" if not section and loc in PPOConfig.model_fields else ""
+        hint = f"; did you mean ppo.{loc}?" if not section and ppo and loc in ppo.model_fields else ""
         return f"unknown key {loc!r}{hint}{keys}"
     bounds = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
     if kind in bounds:
