@@ -232,7 +232,8 @@ def test_board_file_with_a_huge_round_is_refused_by_the_cli(tmp_path):
 
 # -- --help -----------------------------------------------------------------------------------
 HELP_SCRIPTS = ["calibrate_ranks", "make_opponents", "build_pools", "ladder", "balance_report",
-                "benchmark", "parity_check", "coverage_table", "mutation_check", "pin_golden"]
+                "benchmark", "parity_check", "coverage_table", "mutation_check", "pin_golden",
+                "train_rllib", "sweep"]
 
 
 def help_entries(text: str) -> list[str]:
