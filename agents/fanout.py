@@ -40,7 +40,9 @@ def ray_problem() -> str | None:
 def _init(address: str) -> Any:
     import ray
     if not ray.is_initialized():
-        ray.init(address=None if address == LOCAL else address, include_dashboard=False,
+        # "local": a Ray started for this script, even if a `ray start` cluster runs here
+        # (address None would join that one)
+        ray.init(address=address, include_dashboard=False,
                  log_to_driver=False, configure_logging=False)
     return ray
 
