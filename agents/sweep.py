@@ -497,20 +497,24 @@ class TrainRun:
             self._log = None
 
 
+# Run a Python script (argv[1], its arguments after it) with SIGINT as Ctrl-C: unblocked and
+# raising KeyboardInterrupt, whatever the parent left it as (see popen_interruptible)
+_INTERRUPTIBLE = ("import runpy, signal, sys; "
+                  "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT]); "
+                  "signal.signal(signal.SIGINT, signal.default_int_handler); "
+                  "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
 def popen_interruptible(command: list[str], **kwargs) -> subprocess.Popen:
-    """subprocess.Popen whose child can receive SIGINT. Ray's workers block SIGINT, and a child
-    inherits the blocked mask through exec: train.py would never see the signal that stop()
-    sends (measured: an ASHA-stopped trial trained on to its end). So SIGINT is unblocked in this
-    thread for the fork, and blocked again after it."""
-    sigmask = getattr(signal, "pthread_sigmask", None)
-    blocked = sigmask is not None and signal.SIGINT in sigmask(signal.SIG_BLOCK, [])
-    if blocked:
-        sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
-    try:
-        return subprocess.Popen(command, **kwargs)
-    finally:
-        if blocked:
-            sigmask(signal.SIG_BLOCK, [signal.SIGINT])
+    """subprocess.Popen of `[python, script, args...]` whose script receives SIGINT as Ctrl-C.
+    A child inherits both the parent's blocked signals and its ignored ones through exec: Ray's
+    workers block SIGINT (measured: an ASHA-stopped trial trained on to its end), and a shell
+    without job control starts background commands with SIGINT ignored (then Python installs no
+    KeyboardInterrupt handler at all: a sweep started with `&` could not stop a trial). So the
+    child's Python first unblocks SIGINT and installs the handler, then runs the script as
+    `__main__` (its argv and __doc__ as if run directly)."""
+    python, script, *args = command
+    return subprocess.Popen([python, "-c", _INTERRUPTIBLE, script, *args], **kwargs)
 
 
 def report_from(evaluation: dict, final: bool) -> dict:
