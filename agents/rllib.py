@@ -47,6 +47,7 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 from torch import nn
 
 from .rllib_config import DUEL_ENV, ENV_IDS, RUN_ENVS, RLlibConfig
+from .training import read_json, write_json
 
 MAIN_POLICY = "main"             # the one policy of self-play in the duel
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
@@ -302,10 +303,19 @@ def evaluate_policy(cfg: RLlibConfig, policy, episodes: int, progress=None) -> d
     return evaluate(agent, episodes, cfg.eval.seed, kwargs, progress=progress)
 
 
-def eval_scalars(cfg: RLlibConfig, res: dict) -> dict[str, float]:
-    keys = ("win_rate", "loss_rate", "score") if cfg.duel else \
-        ("battle_win_rate", "mean_wins", "clear_rate", "mean_rounds")
-    return {f"eval/{k}": float(res[k]) for k in keys if res.get(k) is not None}
+def log_eval(writer, cfg: RLlibConfig, res: dict, steps: int, image_tag: str) -> None:
+    """An evaluation into TensorBoard: for a run env train.py's own tags and board pictures
+    (`agents.evaluation.log_evaluation`), for the duel the match's rates (eval/win_rate, ...)."""
+    if cfg.duel:
+        for key in ("win_rate", "loss_rate", "score"):
+            if res.get(key) is not None:
+                writer.add_scalar(f"eval/{key}", float(res[key]), steps)
+        return
+    from rune_env.envs.run_env import resolve_rules
+
+    from .evaluation import log_evaluation
+    rules = resolve_rules(cfg.env_kwargs.get("rules"), cfg.env_kwargs.get("rules_overrides"))
+    log_evaluation(writer, res, steps, rules, image_tag=image_tag, cores=list(rules.spec.cores))
 
 
 def eval_line(cfg: RLlibConfig, res: dict, steps: int) -> str:
@@ -325,7 +335,7 @@ def train_rllib(cfg: RLlibConfig, run_dir: Path, resume: bool = False, progress:
     from torch.utils.tensorboard import SummaryWriter
 
     from .progress import bar, say
-    from .training import rules_hash, write_json
+    from .training import rules_hash
 
     torch.set_num_threads(cfg.torch_threads)
     algo = ppo_config(cfg).build_algo()
@@ -337,7 +347,7 @@ def train_rllib(cfg: RLlibConfig, run_dir: Path, resume: bool = False, progress:
             say(f"resumed from {ckpt} ({steps} steps)")
     module_id = MAIN_POLICY if cfg.duel else "default_policy"
     clock = time.perf_counter()
-    seconds = float(_read_json(run_dir / "train_seconds.json").get(str(steps), 0.0)) if steps else 0.0
+    seconds = float(read_json(run_dir / "train_seconds.json").get(str(steps), 0.0)) if steps else 0.0
     next_ckpt = (steps // cfg.checkpoint_every + 1) * cfg.checkpoint_every
     every = cfg.eval.every
     next_eval = (steps // every + 1) * every if every else None
@@ -363,8 +373,7 @@ def train_rllib(cfg: RLlibConfig, run_dir: Path, resume: bool = False, progress:
                 if next_eval is not None and steps >= next_eval:
                     policy = to_sb3_policy(learning_module(algo), drop_wait=cfg.duel)
                     res = evaluate_policy(cfg, policy, cfg.eval.episodes)
-                    for tag, value in eval_scalars(cfg, res).items():
-                        writer.add_scalar(tag, value, steps)
+                    log_eval(writer, cfg, res, steps, "boards/eval")
                     row = {"timesteps": steps, **{k: v for k, v in res.items() if k != "runs"
                                                   and not isinstance(v, dict)}}
                     with open(run_dir / HISTORY, "a", encoding="utf-8") as f:
@@ -378,8 +387,7 @@ def train_rllib(cfg: RLlibConfig, run_dir: Path, resume: bool = False, progress:
         if cfg.final_eval_episodes:
             with bar(cfg.final_eval_episodes, "final evaluation", progress) as pb:
                 res = evaluate_policy(cfg, run_dir / "final_policy.pt", cfg.final_eval_episodes, pb)
-            for tag, value in eval_scalars(cfg, res).items():
-                writer.add_scalar(tag, value, steps)
+            log_eval(writer, cfg, res, steps, "boards/final")
             say(eval_line(cfg, res, steps) + " (final)")
         res.pop("runs", None)
         res.update(timesteps=steps, train_seconds=seconds)
@@ -410,18 +418,9 @@ def _save(algo, run_dir: Path, steps: int, seconds: float) -> None:
     algo.save_to_path(str(tmp.resolve()))
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)
-    times = _read_json(run_dir / "train_seconds.json")
+    times = read_json(run_dir / "train_seconds.json")
     times[str(steps)] = seconds
-    from .training import write_json
     write_json(run_dir / "train_seconds.json", times)
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _ray_version() -> str:

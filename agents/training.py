@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
 import time
 from collections import Counter
@@ -258,6 +259,25 @@ def claim_run_dir(runs_dir: Path, base: str) -> Path:
         except FileExistsError:
             continue
     raise FileExistsError(f"{runs_dir / base}: too many runs of that name")
+
+
+def open_named_run(runs_dir: Path, name: str, resume: bool, force: bool, what: str) -> Path | str:
+    """The directory runs_dir/name of a named run (created), or why not, for the scripts whose
+    runs are named (league.py, train_rllib.py): a run there already is refused unless `resume`
+    continues it or `force` deletes it first, and `force` deletes only a run of theirs (one with
+    a config.yaml; `what` names it in the message, "a league run")."""
+    if not RUN_NAME.fullmatch(name):
+        return f"--run-name {name!r}: letters, digits and ._+=-, starting with a letter or digit"
+    run_dir = runs_dir / name
+    if run_dir.exists() and any(run_dir.iterdir()) and not resume:
+        if not force:
+            return (f"{run_dir} exists: pass --resume to continue it, --force to start again, or "
+                    f"another --run-name")
+        if not (run_dir / "config.yaml").is_file():
+            return f"{run_dir}: not {what} (no config.yaml); --force leaves it alone"
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return run_dir
 
 
 def latest_run(runs_dir: Path, name: str, seed: int) -> Path | None:

@@ -26,7 +26,6 @@ one. Seeds are fixed: the same config and seed on one machine give the same leag
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -37,7 +36,7 @@ import yaml  # noqa: E402
 
 from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
 from agents.script_args import fail, positive_int, script_parser, seed_int  # noqa: E402
-from agents.training import RUN_NAME, ConfigError  # noqa: E402
+from agents.training import ConfigError, open_named_run  # noqa: E402
 
 
 def build_parser():
@@ -70,18 +69,10 @@ def main(argv: list[str] | None = None) -> int:
         cfg = read_league_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})
     except ConfigError as exc:
         return fail(str(exc))
-    name = a.run_name or cfg.name
-    if not RUN_NAME.fullmatch(name):
-        return fail(f"--run-name {name!r}: letters, digits and ._+=-, starting with a letter or digit")
-    run_dir = Path(a.runs_dir) / name
-    if run_dir.exists() and any(run_dir.iterdir()) and not a.resume:
-        if not a.force:
-            return fail(f"{run_dir} exists: pass --resume to continue it, --force to start again, "
-                        f"or another --run-name")
-        if not (run_dir / "config.yaml").is_file():
-            return fail(f"{run_dir}: not a league run (no config.yaml); --force leaves it alone")
-        shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = open_named_run(Path(a.runs_dir), a.run_name or cfg.name, a.resume, a.force,
+                             "a league run")
+    if isinstance(run_dir, str):
+        return fail(run_dir)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
     say(f"league: {run_dir}  (tensorboard --logdir {run_dir / 'tb'})")
     try:

@@ -30,7 +30,6 @@ and learns, on torch_threads threads; a local Ray is started for the run (--num-
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -42,7 +41,7 @@ import yaml  # noqa: E402
 from agents.fanout import ray_problem  # noqa: E402
 from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
 from agents.script_args import fail, positive_int, script_parser, seed_int  # noqa: E402
-from agents.training import RUN_NAME, ConfigError, claim_run_dir, default_run_name  # noqa: E402
+from agents.training import ConfigError, claim_run_dir, default_run_name, open_named_run  # noqa: E402
 
 
 def build_parser():
@@ -80,20 +79,9 @@ def run_directory(a, name: str, seed: int) -> Path | str:
         if a.resume:
             return "--resume needs --run-name (the run to continue)"
         return claim_run_dir(runs_dir, default_run_name(name, seed))
-    if not RUN_NAME.fullmatch(a.run_name):
-        return f"--run-name {a.run_name!r}: letters, digits and ._+=-, starting with a letter or digit"
-    run_dir = runs_dir / a.run_name
-    if run_dir.exists() and any(run_dir.iterdir()) and not a.resume:
-        if not a.force:
-            return (f"{run_dir} exists: pass --resume to continue it, --force to start again, or "
-                    f"another --run-name")
-        if not (run_dir / "config.yaml").is_file():
-            return f"{run_dir}: not a training run (no config.yaml); --force leaves it alone"
-        shutil.rmtree(run_dir)
-    if a.resume and not (run_dir / "config.yaml").is_file():
-        return f"{run_dir}: no run to resume (no config.yaml)"
-    run_dir.mkdir(parents=True, exist_ok=True)
-    return run_dir
+    if a.resume and not (runs_dir / a.run_name / "config.yaml").is_file():
+        return f"{runs_dir / a.run_name}: no run to resume (no config.yaml)"
+    return open_named_run(runs_dir, a.run_name, a.resume, a.force, "a training run")
 
 
 def main(argv: list[str] | None = None) -> int:
