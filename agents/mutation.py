@@ -37,6 +37,10 @@ SECTIONS = ("battle", "rings", "grades", "runes", "flows", "flow_limits", "attun
 SKIP = ("runes.*.price", "artifacts.*.price", "artifacts.*.income_per_runes",
         "relics.*.income", "relics.*.hand_slots", "relics.*.lamp_saves", "cores.*.hand_slots",
         "grades.merge_count")
+# Optional numbers that the frozen rules leave off (null) are mutated by turning them on at a value
+# that acts on the rule tests' boards: the amplify cap (D-54) at 2 (two grade-I amplifies already
+# multiply by 3.0625).
+TURN_ON = {"runes.amplify.max_factor": 2.0}
 LOG_ENV = "MUTATION_CHECK_LOG"
 
 
@@ -105,6 +109,9 @@ def mutations(data: dict) -> list[Mutation]:
             dotted = ".".join(path)
             if not _skipped(dotted):
                 out.append(Mutation(dotted, ".".join(label), node, mutate_value(node)))
+        elif node is None and ".".join(path) in TURN_ON:
+            dotted = ".".join(path)
+            out.append(Mutation(dotted, ".".join(label), None, TURN_ON[dotted]))
 
     for section in SECTIONS:
         if section in data:

@@ -1,4 +1,4 @@
-"""(Re)compute the golden traces: tests/data/golden.json and tests/data/golden_balance.json.
+"""(Re)compute the golden traces: tests/data/golden.json, golden_balance.json, golden_amplify_cap.json.
 
     python scripts/pin_golden.py [--set literal|balance]   # recompute and write (default: both)
     python scripts/pin_golden.py --check                  # recompute and report, write nothing
@@ -7,7 +7,9 @@ Two sets. "literal": tests/data/golden.json, pinned under the frozen rules tests
 (the rules as written: no balance rules). "balance": tests/data/golden_balance.json, pinned under
 tests/data/default_rules.yaml, a frozen copy of the default rules with the balance rules of RULES
 section 13 (rest turns, the seal cap floor, one freeze at a time); it holds the same 24 battles
-and 6 small-board battles where those rules act.
+and 6 small-board battles where those rules act. "amplify_cap": tests/data/golden_amplify_cap.json,
+pinned under tests/data/amplify_cap_rules.yaml, a frozen copy of the defaults with the amplify cap
+(RULES D-54); the balance set's 30 battles and 5 amplify battles where the cap acts.
 
 The golden set is 24 battles: 16 pairs drawn by `random_board` with fixed seeds across rounds
 1..12, and 8 hand-chosen pairs that together field every core, every relic, every boss rule,
@@ -44,7 +46,9 @@ GOLDEN = ROOT / "tests" / "data" / "golden.json"
 # set name -> (the frozen rules it is pinned under, the file)
 SETS = {"literal": (FROZEN_RULES, GOLDEN),
         "balance": (ROOT / "tests" / "data" / "default_rules.yaml",
-                    ROOT / "tests" / "data" / "golden_balance.json")}
+                    ROOT / "tests" / "data" / "golden_balance.json"),
+        "amplify_cap": (ROOT / "tests" / "data" / "amplify_cap_rules.yaml",
+                        ROOT / "tests" / "data" / "golden_amplify_cap.json")}
 
 # 16 random pairs: (seed, round). Rounds 1..12, then four more across the range.
 RANDOM_PAIRS = [(1000 + i, 1 + i % 12) for i in range(12)] + [
@@ -162,6 +166,44 @@ SMALL_PAIRS: list[tuple[str, dict, dict]] = [
 ]
 
 
+# 5 amplify boards for the amplify-cap set (D-54): a tower whose amplifies reach it inward and
+# through two nodes (x16.9, capped), one amplify under the cap, three over it, a focusing mirror
+# lifting two amplifies over it, a mimic copying a capped rune.
+TOWER = {"core": "moon", "round": 6,
+         "runes": {"2:1": ["thunder", 2], "1:0": ["amplify", 1], "1:1": ["amplify", 1],
+                   "2:0": ["node", 1], "2:11": ["amplify", 1], "2:2": ["node", 1],
+                   "2:3": ["amplify", 1]},
+         "artifacts": {"2:1": "mana_spring"}}
+DRAFTED = {"core": "sun", "sun_element": "wind", "round": 6,
+           "runes": {"1:0": ["fire", 2], "1:1": ["wind", 1], "2:0": ["wind", 2],
+                     "1:3": ["water", 1], "2:6": ["thunder", 1], "1:4": ["earth", 1]}}
+AMPLIFY_PAIRS: list[tuple[str, dict, dict]] = [
+    ("tower through nodes vs six runes", TOWER, DRAFTED),
+    ("six runes vs tower through nodes", DRAFTED, TOWER),
+    ("one amplify under the cap vs three over it",
+     {"core": "star", "round": 4, "runes": {"1:0": ["amplify", 1], "2:0": ["fire", 1],
+                                            "1:3": ["water", 1]}},
+     {"core": "star", "round": 4, "runes": {"1:0": ["amplify", 1], "1:1": ["amplify", 1],
+                                            "2:1": ["fire", 1], "2:0": ["node", 1],
+                                            "2:11": ["amplify", 1]}}),
+    ("focusing mirror over the cap vs ward stone",
+     {"core": "eclipse", "round": 8, "relics": ["focusing_mirror"],
+      "runes": {"1:0": ["amplify", 2], "1:1": ["amplify", 1], "2:1": ["wind", 2],
+                "1:3": ["earth", 1]}},
+     {"core": "tree", "round": 8, "runes": {"1:0": ["earth", 2], "1:2": ["fire", 2],
+                                            "2:4": ["dark", 1]},
+      "artifacts": {"1:0": "ward_stone"}}),
+    ("mimic of a capped rune vs five runes",
+     {"core": "sun", "sun_element": "fire", "round": 9,
+      "runes": {"1:0": ["amplify", 2], "1:1": ["amplify", 2], "2:1": ["fire", 2],
+                "3:2": ["mimic", 2], "2:2": ["node", 1], "2:3": ["amplify", 1]},
+      "open_sectors": [0]},
+     {"core": "star", "round": 9, "runes": {"1:0": ["wind", 2], "1:3": ["thunder", 1],
+                                            "2:0": ["water", 2], "2:6": ["fire", 2],
+                                            "1:4": ["dark", 1]}}),
+]
+
+
 def event_hash(event: dict) -> str:
     """A short digest of one traced event (the test names the first one that changed)."""
     text = json.dumps(event, sort_keys=True, separators=(",", ":"))
@@ -202,8 +244,9 @@ def compute(rules, set_name: str = "literal") -> dict:
         b0 = Board.from_json(d0, rules, source=f"{name} board0")
         b1 = Board.from_json(d1, rules, source=f"{name} board1")
         battles.append(make_entry(name, b0, b1, rules))
-    if set_name == "balance":
-        for name, d0, d1 in SMALL_PAIRS:
+    extra = {"balance": SMALL_PAIRS, "amplify_cap": SMALL_PAIRS + AMPLIFY_PAIRS}
+    if set_name in extra:
+        for name, d0, d1 in extra[set_name]:
             b0 = Board.from_json(d0, rules, source=f"{name} board0")
             b1 = Board.from_json(d1, rules, source=f"{name} board1")
             battles.append(make_entry(name, b0, b1, rules))

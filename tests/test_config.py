@@ -145,30 +145,54 @@ def test_missing_rules_file():
 # -- rules files that extend another; the rules as written (RULES section 13) -----------------
 
 SEED_LITERAL = DEFAULT_RULES_PATH.parent / "seed_literal.yaml"
+BALANCE_V2 = DEFAULT_RULES_PATH.parent / "balance_v2.yaml"
 BALANCE_KEYS = {"battle.min_cycle_turns": 1, "erosion.seal_cap_min": 0, "freeze.max_frozen": 0}
 
 
-def test_seed_literal_is_the_defaults_with_the_balance_rules_off():
-    """configs/rules/seed_literal.yaml = the default rules with the three balance keys at their
-    "as written" values (1 / 0 / 0) and nothing else changed; its hash differs from the
-    default's.
+def _with(data: dict, dotted: str, value) -> None:
+    *parents, key = dotted.split(".")
+    for name in parents:
+        data = data[name]
+    data[key] = value
 
-    Covers: D-53"""
+
+def test_seed_literal_is_the_defaults_with_the_balance_rules_off():
+    """configs/rules/seed_literal.yaml = the default rules with the four balance keys at their
+    "as written" values (1 / 0 / 0 / no amplify cap) and nothing else changed; its hash differs
+    from the default's.
+
+    Covers: D-53, D-54"""
     literal = load_rules(SEED_LITERAL)
     default = load_rules()
     assert literal.spec.battle.min_cycle_turns == 1
     assert literal.spec.erosion.seal_cap_min == 0
     assert literal.spec.freeze.max_frozen == 0
+    assert literal.spec.runes.amplify.max_factor is None
     expected = default.to_dict()
-    for dotted, value in BALANCE_KEYS.items():
-        section, key = dotted.split(".")
-        expected[section][key] = value
+    for dotted, value in {**BALANCE_KEYS, "runes.amplify.max_factor": None}.items():
+        _with(expected, dotted, value)
     assert literal.to_dict() == expected
     assert literal.hash != default.hash
     assert (default.spec.battle.min_cycle_turns, default.spec.erosion.seal_cap_min,
             default.spec.freeze.max_frozen) != (1, 0, 0)
     # it extends default.yaml, it does not copy its 200 numbers
     assert len(SEED_LITERAL.read_text(encoding="utf-8").splitlines()) < 40
+
+
+def test_balance_v2_is_the_defaults_without_the_amplify_cap():
+    """configs/rules/balance_v2.yaml = the defaults with `runes.amplify.max_factor: null` and
+    nothing else changed; at null the key is left out of the hash, so it has the hash of the
+    defaults before D-54 (69f9e0fd53e3fb7d, the hash of the pools in configs/opponents/balance_v2/
+    and of the policies' cards).
+
+    Covers: D-53, D-54"""
+    v2, default = load_rules(BALANCE_V2), load_rules()
+    expected = default.to_dict()
+    _with(expected, "runes.amplify.max_factor", None)
+    assert v2.to_dict() == expected
+    assert v2.hash == "69f9e0fd53e3fb7d" != default.hash
+    assert default.spec.runes.amplify.max_factor is not None
+    assert len(BALANCE_V2.read_text(encoding="utf-8").splitlines()) < 30
 
 
 def test_balance_keys_off_hash_as_if_absent():
@@ -183,6 +207,7 @@ def test_balance_keys_off_hash_as_if_absent():
     rules = load_rules(rules_path(), BALANCE_KEYS)
     data = rules.spec.model_dump(mode="json", by_alias=True)
     del data["battle"]["min_cycle_turns"], data["erosion"]["seal_cap_min"], data["freeze"]
+    del data["runes"]["amplify"]["max_factor"]      # null in the frozen rules: no cap (D-54)
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode())
     assert rules.hash == digest.hexdigest()[:16]
     hashes = {load_rules(rules_path(), {**BALANCE_KEYS, k: v}).hash

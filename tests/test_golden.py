@@ -1,7 +1,10 @@
-"""Golden traces: pinned battles replayed and compared, result and trace. Two sets:
-"literal", 24 battles under the frozen rules as written (tests/data/golden.json), and "balance",
+"""Golden traces: pinned battles replayed and compared, result and trace. Three sets:
+"literal", 24 battles under the frozen rules as written (tests/data/golden.json); "balance",
 the same 24 and 6 small-board battles under a frozen copy of the default rules with the balance
-rules of RULES section 13 (tests/data/golden_balance.json, tests/data/default_rules.yaml).
+rules D-50..D-52 (tests/data/golden_balance.json, tests/data/default_rules.yaml: the rules of
+configs/rules/balance_v2.yaml); and "amplify_cap", those 30 and 5 amplify battles under a frozen
+copy of the defaults with the amplify cap D-54 (tests/data/golden_amplify_cap.json,
+tests/data/amplify_cap_rules.yaml).
 
 The golden values in tests/data/golden.json were computed ONCE BY THE ENGINE (against the frozen
 rules tests/data/rules.yaml) and pinned; they are not worked out by hand and prove nothing about
@@ -16,8 +19,8 @@ and give the reason in the commit message (see that script's docstring).
 
 Under a mutated rules file (RUNE_TEST_RULES, scripts/mutation_check.py) the literal set's battles
 are played with the mutated numbers and compared with the values pinned for the frozen rules, so a
-mutation that changes any golden battle fails here. (The balance set always plays under its own
-frozen copy.)
+mutation that changes any golden battle fails here. (The balance and amplify-cap sets always play
+under their own frozen copies.)
 """
 from __future__ import annotations
 
@@ -154,3 +157,41 @@ def test_balance_golden_battle(entry):
 
     Covers: D-50, D-51, D-52"""
     _replay(entry, balance_rules())
+
+
+CAP_RULES_PATH, CAP_GOLDEN = PIN.SETS["amplify_cap"]
+CAPPED = json.loads(CAP_GOLDEN.read_text(encoding="utf-8"))["battles"]
+_CAP_RULES = []
+
+
+def cap_rules():
+    if not _CAP_RULES:
+        from rune_env.rules import load_rules
+        _CAP_RULES.append(load_rules(CAP_RULES_PATH))
+    return _CAP_RULES[0]
+
+
+def test_amplify_cap_golden_set_shape():
+    """The amplify-cap set: the balance set's 30 battles (same boards; where no rune's amplifies
+    pass the cap they play as in the balance set) and 5 amplify battles, pinned under the defaults
+    with the cap on; in each of those the cap acts (the battle differs without it), except where
+    a capped rune only decides a copy (the mimic battle differs too).
+
+    Covers: D-54"""
+    rules = cap_rules()
+    assert rules.spec.runes.amplify.max_factor is not None
+    assert [b["name"] for b in CAPPED[:30]] == [b["name"] for b in BALANCE]
+    assert all(a["board0"] == b["board0"] and a["board1"] == b["board1"]
+               for a, b in zip(CAPPED, BALANCE))
+    assert len(CAPPED) == 35
+    uncapped = balance_rules()
+    for entry in CAPPED[30:]:
+        assert PIN.play(entry, uncapped).trace_hash() != entry["trace_hash"], entry["name"]
+
+
+@pytest.mark.parametrize("entry", CAPPED, ids=[b["name"] for b in CAPPED])
+def test_amplify_cap_golden_battle(entry):
+    """Replay one battle of the amplify-cap set under its frozen rules.
+
+    Covers: D-54"""
+    _replay(entry, cap_rules())

@@ -160,6 +160,13 @@ class RunePower:
     multipliers: list[tuple[str, float]] = field(default_factory=list)
     flows: dict[str, float] = field(default_factory=dict)  # flow id -> strength (1, or the core's)
     delayed: bool = False
+    # D-54: the product of the amplify factors reaching it when that is over the cap (the power
+    # then uses the cap: the multiplier AMPLIFY_CAP); None when no cap applies
+    amplify_uncapped: float | None = None
+
+
+# the name of the multiplier that replaces a rune's amplifies when their product is capped (D-54)
+AMPLIFY_CAP = "amplify_cap"
 
 
 @dataclass
@@ -289,8 +296,13 @@ def _rune_power(setup: SideSetup, c: int, live: list[bool], kind: list[str | Non
     mults += flow_mults
     if c in resonance:
         mults.append(("resonance", resonance[c]))
-    for a in sorted(amplifiers):
-        mults.append((f"amplify:{geo.name(a)}", amplify_factor[a]))
+    amplifies = [(f"amplify:{geo.name(a)}", amplify_factor[a]) for a in sorted(amplifiers)]
+    uncapped = _amplify_over_cap(spec.runes.amplify.max_factor, amplifies)
+    if uncapped is None:
+        mults += amplifies
+    else:
+        # D-54: the product is over the cap, so the cap stands in the amplifies' place
+        mults.append((AMPLIFY_CAP, spec.runes.amplify.max_factor))
     if any(live[m] and kind[m] in rules.opposites[k] for m in geo.neighbors[c]):
         mults.append(("opposition", spec.opposition.multiplier))
     delayed = any(live[i] and kind[i] == "delay" for i in geo.inward[c])
@@ -303,7 +315,18 @@ def _rune_power(setup: SideSetup, c: int, live: list[bool], kind: list[str | Non
     for _, x in mults:
         power *= x
     return RunePower(kind=k, grade=g, power=power, multipliers=mults, flows=flows,
-                     delayed=delayed)
+                     delayed=delayed, amplify_uncapped=uncapped)
+
+
+def _amplify_over_cap(cap: float | None, amplifies: list[tuple[str, float]]) -> float | None:
+    """D-54: the product of the amplify factors (casting order) if it exceeds the cap, else None
+    (no cap, or under it: the factors then apply one by one, as without a cap)."""
+    if cap is None or not amplifies:
+        return None
+    product = 1.0
+    for _, x in amplifies:
+        product *= x
+    return product if product > cap else None
 
 
 def _flow_multipliers(setup: SideSetup, k: str, feeders: list[tuple[str, float]]

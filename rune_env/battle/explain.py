@@ -14,7 +14,8 @@ def explain(board: Board, rules: Rules | None = None, against: Board | None = No
     """{"cells": {"1:0": {"kind", "grade", "power", "multipliers": {name: value}}}, ...}.
 
     `power` follows RULES D-12 (null for supports, which never cast); `grade` is the effective
-    grade. With `against`, attacking runes also get "affinity" among their multipliers (applied
+    grade. A rune whose amplifies multiply past the cap (D-54) has "amplify_cap" among its
+    multipliers in their place and "amplify_capped": {"product", "cap"}. With `against`, attacking runes also get "affinity" among their multipliers (applied
     per hit, so not part of `power`) and "hit" = power x affinity at t = 0.
 
     With the dice variant (`variant`, None: the rules' `variant`), every casting rune also gets
@@ -38,6 +39,10 @@ def explain(board: Board, rules: Rules | None = None, against: Board | None = No
             entry["multipliers"] = dict(rp.multipliers)
             if rp.flows:
                 entry["flows"] = dict(rp.flows)
+            if rp.amplify_uncapped is not None:
+                # D-54: the amplifies' product and the cap that replaced it in "multipliers"
+                entry["amplify_capped"] = {"product": rp.amplify_uncapped,
+                                           "cap": rules.spec.runes.amplify.max_factor}
             if affinity is not None and kind in affinity:
                 entry["multipliers"]["affinity"] = affinity[kind]
                 entry["hit"] = rp.power * affinity[kind]
@@ -78,6 +83,9 @@ def format_explain(report: dict[str, Any]) -> str:
         extra = []
         if "factor" in e:
             extra.append(f"amplify factor x{e['factor']:.4g}")
+        if "amplify_capped" in e:
+            a = e["amplify_capped"]
+            extra.append(f"amplifies x{a['product']:.4g} capped at x{a['cap']:.4g}")
         if "hit" in e:
             extra.append(f"hit {e['hit']:.3f}")
         if "wards" in e:

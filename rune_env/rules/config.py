@@ -115,6 +115,10 @@ class EarthRune(_Priced):
 
 class AmplifyRune(_Priced):
     increase: Num = Field(ge=0)
+    # D-54: the product of the amplify factors one rune receives is at most this; None: no cap
+    # (the rules as written). Below 1 a cap would weaken an amplified rune below an unamplified
+    # one, so it is refused.
+    max_factor: Num | None = Field(default=None, ge=1)
 
 
 class DelayRune(_Priced):
@@ -476,25 +480,30 @@ def load_rules(path: str | Path | None = None, overrides: Mapping[str, Any] | No
     return Rules.from_dict(data, source=str(path))
 
 
-# Balance keys (RULES D-50..D-52) added after the first pools and models were made under the rules
+# Balance keys (RULES D-50..D-52, D-54) added after the first pools and models were made under the rules
 # as written. At the value that turns their rule off they are left out of the hash: the rules as
 # written (configs/rules/seed_literal.yaml) keep the hash they had before these keys existed, so
 # the pools, models, saved runs and records made under them still match it. Any other value is
 # hashed like every other number.
-RULE_OFF_VALUES: dict[tuple[str, str], int] = {
+RULE_OFF_VALUES: dict[tuple[str, ...], int | None] = {
     ("battle", "min_cycle_turns"): 1,     # every cycle is as long as its turns
     ("erosion", "seal_cap_min"): 0,       # no floor under the seal cap
     ("freeze", "max_frozen"): 0,          # no limit on frozen cells
+    ("runes", "amplify", "max_factor"): None,   # no amplify cap (D-54)
 }
 
 
 def _hashed_values(spec: "RulesSpec") -> dict:
     data = spec.model_dump(mode="json", by_alias=True)
-    for (section, key), off in RULE_OFF_VALUES.items():
-        if data[section].get(key) == off:
-            del data[section][key]
-            if not data[section]:
-                del data[section]
+    for path, off in RULE_OFF_VALUES.items():
+        *parents, key = path
+        node = data
+        for name in parents:
+            node = node.get(name, {})
+        if key in node and node[key] == off:
+            del node[key]
+            if not data[path[0]]:
+                del data[path[0]]
     return data
 
 

@@ -133,7 +133,7 @@ ART_WARDS, ART_GRADE_BONUS, ART_ABSORBS, ART_WIDTH = range(4)
 # -- rules_f: the scalars, then blocks per kind, per flow, per modifier -------------------------
 (F_DURATION_S, F_BASE_INTERVAL_S, F_BASE_HP, F_HP_PER_ROUND, F_DRAW_TOL, F_DEATH, F_STRONG_TOL,
  F_CURSE_HEAL_X, F_REFLECT_CAP, F_DRIZZLE_X, F_STORM_BUDGET_S, F_ATTUNE, F_OPP_MULT, F_AFF_SLOPE,
- F_AFF_MIN, F_AFF_MAX, F_AMP_INC, F_DELAY_X, N_F_SCALARS) = range(19)
+ F_AFF_MIN, F_AFF_MAX, F_AMP_INC, F_DELAY_X, F_AMP_CAP, N_F_SCALARS) = range(20)
 KINDF_BASE, KINDF_WEAR, KINDF_CURSE_S, KINDF_FREEZE_S, KINDF_WIDTH = range(5)
 (FLOWF_MULT, FLOWF_REFLECT, FLOWF_STRIP, FLOWF_STORM_S, FLOWF_CURSE_S, FLOWF_CURSE_X,
  FLOWF_FREEZE_X, FLOWF_WIDTH) = range(8)
@@ -364,6 +364,9 @@ def _float_scalars(spec) -> list[float]:
     fs[F_AFF_MAX] = spec.affinity.max
     fs[F_AMP_INC] = spec.runes.amplify.increase
     fs[F_DELAY_X] = spec.runes.delay.power_x
+    # D-54: 0 stands for no cap (a cap is at least 1)
+    cap = spec.runes.amplify.max_factor
+    fs[F_AMP_CAP] = 0.0 if cap is None else cap
     return fs
 
 

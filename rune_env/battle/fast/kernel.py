@@ -545,8 +545,18 @@ def _power(rules_i, rules_f, cells, cells_f, sides, s, r, c, k, flow_x, outer, n
                 cells[s, c, CELL_AMPS + j + 1] = cells[s, c, CELL_AMPS + j]
                 j -= 1
             cells[s, c, CELL_AMPS + j + 1] = v
-        for q in range(n_a):
-            p *= cells_f[s, cells[s, c, CELL_AMPS + q], CELLF_AMP_FACTOR]
+        # D-54: over the cap (F_AMP_CAP > 0), the cap once; else factor by factor
+        # (analysis._amplify_over_cap: the product in the same order)
+        cap = rules_f[F_AMP_CAP]
+        product = 1.0
+        if cap > 0.0:
+            for q in range(n_a):
+                product *= cells_f[s, cells[s, c, CELL_AMPS + q], CELLF_AMP_FACTOR]
+        if cap > 0.0 and product > cap:
+            p *= cap
+        else:
+            for q in range(n_a):
+                p *= cells_f[s, cells[s, c, CELL_AMPS + q], CELLF_AMP_FACTOR]
     # a live opposite kind next to it, a live delay inward, without a branch per neighbour (a
     # neighbour's live kind km, -1 if none, is bit km + 1 of the opposites' mask, bit 0 is 0)
     opp = 0

@@ -2,7 +2,7 @@
 
 Used by `tests/test_fast_parity.py` and `scripts/parity_check.py`.
 
-* `parity_pairs(n, seed, rules)`: n seeded pairs, a quarter each: two boards of the game's own
+* `parity_pairs(n, seed, rules)`: n seeded pairs, a fifth each: two boards of the game's own
   sampler (`random_board`, rounds 1..12); two `stress_board`s, which pack rings 1-2 (and some of
   ring 3) with runes of every kind, full hands, many relics and boss rules, up to four artifacts
   and sometimes a small max HP, so that the rarer interactions (mimic copies of a light or a
@@ -10,7 +10,9 @@ Used by `tests/test_fast_parity.py` and `scripts/parity_check.py`.
   budget, reflection, drizzle...) happen often; a `small_board` against a sampled board; two
   small boards. Small boards (1-5 runes, many ices, reserves in hand) are where the balance
   rules act: rest turns (D-50), the seal cap floor (D-51) and the freeze limit (D-52), which the
-  other samplers rarely reach.
+  other samplers rarely reach. An `amplify_board` (towers of amplifies, nodes and resonators
+  around one to three casting runes, springs and the focusing mirror) against a sampled board or
+  another: where the amplify cap (D-54) acts.
 * `coverage_boards(rules)`: boards that together field every core (and every sun element),
   boss rule, relic, artifact and rune kind, whatever the samplers drew.
 * `compare(out, j, ref)`: the fields of row j of `fast_battles` output that differ from the
@@ -118,6 +120,61 @@ def small_board(rng: np.random.Generator, rules: Rules) -> Board:
                  relics=relics, boss_rules=bosses, round=int(rng.integers(1, 13)))
 
 
+def amplify_board(rng: np.random.Generator, rules: Rules) -> Board:
+    """An amplify tower: one to three casting runes (rings 2-3), their inward cells and most of
+    their neighbours filled with amplifies, nodes and resonators (an amplify reaches a rune
+    inward or through a node), often a mana spring on a casting rune, sometimes a focusing
+    mirror, a mimic or a delay: where the amplify cap (D-54) acts, in every round."""
+    spec = rules.spec
+    geo = geometry(rules.radius)
+    open_sectors = frozenset(int(s) for s in rng.choice(6, size=int(rng.integers(0, 4)),
+                                                        replace=False))
+    usable = [c for c in range(geo.n_cells) if geo.sector[c] < 0 or geo.sector[c] in open_sectors]
+    outer = [c for c in usable if geo.ring[c] >= 2]
+    casting = list(CASTING_KINDS)
+    runes: dict[int, tuple[str, int]] = {}
+    centres = [outer[int(i)] for i in rng.choice(len(outer), size=int(rng.integers(1, 4)),
+                                                  replace=False)]
+    for c in centres:
+        runes[c] = (casting[int(rng.integers(len(casting)))], int(rng.integers(1, 3)))
+    supports = ("amplify", "amplify", "amplify", "node", "node", "resonator")
+    for c in centres:
+        for inner in geo.inward[c]:
+            if inner not in runes and rng.random() < 0.9:
+                runes[inner] = ("amplify", int(rng.integers(1, rules.max_grade + 1)))
+        for m in geo.neighbors[c]:
+            if m in runes or m not in usable or rng.random() < 0.25:
+                continue
+            runes[m] = (supports[int(rng.integers(len(supports)))], int(rng.integers(1, 3)))
+            if runes[m][0] == "node":
+                # amplifies around the node reach c through it
+                for a in geo.neighbors[m]:
+                    if a not in runes and a in usable and rng.random() < 0.6:
+                        runes[a] = ("amplify", int(rng.integers(1, rules.max_grade + 1)))
+    extra = [c for c in usable if c not in runes]
+    if extra and rng.random() < 0.3:
+        for c in centres:
+            out = [o for o in geo.outward[c] if o in extra]
+            if out:
+                runes[out[0]] = ("mimic", int(rng.integers(1, rules.max_grade + 1)))
+                break
+    if rng.random() < 0.2:
+        free = [i for c in centres for i in geo.inward[c] if runes.get(i, ("",))[0] == "amplify"]
+        if free:
+            runes[free[0]] = ("delay", 1)
+    springs = [a for a, art in spec.artifacts.items() if art.grade_bonus > 0]
+    artifacts = {centres[0]: springs[0]} if springs and rng.random() < 0.6 else {}
+    mirrors = [r for r, m in spec.relics.items() if m.amplify_increase_x != 1.0]
+    relics = (mirrors[0],) if mirrors and rng.random() < 0.3 else ()
+    cores = list(spec.cores)
+    core = cores[int(rng.integers(len(cores)))]
+    sun_element = (casting[int(rng.integers(len(casting)))]
+                   if spec.cores[core].core_flow_strength > 0 else None)
+    return Board(runes=runes, artifacts=artifacts, core=core, sun_element=sun_element,
+                 open_sectors=open_sectors, relics=relics,
+                 round=int(rng.integers(1, spec.run.round_cap + 1)))
+
+
 def coverage_boards(rules: Rules) -> list[Board]:
     """Boards that together field every core (the sun with every element), boss rule, relic,
     artifact and rune kind (one board per name, crowded rings 1-2)."""
@@ -156,12 +213,18 @@ def coverage_boards(rules: Rules) -> list[Board]:
 
 def parity_pairs(n: int, seed: int, rules: Rules) -> list[tuple[Board, Board]]:
     """n seeded pairs, in turn: two random_boards (rounds 1..12), two stress_boards, a
-    small_board against a random_board (either seat), two small_boards."""
+    small_board against a random_board (either seat), two small_boards, an amplify_board against
+    a random_board (either seat) or another amplify_board."""
     rng = np.random.default_rng(seed)
     pairs = []
     for i in range(n):
         rnd = 1 + i % 12
-        mix = i % 4
+        mix = i % 5
+        if mix == 4:
+            tower, other = amplify_board(rng, rules), (
+                amplify_board(rng, rules) if i % 3 == 0 else random_board(rng, rnd, rules))
+            pairs.append((tower, other) if i % 2 == 0 else (other, tower))
+            continue
         if mix == 0:
             pairs.append((random_board(rng, rnd, rules), random_board(rng, rnd, rules)))
         elif mix == 1:
