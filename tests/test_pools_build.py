@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import agents.pools as pools
-from rune_env.rules import Board, default_rules
+from rune_env.rules import Board, default_rules, load_rules
 from rune_env.run.opponents import Pool, PoolError, PoolOpponents, load_pool, save_pool
 from rune_env.run.ranks import rank_effects
 
@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "scripts"
 POLICY = "agents/models/apprentice_s0_2000k.pt"
 RULES = default_rules()      # build_pools drafts under the default rules
+BALANCE_V2 = load_rules(REPO / "configs" / "rules" / "balance_v2.yaml")   # the policies' rules
 
 
 def _load(name: str):
@@ -109,7 +110,8 @@ def test_recipe_errors_name_the_key(tmp_path, edit, match):
 def test_the_shipped_recipe_is_valid_and_grades_every_rank():
     """configs/ranks.yaml: every rank has a recipe; the upper three draft at least half their
     boards with trained policies; the policies it names are committed (about 1 MB each), with
-    cards that name their checkpoint and the default rules."""
+    cards that name their checkpoint and the rules they were trained under: the defaults before
+    the amplify cap (configs/rules/balance_v2.yaml) until they are retrained."""
     recipes = pools.load_recipes(REPO / "configs" / "ranks.yaml", RULES)
     assert list(recipes) == [r.id for r in RULES.spec.ranks]
     for rank in ("mentor", "sage", "archmage"):
@@ -123,7 +125,7 @@ def test_the_shipped_recipe_is_valid_and_grades_every_rank():
                 assert a.path.stat().st_size < 2 * 2**20, a.agent
                 card = json.loads(a.path.with_suffix(".json").read_text(encoding="utf-8"))
                 assert card["policy"] == a.agent and card["commit"] and card["config"]
-                assert card["rules_hash"] == RULES.hash
+                assert card["rules_hash"] == BALANCE_V2.hash
 
 
 def test_exported_checkpoints_have_their_provenance():
@@ -135,7 +137,7 @@ def test_exported_checkpoints_have_their_provenance():
         assert card["seed"] == seed and card["timesteps"] == 2_000_000
         assert card["checkpoint"] == f"runs/apprentice_s{seed}/checkpoints/model_2000000_steps.zip"
         assert card["config"] == "configs/train/apprentice.yaml"
-        assert card["rules_hash"] == RULES.hash
+        assert card["rules_hash"] == BALANCE_V2.hash
         agree = card["agreement"]
         assert agree["episodes"] == 20 and agree["same_actions"] == agree["steps"] > 0
 
