@@ -302,20 +302,25 @@ class Mutator:
 
 
 def hill_climb(score: Callable[[list[Board]], list], starts: Sequence[Board], mutator: Mutator,
-               generations: int, mutants: int, patience: int):
+               generations: int, mutants: int, patience: int, ceiling: tuple | None = None):
     """A (1 + lambda) hill climb from each legal start (the package docstring's open search) on
     `score` (boards -> scores with a `key()`, higher better). Returns (the best board, its
-    score, the number of boards scored), or None if no start is legal."""
+    score, the number of boards scored), or None if no start is legal. `ceiling`: a key no
+    board can beat; a board that reaches it ends the climb (nothing after could replace it)."""
     rules = mutator.rules
     seen: set[str] = set()
     best: tuple[Board, object] | None = None
     for start in starts:
+        if best is not None and ceiling is not None and best[1].key() >= ceiling:
+            break
         if not mutator.legal(start):
             continue
         seen.add(board_key(start, rules))
         current, current_score = start, score([start])[0]
         idle = 0
         for _ in range(generations):
+            if ceiling is not None and current_score.key() >= ceiling:
+                break
             kids = mutator.children(Layout.of(current), mutants, seen)
             if not kids:
                 break

@@ -279,12 +279,15 @@ def fast_kill_search(evaluator: Evaluator, choose: Opponents, starts: Sequence[B
                      round_: int, budget: int,
                      settings: AuditSettings) -> tuple[Board, FastKillScore, int]:
     """The open search's hill climb (`hill_climb`, the same mutations) on the fast-kill
-    objective (`FastKillScore.key`), from `starts`; its own seed stream [seed, round, 5].
-    Returns the best board, its choose-set objective and the number of boards scored."""
+    objective (`FastKillScore.key`), from `starts`, until a board fast-kills every battle; its
+    own seed stream [seed, round, 5]. Returns the best board, its choose-set objective and the
+    number of boards scored."""
     mutator = Mutator(evaluator.rules, round_, budget,
                       np.random.default_rng([settings.seed, round_, _FAST_STREAM]))
+    # every battle a fast kill and every opponent down by its second turn: nothing beats it
     best = hill_climb(lambda boards: evaluator.fast_kill_scores(boards, choose), starts, mutator,
-                      settings.fast_generations, settings.fast_mutants, settings.fast_patience)
+                      settings.fast_generations, settings.fast_mutants, settings.fast_patience,
+                      ceiling=(1.0, 1.0))
     if best is None:
         raise AuditError(f"round {round_}: no start of the fast-kill search fits the budget "
                          f"{budget}")
