@@ -26,8 +26,10 @@ TOWER_TURNS = 2
 
 
 def tower_cells(rules: Rules) -> list[int]:
-    """One cell of each ring per rotation class: the first k cells of ring k (a 60-degree turn
-    moves cell i of ring k to cell i + k, and a board turned as a whole plays the same)."""
+    """The start cells of the towers, one per rotation class of each ring: the first k cells of
+    ring k. A 60-degree turn moves cell i of ring k to cell i + k, so every other cell has the
+    same neighbourhood turned; what a turn changes is the casting order (by cell id), which the
+    greedy's own edits around the start choose anyway (the hill climb then moves runes)."""
     geo = geometry(rules.radius)
     return [geo.ring_cells[ring][i] for ring in range(1, rules.radius + 1) for i in range(ring)]
 
@@ -52,22 +54,24 @@ class _Tower:
 
 class TowerBuilder:
     """Builds towers by a greedy climb on the damage of the first TOWER_TURNS casts, computed by
-    the compiled board analysis (`BoardAnalyser`, about 12 us a board, no battle), without a
-    core (the family plays every core on each tower afterwards). At each step it takes the edit
-    with the most damage gained per mana (log of the damage per mana, so a x2 is worth the same
-    at any size) that fits the budget, until no edit gains:
+    the compiled board analysis (`BoardAnalyser`, about 12 us a board, no battle), with the core
+    `build` is given (the family then plays every core on each tower). At each step it takes
+    the edit with the most damage gained per mana (log of the damage per mana, so a x2 is worth
+    the same at any size) that fits the budget, until no edit gains:
 
     - an amplify (grade I) on a free cell that reaches a target: inward of it, or beside a node
       beside it (D-19: the runes around one node amplify each other);
     - a node beside a target together with an amplify beside the node (a node alone gains
       nothing, so the greedy would never take it);
-    - an amplify one grade up;
+    - an amplify, a target, a feeder or a mimic one grade up;
     - resonators filling the last one or two free cells of a resonance orbit that holds an
       amplify or a target (an amplify's resonance grows its increase);
     - a mana spring (the artifact with a grade bonus) on a target, a node or an amplify, while
       artifact slots remain (it lifts every rune it reaches);
     - a feeder: a grade-I rune of a kind that flows into the targets' kind, or of that kind
       (attunement), on a cell that flows into a target;
+    - a mimic (grade I) outward of a target: it copies its strongest inward casting rune
+      in the same turn (D-20), thundercloud's extra cast included;
     - another target on a free cell an amplify already reaches.
     Feeders and targets together stay within `max_casters` casting runes."""
 
