@@ -9,7 +9,11 @@ Per round, against round-matched reference boards (the budget drafter's, or with
 ghosts of the round): the best one-rune, two-rune, mono-kind, trick and open-search board, each
 chosen on one set of reference boards and measured on a disjoint one (win rate with a Wilson 95%
 interval, median battle time, notes on its cost and on what a shop could not give it yet), and
-the reference boards' baseline against themselves. The method is in agents/audit/ (its docstring).
+the reference boards' baseline against themselves. The fast_kill family hunts the earliest
+knockouts instead: amplify towers, then a hill climb, chosen by their fast kills (knockouts won
+before the opponent's second turn). Every board's fast-kill rate and fastest knockout are in its
+row; a reported board with a fast kill on the report set gets a HOLE line (JSON: "holes"); the
+exit status does not change. The method is in agents/audit/ (its docstring).
 
 A bad number, rules file or pool file is one `error: ...` line on stderr and exit status 2,
 before anything is played. Progress bars go to stderr when it is a terminal (--progress forces
@@ -68,8 +72,9 @@ def build_parser():
                    help=f"rounds to audit, e.g. 1-12 or 3,6,9, within 1..run.round_cap "
                         f"(default {DEFAULT_ROUNDS}; with --quick {QUICK_ROUNDS})")
     p.add_argument("--quick", action="store_true",
-                   help="fewer rounds, opponents and candidates: a first look in well under a "
-                        "minute (default off)")
+                   help="fewer rounds, opponents and candidates (every family, the fast_kill "
+                        "one with fewer towers and a shorter climb): a first look in well under "
+                        "a minute (default off)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object instead of the tables (default off)")
     p.add_argument("--seed", type=seed_int, default=0, metavar="S",

@@ -301,35 +301,51 @@ class Mutator:
         return out
 
 
+def hill_climb(score: Callable[[list[Board]], list], starts: Sequence[Board], mutator: Mutator,
+               generations: int, mutants: int, patience: int, ceiling: tuple | None = None):
+    """A (1 + lambda) hill climb from each legal start (the package docstring's open search) on
+    `score` (boards -> scores with a `key()`, higher better). Returns (the best board, its
+    score, the number of boards scored), or None if no start is legal. `ceiling`: a key no
+    board can beat; a board that reaches it ends the climb (nothing after could replace it)."""
+    rules = mutator.rules
+    seen: set[str] = set()
+    best: tuple[Board, object] | None = None
+    for start in starts:
+        if best is not None and ceiling is not None and best[1].key() >= ceiling:
+            break
+        if not mutator.legal(start):
+            continue
+        seen.add(board_key(start, rules))
+        current, current_score = start, score([start])[0]
+        idle = 0
+        for _ in range(generations):
+            if ceiling is not None and current_score.key() >= ceiling:
+                break
+            kids = mutator.children(Layout.of(current), mutants, seen)
+            if not kids:
+                break
+            scores = score(kids)
+            i = max(range(len(kids)), key=lambda j: scores[j].key())
+            if scores[i].key() > current_score.key():
+                current, current_score, idle = kids[i], scores[i], 0
+            else:
+                idle += 1
+                if idle >= patience:
+                    break
+        if best is None or current_score.key() > best[1].key():
+            best = (current, current_score)
+    return None if best is None else (best[0], best[1], len(seen))
+
+
 def open_search(evaluator: Evaluator, choose: Opponents, starts: Sequence[Board], round_: int,
                 budget: int, settings: AuditSettings) -> tuple[Board, Score, int]:
     """The hill climb of the package docstring; returns the best board, its choose score and the
     number of boards scored."""
-    rules = evaluator.rules
-    mutator = Mutator(rules, round_, budget,
+    mutator = Mutator(evaluator.rules, round_, budget,
                       np.random.default_rng([settings.seed, round_, _SEARCH_STREAM]))
-    seen: set[str] = set()
-    best: tuple[Board, Score] | None = None
-    for start in starts:
-        if not mutator.legal(start):
-            continue
-        seen.add(board_key(start, rules))
-        current, score = start, evaluator.scores([start], choose)[0]
-        idle = 0
-        for _ in range(settings.search_generations):
-            kids = mutator.children(Layout.of(current), settings.search_mutants, seen)
-            if not kids:
-                break
-            scores = evaluator.scores(kids, choose)
-            i = max(range(len(kids)), key=lambda j: scores[j].key())
-            if scores[i].key() > score.key():
-                current, score, idle = kids[i], scores[i], 0
-            else:
-                idle += 1
-                if idle >= settings.search_patience:
-                    break
-        if best is None or score.key() > best[1].key():
-            best = (current, score)
+    best = hill_climb(lambda boards: evaluator.scores(boards, choose), starts, mutator,
+                      settings.search_generations, settings.search_mutants,
+                      settings.search_patience)
     if best is None:
         raise AuditError(f"round {round_}: no start of the open search fits the budget {budget}")
-    return best[0], best[1], len(seen)
+    return best

@@ -16,15 +16,18 @@ from rune_env.run.opponents import Pool
 from .families import (mono_kind_boards, one_rune_boards, open_search, trick_boards,
                        two_rune_boards)
 from .scoring import (_SPLIT_STREAM, _START_STREAM, AuditError, AuditSettings, Evaluator,
-                      Opponents, Score, board_cost, drafted_boards, pool_boards, round_budget,
-                      shop_notes, split_opponents)
+                      FastKillScore, Opponents, Score, board_cost, drafted_boards, pool_boards,
+                      round_budget, shop_notes, split_opponents)
+from .towers import distinct_fast, fast_kill_search, tower_boards
 
-FAMILIES: tuple[str, ...] = ("one_rune", "two_rune", "mono_kind", "tricks", "open_search")
+FAMILIES: tuple[str, ...] = ("one_rune", "two_rune", "mono_kind", "tricks", "open_search",
+                             "fast_kill")
 # what each family needs computed first (its candidates grow out of their best boards)
 _NEEDS: dict[str, tuple[str, ...]] = {
     "one_rune": (), "two_rune": ("one_rune",), "mono_kind": (),
     "tricks": ("one_rune", "two_rune"),
     "open_search": ("one_rune", "two_rune", "mono_kind", "tricks"),
+    "fast_kill": ("one_rune", "two_rune", "mono_kind", "tricks", "open_search"),
 }
 STAGES: tuple[str, ...] = ("reference boards",) + FAMILIES + ("report set",)
 
@@ -40,18 +43,30 @@ class FamilyResult:
     candidates: int            # boards scored
     over_budget: int           # boards of the family dropped for the budget
     notes: list[str]
+    objective: FastKillScore | None = None   # fast_kill: what it was chosen by (choose set)
+
+    @property
+    def hole(self) -> bool:
+        """A fast kill on the report set: a knockout of a full-HP reference board (every
+        reference board starts whole) before its second turn."""
+        return self.report.fast_kills > 0
 
     def to_json(self, rules: Rules) -> dict:
         b = self.board
-        return {"board": b.to_json(rules),
-                "size": {"casting": sum(k in rules.casting_kinds for k, _ in b.runes.values()),
-                         "runes": len(b.runes), "hand": len(b.hand),
-                         "artifacts": len(b.artifacts)},
-                "kinds": sorted(k for k, _ in b.runes.values()), "core": b.core,
-                "sun_element": b.sun_element, "cost": self.cost,
-                **self.report.to_json(), "choose_win_rate": self.choose.win_rate,
-                "candidates": self.candidates, "over_budget": self.over_budget,
-                "notes": self.notes}
+        out = {"board": b.to_json(rules),
+               "size": {"casting": sum(k in rules.casting_kinds for k, _ in b.runes.values()),
+                        "runes": len(b.runes), "hand": len(b.hand),
+                        "artifacts": len(b.artifacts)},
+               "kinds": sorted(k for k, _ in b.runes.values()), "core": b.core,
+               "sun_element": b.sun_element, "cost": self.cost,
+               **self.report.to_json(), "choose_win_rate": self.choose.win_rate,
+               "choose_fast_kill_rate": self.choose.fast_kill_rate,
+               "candidates": self.candidates, "over_budget": self.over_budget,
+               "notes": self.notes}
+        if self.objective is not None:
+            out["objective"] = {"fast_kill_rate": self.objective.fast_kill_rate,
+                                "reach": self.objective.reach}
+        return out
 
 
 @dataclass
@@ -64,13 +79,23 @@ class RoundAudit:
     baseline: Score
     families: dict[str, FamilyResult]
 
+    @property
+    def holes(self) -> list[FamilyResult]:
+        """The reported boards that fast-kill a reference board of the report set."""
+        return [f for f in self.families.values() if f.hole]
+
     def to_json(self, rules: Rules) -> dict:
         costs = [board_cost(b, rules) for b in self.choose.boards + self.report.boards]
         return {"budget": self.budget, "reference": self.reference,
                 "choose_boards": self.choose.total, "report_boards": self.report.total,
                 "reference_cost": {"mean": float(np.mean(costs)), "max": int(max(costs))},
                 "baseline": self.baseline.to_json(),
-                "families": {name: f.to_json(rules) for name, f in self.families.items()}}
+                "families": {name: f.to_json(rules) for name, f in self.families.items()},
+                "holes": [{"family": f.family, "fast_kill_rate": f.report.fast_kill_rate,
+                           "fast_kills": f.report.fast_kills, "battles": f.report.battles,
+                           "fastest_knockout": f.report.to_json()["fastest_knockout"],
+                           "cost": f.cost, "budget": self.budget,
+                           "board": describe(f.board, rules)} for f in self.holes]}
 
 
 def _ranked(evaluator: Evaluator, boards: list[Board], choose: Opponents,
@@ -129,6 +154,7 @@ def audit_round(rules: Rules, round_: int, settings: AuditSettings, pool: Pool |
     grades = [g for g in settings.small_grades if g <= rules.max_grade]
     ranked: dict[str, list[tuple[Board, Score]]] = {}
     counts: dict[str, tuple[int, int]] = {}
+    objectives: dict[str, FastKillScore] = {}
 
     def run_family(name: str, boards: list[Board]) -> None:
         ranked[name], over = _ranked(evaluator, boards, choose, budget)
@@ -149,13 +175,18 @@ def audit_round(rules: Rules, round_: int, settings: AuditSettings, pool: Pool |
             bases = [b for fam in ("one_rune", "two_rune")
                      for b in _distinct_best(ranked[fam], settings.trick_bases, rules)]
             run_family(name, trick_boards(rules, round_, bases))
-        else:
+        elif name == "open_search":
             so_far = max((r[0] for fam, r in ranked.items() if r), key=lambda bs: bs[1].key())
             drafted = drafted_boards(rules, round_, settings.search_drafted_starts, settings.seed,
                                      _START_STREAM)
             board, score, scored = open_search(evaluator, choose, [so_far[0], *drafted], round_,
                                                budget, settings)
             ranked[name], counts[name] = [(board, score)], (scored, 0)
+        else:
+            board, objectives[name], scored, over = _fast_kill(
+                evaluator, choose, round_, budget, settings, ranked["open_search"][0][0])
+            ranked[name] = [(board, evaluator.scores([board], choose)[0])]
+            counts[name] = (scored, over)
         tick(name)
     results: dict[str, FamilyResult] = {}
     for name in families:
@@ -168,10 +199,26 @@ def audit_round(rules: Rules, round_: int, settings: AuditSettings, pool: Pool |
         notes = [f"cost {cost}/{budget}"] + shop_notes(board, rules)
         if over:
             notes.append(f"{over} of {scored + over} candidates over the budget")
-        results[name] = FamilyResult(name, board, cost, chosen, measured, scored, over, notes)
+        results[name] = FamilyResult(name, board, cost, chosen, measured, scored, over, notes,
+                                     objectives.get(name))
     baseline = evaluator.baseline(choose, report)
     tick("report set")
     return RoundAudit(round_, budget, source, choose, report, baseline, results)
+
+
+def _fast_kill(evaluator: Evaluator, choose: Opponents, round_: int, budget: int,
+               settings: AuditSettings, searched: Board) -> tuple[Board, FastKillScore, int, int]:
+    """The fast_kill family: the towers, then the fast-kill hill climb from the best of them and
+    from the open search's best board. Returns the board, its objective on the choose set, the
+    boards scored and the towers over the budget (none: they are built within it)."""
+    rules = evaluator.rules
+    towers = tower_boards(rules, round_, budget, settings)
+    legal = [b for b in towers if board_cost(b, rules) <= budget]
+    scores = evaluator.fast_kill_scores(legal, choose)
+    starts = distinct_fast(legal, scores, settings.fast_starts, rules) + [searched]
+    board, objective, scored = fast_kill_search(evaluator, choose, starts, round_, budget,
+                                                settings)
+    return board, objective, len(legal) + scored, len(towers) - len(legal)
 
 
 # -- the whole audit --------------------------------------------------------------------------
@@ -291,30 +338,65 @@ def _pct(x: float) -> str:
     return "  n/a" if x != x else f"{100 * x:5.1f}"
 
 
+def _ko(score: Score) -> str:
+    """The fastest knockout won: seconds / the opponent's turns by then ("-": none)."""
+    if score.fastest_ko is None:
+        return "-"
+    return f"{score.fastest_ko:.1f}/{score.fastest_ko_turns}"
+
+
+def _hole_line(f: FamilyResult, budget: int, rules: Rules) -> str:
+    return (f"  HOLE {f.family}: fast-kills {_pct(f.report.fast_kill_rate).strip()}% of the "
+            f"report battles (fastest knockout {f.report.fastest_ko:.1f} s, the opponent had "
+            f"taken {f.report.fastest_ko_turns} turn(s)); cost {f.cost}/{budget}: "
+            f"{describe(f.board, rules)}")
+
+
+def _notes_line(f: FamilyResult) -> str:
+    chosen = f"chosen at {_pct(f.choose.win_rate).strip()}% of {f.candidates}"
+    if f.objective is not None:
+        chosen = (f"chosen at {_pct(f.objective.fast_kill_rate).strip()}% fast kills (damage by "
+                  f"the 2nd turn {_pct(f.objective.reach).strip()}%) of {f.candidates}")
+    times = []
+    if f.family == "open_search":
+        times = [f"battle times median {f.report.median_time:.1f} s, fastest "
+                 f"{f.report.fastest_time:.1f} s"]
+    return "; ".join([chosen, *times, *f.notes])
+
+
 def format_report(report: AuditReport) -> str:
     rules = report.rules
     lines = [f"balance audit  rules {report.rules_path or rules.source} ({rules.hash})  "
              f"pool {report.pool_path or 'none (budget drafter)'}  seed {report.settings.seed}"]
+    holes = 0
     for ra in report.rounds:
         lines.append("")
         lines.append(f"round {ra.round}  budget {ra.budget}  reference: {ra.reference}, "
                      f"choose {ra.choose.total} / report {ra.report.total} boards")
         lines.append(f"  {'family':<12} {'size':>5}  {'win %':>5} {'[95% CI]':>13}  "
-                     f"{'median s':>8}  board / notes")
+                     f"{'median s':>8}  {'fast %':>6} {'fastest KO':>10}  board / notes")
+        pad = f"  {'':<12} {'':>5}  {'':>5} {'':>13}  {'':>8}  {'':>6} {'':>10}  "
         for name, f in ra.families.items():
             casting = sum(k in rules.casting_kinds for k, _ in f.board.runes.values())
             lo, hi = f.report.ci
             lines.append(f"  {name:<12} {casting:>2}/{len(f.board.runes):<2}  "
                          f"{_pct(f.report.win_rate)} [{_pct(lo)},{_pct(hi)}]  "
-                         f"{f.report.median_time:>8.1f}  {describe(f.board, rules)}")
-            lines.append(f"  {'':<12} {'':>5}  {'':>5} {'':>13}  {'':>8}  "
-                         f"chosen at {_pct(f.choose.win_rate).strip()}% of {f.candidates}; "
-                         + "; ".join(f.notes))
+                         f"{f.report.median_time:>8.1f}  {_pct(f.report.fast_kill_rate):>6} "
+                         f"{_ko(f.report):>10}  {describe(f.board, rules)}")
+            lines.append(pad + _notes_line(f))
         b = ra.baseline
         lo, hi = b.ci
         lines.append(f"  {'baseline':<12} {'':>5}  {_pct(b.win_rate)} [{_pct(lo)},{_pct(hi)}]  "
-                     f"{b.median_time:>8.1f}  reference boards: choose set against report set")
+                     f"{b.median_time:>8.1f}  {_pct(b.fast_kill_rate):>6} {_ko(b):>10}  "
+                     f"reference boards: choose set against report set")
+        lines += [_hole_line(f, ra.budget, rules) for f in ra.holes]
+        holes += len(ra.holes)
     lines.append("")
     lines.append(f"size: casting runes / runes on the board; win %: the chosen board against the "
-                 f"report set, both seatings (draws are not wins); {report.battles:,} battles")
+                 f"report set, both seatings (draws are not wins); fast %: its fast kills there "
+                 f"(knockouts won before the opponent's second turn); fastest KO: its earliest "
+                 f"knockout win, s / the opponent's turns by then; {report.battles:,} battles")
+    if holes:
+        lines.append(f"{holes} HOLE line(s): a reported board knocks out a full-HP reference "
+                     f"board before that board's second turn")
     return "\n".join(lines)
