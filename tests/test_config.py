@@ -253,6 +253,34 @@ def test_models_and_pools_made_before_the_balance_rules_match_seed_literal():
             assert shipped_pool(default, i) == opponents / f"{rank}.json.gz"
 
 
+def test_pools_made_before_the_amplify_cap_match_balance_v2():
+    """The pools made under the defaults before the amplify cap live in
+    configs/opponents/balance_v2/: balance_v2.yaml has their rules hash, so they load with it
+    strictly and are its shipped pools, and the defaults warn about them (strict: refuse).
+
+    Covers: D-53, D-54"""
+    import gzip
+    import json
+    import warnings
+
+    from rune_env.envs.run_env import shipped_pool
+    from rune_env.run.opponents import PoolError, load_pool
+    v2, default = load_rules(BALANCE_V2), load_rules()
+    folder = DEFAULT_RULES_PATH.parents[1] / "opponents" / "balance_v2"
+    ranks = [r.id for r in default.spec.ranks]
+    paths = sorted(folder.glob("*.json.gz"))
+    assert [p.name for p in paths] == sorted(f"{r}.json.gz" for r in ranks)
+    for i, rank in enumerate(ranks):
+        path = folder / f"{rank}.json.gz"
+        assert json.loads(gzip.decompress(path.read_bytes()))["rules_hash"] == v2.hash
+        load_pool(path, v2, strict=True)
+        assert shipped_pool(v2, i) == path
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises((UserWarning, PoolError)):
+                load_pool(path, default)
+
+
 def _write(path, text):
     path.write_text(text, encoding="utf-8")
     return path
