@@ -423,23 +423,29 @@ def progress_callback():
 
 
 def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress: bool):
-    from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
+    from stable_baselines3.common.callbacks import BaseCallback
 
     from .evaluation import evaluate
     from .policy import PolicyAgent
+    from .trust import save_checkpoint
     from rune_env.rules import default_rules
     from rune_env.rules.config import KINDS
     rules = default_rules()
 
-    class Checkpoints(CheckpointCallback):
-        """SB3's checkpoints, with the training seconds up to each (train_seconds.json)."""
+    class Checkpoints(BaseCallback):
+        """A checkpoint every `save_freq` calls (SB3's CheckpointCallback's count and names,
+        checkpoints/model_<steps>_steps.zip), written atomically and signed (agents/trust.py),
+        with the training seconds up to each (train_seconds.json)."""
+
+        def __init__(self, save_freq: int, save_path: str):
+            super().__init__()
+            self.save_freq, self.save_path = save_freq, Path(save_path)
 
         def _on_step(self) -> bool:
-            saving = self.n_calls % self.save_freq == 0
-            ok = super()._on_step()
-            if saving:
+            if self.n_calls % self.save_freq == 0:
+                save_checkpoint(self.model, self.save_path / f"model_{self.num_timesteps}_steps.zip")
                 clock.record(self.num_timesteps)
-            return ok
+            return True
 
     class GameMetrics(BaseCallback):
         """Game scalars from the envs' infos, written every `metrics_every` steps."""
@@ -524,7 +530,7 @@ def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress
             return True
 
     ckpt = Checkpoints(save_freq=max(1, cfg.checkpoint_every // cfg.n_envs),
-                       save_path=str(run_dir / "checkpoints"), name_prefix="model")
+                       save_path=str(run_dir / "checkpoints"))
     callbacks = [ckpt, GameMetrics(cfg.metrics_every),
                  PeriodicEval(cfg.eval.every, cfg.eval.episodes, cfg.eval.seed)]
     if progress:
@@ -583,8 +589,9 @@ def train(cfg: TrainConfig, run_dir: Path, model, venv, resumed: bool, base_seco
     older = training_step(final) if final.exists() else None
     if older is not None and older > steps:     # cannot happen: resumed from the newest model
         raise RuntimeError(f"{final} has {older} timesteps, more than this model's {steps}: kept")
-    model.save(final)
     from .policy import export_policy
+    from .trust import save_checkpoint
+    save_checkpoint(model, final)           # atomic and signed: resume and evaluate may load it
     export_policy(model, run_dir / "final_policy.pt")   # the network alone: small, committable
     seconds = clock.record(steps)
     return final_evaluation(cfg, run_dir, steps, seconds, Path(model.logger.dir), progress)

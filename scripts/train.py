@@ -45,7 +45,8 @@ import yaml  # noqa: E402
 
 from agents.evaluation import training_step  # noqa: E402
 from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
-from agents.script_args import fail, positive_int, script_parser, seed_int  # noqa: E402
+from agents.script_args import (add_trust_pickle_argument, apply_trust_pickle,  # noqa: E402
+                                fail, positive_int, script_parser, seed_int)
 # PPOConfig and make_env_fn are not used here: tests/test_train_eval.py reads them from the script
 from agents.training import (RUN_NAME, ConfigError, PPOConfig, TrainClock,  # noqa: E402,F401
                              check_env, claim_run_dir, default_run_name, final_evaluation,
@@ -82,6 +83,7 @@ def build_parser():
                    help="where run directories go (default: runs/ of the repository)")
     from rune_env.battle.engines import add_engine_argument
     add_engine_argument(p)     # or env_kwargs: {engine: reference} in the config
+    add_trust_pickle_argument(p)   # --resume of a run no training on this machine signed
     add_progress_argument(p)
     return p
 
@@ -105,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail(problem)
     from rune_env.battle.engines import use_engine
     use_engine(a.engine)
+    apply_trust_pickle(a)
     runs_dir = Path(a.runs_dir)
     progress = progress_on(a.progress)
     try:
