@@ -225,8 +225,11 @@ def warm_start(model, path: str | Path, own_size: int) -> None:
     network keeps its fresh initialisation (an exported policy has none)."""
     import torch
 
-    from .policy import load_policy
-    source = load_policy(path).state_dict()
+    from .policy import PolicyLoadError, load_policy
+    try:
+        source = load_policy(path).state_dict()
+    except PolicyLoadError as exc:
+        raise ConfigError(f"warm_start: {exc}") from None
     target = model.policy.state_dict()
     with torch.no_grad():
         for key, value in source.items():

@@ -58,6 +58,9 @@ def convert_hint(path) -> str:
 
 def pickled_message(path) -> str:
     """The one line that refuses a pickled policy file."""
+    if str(path).endswith(".zip"):
+        return (f"{path}: a stable-baselines3 checkpoint, not an exported policy (a pickle, "
+                f"refused here); export it: python scripts/export_policy.py {path} --out FILE.pt")
     return (f"{path}: a pickled policy (the format before rune-env-policy v{EXPORT_VERSION}), "
             f"refused: loading a pickle can run any code; {convert_hint(path)}")
 
