@@ -136,9 +136,11 @@ def test_train_writes_its_run_directory(smoke):
     # TensorBoard: one run directory with event files
     assert [p.name for p in (d / "tb").iterdir()] == ["run_1"]
     assert list((d / "tb" / "run_1").glob("events.out.tfevents.*"))
-    # checkpoints every 128 timesteps: 128 // 2 envs = every 64 vector steps = at 128 and 256
+    # checkpoints every 128 timesteps: 128 // 2 envs = every 64 vector steps = at 128 and 256,
+    # each with its signature (agents/trust.py), no temp file left
     assert sorted(p.name for p in (d / "checkpoints").iterdir()) == \
-        ["model_128_steps.zip", "model_256_steps.zip"]
+        ["model_128_steps.zip", "model_128_steps.zip.sig", "model_256_steps.zip",
+         "model_256_steps.zip.sig"]
     # the final model loads, and knows how far it trained; the exported policy's provenance says so
     from agents.policy import load_model
     assert load_model(d / "final_model.zip").num_timesteps == 256
@@ -323,7 +325,7 @@ def test_train_resume_of_a_finished_run_changes_nothing(smoke, tmp_path):
         assert "is finished" in r.stdout and "--total-timesteps" in r.stdout, r.stdout
         assert summary_of(r)["timesteps"] == 256
         assert files_of(d, *names) == before, args
-        assert sorted(p.name for p in (d / "checkpoints").iterdir()) == \
+        assert sorted(p.name for p in (d / "checkpoints").glob("*.zip")) == \
             ["model_128_steps.zip", "model_256_steps.zip"]
 
 
@@ -339,7 +341,7 @@ def test_train_resume_continues_the_run(smoke, tmp_path):
     summary = summary_of(r)
     assert Path(summary["run_dir"]) == d and summary["timesteps"] == 512
     # 256 more timesteps: checkpoints at 384 and 512 join the old ones, in the same run dir
-    assert sorted(p.name for p in (d / "checkpoints").iterdir()) == \
+    assert sorted(p.name for p in (d / "checkpoints").glob("*.zip")) == \
         ["model_128_steps.zip", "model_256_steps.zip", "model_384_steps.zip", "model_512_steps.zip"]
     from agents.policy import load_model
     assert load_model(d / "final_model.zip").num_timesteps == 512
