@@ -142,7 +142,10 @@ def start(a, runs_dir: Path, progress: bool) -> int:
         if run_dir is not None:            # claimed above, nothing in it yet: let it go again
             shutil.rmtree(run_dir, ignore_errors=True)
             if made_runs_dir:
-                shutil.rmtree(runs_dir, ignore_errors=True)
+                try:
+                    runs_dir.rmdir()       # only if empty: another run may have started there
+                except OSError:
+                    pass
         return fail(f"{a.config}: cannot build the model ({type(exc).__name__}: {exc})")
     if run_dir is None:
         run_dir = claim_run_dir(runs_dir, default_run_name(cfg.name, cfg.seed))

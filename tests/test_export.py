@@ -281,3 +281,30 @@ def test_evaluate_plays_another_rules_file_with_its_own_policies_and_pools(tmp_p
     r = subprocess.run(base + ["--rules", str(tmp_path / "none.yaml")], capture_output=True,
                        text=True, cwd=REPO, timeout=300)
     assert r.returncode == 2 and r.stderr.startswith("error:") and "none.yaml" in r.stderr
+
+
+def test_shipped_policies_are_data_and_the_pools_provenance_still_leads_to_them():
+    """Every shipped policy is in the data format (safetensors, not a pickle) and says where it
+    was converted from; the default rules' pools name each drafting policy's sha256 as it was
+    when they were drafted, which is the card's converted_from.sha256 (the old pickled file)."""
+    import gzip
+    import hashlib
+    from agents.policy_file import looks_pickled
+    models = REPO / "agents" / "models"
+    for pt in sorted(models.rglob("*.pt")):
+        assert not looks_pickled(pt.read_bytes()[:8]), pt
+        card = json.loads(pt.with_suffix(".json").read_text(encoding="utf-8"))
+        assert card["format"].startswith("rune-env-policy v3") and "no pickle" in card["format"]
+        conv = card["converted_from"]
+        assert conv["same_weights"] and conv["check"]["same_actions"] == conv["check"]["steps"] > 0
+        if "sha256" in card:                                   # league_s0's card names its file's
+            assert card["sha256"] == hashlib.sha256(pt.read_bytes()).hexdigest()
+    named = 0
+    for pool in sorted((REPO / "configs" / "opponents").glob("*.json.gz")):
+        prov = json.loads(gzip.decompress(pool.read_bytes()))["provenance"]
+        for path, entry in prov.get("policies", {}).items():
+            card = json.loads((REPO / path).with_suffix(".json").read_text(encoding="utf-8"))
+            assert entry["sha256"] == card["converted_from"]["sha256"], (pool.name, path)
+            assert entry["provenance"] == Path(path).with_suffix(".json").as_posix()
+            named += 1
+    assert named == 6      # archmage 1, mentor 2, sage 2, sorcerer 1
