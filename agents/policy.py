@@ -51,7 +51,11 @@ def build_policy(desc: dict, state: dict, where: str):
                   share_features_extractor=desc["share_features_extractor"],
                   features_extractor_class=getattr(torch_layers, desc["features_extractor"]),
                   features_extractor_kwargs=desc["features_extractor_kwargs"])
-    policy = _policy_classes()[desc["class"]](**kwargs)
+    try:
+        policy = _policy_classes()[desc["class"]](**kwargs)
+    except Exception as exc:  # noqa: BLE001 - SB3 and torch refuse a network in many ways
+        raise PolicyLoadError(f"{where}: cannot build the network described ({type(exc).__name__}: "
+                              f"{' '.join(str(exc).split())[:200]})") from None
     own = policy.state_dict()
     acting = {k for k in own if not k.startswith(_VALUE_PARTS)}
     wrong = sorted(set(state) ^ acting) + sorted(k for k in acting & set(state)

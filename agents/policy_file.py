@@ -236,8 +236,16 @@ def check_description(data, where: str) -> dict:
         _whole(kwargs["cnn_output_dim"], "features_extractor_kwargs.cnn_output_dim", 1, MAX_WIDTH)
     if not isinstance(kwargs.get("normalized_image", False), bool):
         raise PolicyFileError("features_extractor_kwargs.normalized_image must be true or false")
+    multi = data["class"] == POLICY_CLASSES[1]
     out["observation_space"] = space_from_json(data["observation_space"], "observation_space",
-                                               allow_dict=data["class"] != POLICY_CLASSES[0])
+                                               allow_dict=multi)
+    if multi != (type(out["observation_space"]).__name__ == "Dict") or \
+            multi != (extractor == "CombinedExtractor"):
+        # the multi-input class reads a Dict of Boxes through CombinedExtractor, the other a Box
+        wants = "a Dict observation and CombinedExtractor" if multi else \
+            "a Box observation and FlattenExtractor"
+        raise PolicyFileError(f"{data['class']} takes {wants}, got "
+                              f"{type(out['observation_space']).__name__} and {extractor}")
     out["action_space"] = space_from_json(data["action_space"], "action_space", allow_dict=False)
     if type(out["action_space"]).__name__ != "Discrete":
         raise PolicyFileError("action_space must be Discrete (the masked policies' actions)")

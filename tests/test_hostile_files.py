@@ -252,3 +252,76 @@ def test_signed_checkpoints_load_and_any_change_unsigns_them(tmp_path):
         load_model(path)
     signature_path(path).write_text("{" * 100_000)     # a hostile signature file: not trusted
     assert not is_signed(path)
+
+
+# -- fuzzing the policy file -------------------------------------------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70)
+                    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+
+
+@pytest.fixture(scope="module")
+def small_policy(tmp_path_factory):
+    """A valid small exported policy (8 inputs, [4], 3 actions): its description and tensors."""
+    import gymnasium as gym
+    from agents.policy import export_policy
+    from agents.policy_file import read_policy_file
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    policy = MaskableActorCriticPolicy(gym.spaces.Box(0.0, 1.0, (8,)), gym.spaces.Discrete(3),
+                                       lambda _: 0.0, net_arch=[4])
+    path = tmp_path_factory.mktemp("small") / "small.pt"
+    export_policy(policy, path)
+    desc, tensors = read_policy_file(path)
+    from safetensors import safe_open
+    with safe_open(str(path), framework="pt") as f:
+        raw = json.loads(f.metadata()["rune-env-policy"])
+    return {"path": path, "raw": raw, "tensors": tensors}
+
+
+def _loads_or_refuses(path: Path) -> None:
+    from agents.policy import PolicyLoadError, load_policy
+    t0 = time.monotonic()
+    try:
+        load_policy(path)
+    except PolicyLoadError as exc:
+        assert "\n" not in str(exc)
+    assert time.monotonic() - t0 < 5
+
+
+@pytest.mark.slow
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=st.sampled_from(sorted(["format", "version", "dtype", "class", "observation_space",
+                                   "action_space", "net_arch", "activation_fn", "ortho_init",
+                                   "normalize_images", "share_features_extractor",
+                                   "features_extractor", "features_extractor_kwargs", "extra"])),
+       value=JSON)
+def test_fuzzed_descriptions_load_or_raise_policy_load_error(small_policy, tmp_path, key, value):
+    """Any value at any key of the description: the file loads, or PolicyLoadError in one line,
+    within 5 s (never another exception, never an unbounded allocation)."""
+    from agents.policy_file import write_policy_file
+    desc = json.loads(json.dumps(small_policy["raw"]))
+    desc[key] = value
+    path = tmp_path / "fuzz.pt"
+    write_policy_file(path, small_policy["tensors"], desc)
+    _loads_or_refuses(path)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_fuzzed_bytes_load_or_raise_policy_load_error(small_policy, tmp_path, data):
+    """A valid file with bytes changed (the header and the tensors alike), cut short or grown:
+    it loads, or PolicyLoadError in one line, within 5 s."""
+    blob = bytearray(small_policy["path"].read_bytes())
+    for _ in range(data.draw(st.integers(1, 8))):
+        i = data.draw(st.integers(0, len(blob) - 1))
+        blob[i] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(blob) + 16))
+    blob = blob[:cut] + bytes(max(0, cut - len(blob)))
+    path = tmp_path / "bytes.pt"
+    path.write_bytes(bytes(blob))
+    _loads_or_refuses(path)
