@@ -308,3 +308,29 @@ def test_shipped_policies_are_data_and_the_pools_provenance_still_leads_to_them(
             assert entry["provenance"] == Path(path).with_suffix(".json").as_posix()
             named += 1
     assert named == 6      # archmage 1, mentor 2, sage 2, sorcerer 1
+
+
+@pytest.mark.slow
+def test_a_dict_observation_policy_exports_and_plays_the_same(tmp_path):
+    """MultiInputPolicy over obs_mode="dict" (a Dict of Boxes, CombinedExtractor) round-trips
+    through the data format: the same spaces, and float32 export acts exactly as the model."""
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+    from agents.policy import PolicyAgent, export_policy, load_policy
+    from rune_env.envs.run_env import RuneRunEnv
+    env = RuneRunEnv(obs_mode="dict", max_rounds=2, opponents="generator")
+    model = MaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=32, seed=0,
+                        policy_kwargs={"net_arch": [16]}, device="cpu")
+    path = tmp_path / "dict.pt"
+    export_policy(model, path, dtype="float32")
+    policy = load_policy(path)
+    assert type(policy).__name__ == "MaskableMultiInputActorCriticPolicy"
+    assert policy.observation_space == model.observation_space
+    obs, info = env.reset(options={"run_seed": 3})
+    ref, exp = PolicyAgent(model), PolicyAgent(policy)
+    for _ in range(30):
+        a = ref.act(obs, info["action_mask"])
+        assert exp.act(obs, info["action_mask"]) == a
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            obs, info = env.reset(options={"run_seed": 4})
