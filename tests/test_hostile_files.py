@@ -325,3 +325,17 @@ def test_fuzzed_bytes_load_or_raise_policy_load_error(small_policy, tmp_path, da
     path = tmp_path / "bytes.pt"
     path.write_bytes(bytes(blob))
     _loads_or_refuses(path)
+
+
+@pytest.mark.slow
+def test_the_command_line_refuses_them_in_one_line(evil):
+    """The same through a real process (the scripts' __main__), as the issue ran them."""
+    import subprocess
+    import sys
+    for kind in ("pt", "zip"):
+        r = subprocess.run([sys.executable, str(SCRIPTS / "evaluate.py"), "--agents", str(evil[kind]),
+                            "--episodes", "1", "--out", str(evil["dir"] / "ev"), "--no-progress"],
+                           capture_output=True, text=True, cwd=REPO, timeout=120)
+        assert r.returncode == 2 and not evil["marker"].exists()
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"error: {evil[kind]}: "), r.stderr
