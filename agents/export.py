@@ -1,5 +1,6 @@
 """Exporting a trained checkpoint as a shipped policy: the `.pt` file (agents.policy.export_policy)
-and the `.json` card beside it that says where it came from (scripts/export_policy.py).
+and the `.json` card beside it that says where it came from (scripts/export_policy.py); and
+converting a policy of the old pickled format into the data format (`convert_pickled`).
 
 The card is what `training_step`, `build_pools.py` (a pool's provenance) and the docs read: the
 checkpoint and its sha256, the run's config, seed and rules hash, the timesteps and training
@@ -18,6 +19,7 @@ from rune_env.files import write_json_atomic
 
 from .evaluation import eval_run_seed, training_step
 from .policy import EXPORT_FORMAT, EXPORT_VERSION, PolicyAgent, export_policy, load_model, load_policy
+from .policy_file import looks_pickled, write_policy_file
 from .pools import git_commit, sha256_of, shown
 from .training import rules_hash
 
@@ -91,8 +93,7 @@ def export_checkpoint(checkpoint: Path, out: Path, dtype: str = "float16", check
     config_file = _config_file(config.get("name"), root)
     card: dict[str, Any] = {
         "policy": shown(out, root),
-        "format": f"{EXPORT_FORMAT} v{EXPORT_VERSION}: the acting network alone, weights as {dtype} "
-                  f"(agents.policy.export_policy); load with PolicyAgent(path)",
+        "format": format_line(dtype),
         "checkpoint": shown(checkpoint, root), "checkpoint_sha256": sha256_of(checkpoint),
         "run": shown(run, root) if run else None,
         "config": config_file,
@@ -122,6 +123,13 @@ def export_checkpoint(checkpoint: Path, out: Path, dtype: str = "float16", check
     return card
 
 
+def format_line(dtype: str) -> str:
+    """The card's `format`: what the file is and how to load it."""
+    return (f"{EXPORT_FORMAT} v{EXPORT_VERSION}: the acting network alone, weights as {dtype}, "
+            f"safetensors with a JSON description, no pickle (agents.policy.export_policy); "
+            f"load with PolicyAgent(path)")
+
+
 def _config_file(name: str | None, root: Path) -> str | None:
     if not name:
         return None
@@ -143,3 +151,107 @@ def _history(run: Path) -> list[dict]:
     except OSError:
         return []
     return [json.loads(line) for line in lines if line.strip()]
+
+
+# -- converting the old pickled format ------------------------------------------------------------
+def unpickle_old_policy(path: Path) -> tuple[dict, str]:
+    """The acting weights and the dtype of a policy in the pickled format (rune-env-policy v2 or
+    SB3's policy.save), as a checked description would build them. THIS RUNS THE FILE'S PICKLE:
+    only `convert_pickled`, which the caller asked to trust the file (`--trust`), calls it."""
+    import torch
+    try:
+        saved = torch.load(str(path), map_location="cpu", weights_only=False)
+    except Exception as exc:  # noqa: BLE001 - torch raises many kinds on a corrupt file
+        raise ExportError(f"{path}: cannot read the pickled policy ({type(exc).__name__}: {exc})") from None
+    if not isinstance(saved, dict) or "state_dict" not in saved or "data" not in saved:
+        raise ExportError(f"{path}: not a pickled policy of this project (no state_dict and data)")
+    from .policy import _policy_classes
+    classes = _policy_classes()
+    name = saved.get("class", "MaskableActorCriticPolicy")
+    if name not in classes:
+        raise ExportError(f"{path}: unknown policy class {name!r}")
+    try:
+        policy = classes[name](**saved["data"])
+        state = saved["state_dict"]
+        dtype = saved.get("dtype", "float32")
+        own = policy.state_dict()
+        policy.load_state_dict({k: state[k].float() if k in state else torch.zeros_like(v)
+                                for k, v in own.items()})
+    except Exception as exc:  # noqa: BLE001 - a mismatched or truncated state
+        raise ExportError(f"{path}: cannot rebuild the pickled policy ({type(exc).__name__}: "
+                          f"{' '.join(str(exc).split())[:300]})") from None
+    policy.set_training_mode(False)
+    return {"policy": policy, "class": name, "state": acting_state_of(state, own, dtype)}, dtype
+
+
+def acting_state_of(state: dict, own: dict, dtype: str) -> dict:
+    """The acting weights of an old file as stored (float16 exports keep their exact bits; an
+    SB3 policy.save's float32 weights stay float32)."""
+    import torch
+    cast = torch.float16 if dtype == "float16" else torch.float32
+    from .policy import _VALUE_PARTS
+    return {k: state[k].detach().cpu().to(cast) for k in own if not k.startswith(_VALUE_PARTS)}
+
+
+def convert_pickled(old: Path, out: Path, check_episodes: int = 20, check_seed: int = 0,
+                    env_kwargs: dict | None = None, root: Path = REPO, progress=None) -> dict:
+    """Rewrite the pickled policy `old` (trusted by the caller: it is unpickled) as the data
+    format at `out` (may be `old` itself), with the same weights bit for bit, after checking that
+    the new file plays as the old one: every weight equal, and the same action at every step of
+    `check_episodes` evaluation runs (the card's env_kwargs unless given). The card beside `out`
+    (the old card, if any) gets the new format and `converted_from` (the old file's sha256, so a
+    pool's provenance that names the old file's hash still leads here). Returns the card."""
+    import torch
+    old, out = Path(old), Path(out)
+    if not old.is_file():
+        raise ExportError(f"{old}: no such policy file")
+    with open(old, "rb") as fh:
+        if not looks_pickled(fh.read(8)):
+            raise ExportError(f"{old}: not a pickled policy (already in the data format?)")
+    old_sha = sha256_of(old)
+    card_file = old.with_suffix(".json")
+    card: dict[str, Any] = json.loads(card_file.read_text(encoding="utf-8")) if card_file.is_file() else {}
+    loaded, dtype = unpickle_old_policy(old)
+    from .policy import _exported_class
+    from .policy_file import describe
+    description = describe(loaded["policy"], _exported_class(loaded["policy"]), dtype)
+    tmp = out.with_name(f".{out.name}.convert.pt")
+    try:
+        write_policy_file(tmp, loaded["state"], description)
+        new = load_policy(tmp)
+        old_state, new_state = loaded["policy"].state_dict(), new.state_dict()
+        differ = [k for k in loaded["state"] if not torch.equal(old_state[k], new_state[k])]
+        if differ:
+            raise ExportError(f"{old}: the converted weights differ from the old ones ({differ[:3]})")
+        kwargs = env_kwargs if env_kwargs is not None else _card_env_kwargs(card)
+        check = agreement(loaded["policy"], new, check_episodes, check_seed, kwargs, progress) \
+            if check_episodes else None
+        if check is not None and check["same_actions"] != check["steps"]:
+            raise ExportError(f"{old}: the converted policy chose differently in "
+                              f"{check['steps'] - check['same_actions']} of {check['steps']} steps")
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    card["format"] = format_line(dtype)
+    card["policy"] = shown(out, root)
+    if "sha256" in card:                  # a card that names its policy's hash (league_s0)
+        card["sha256"] = sha256_of(out)
+    card["converted_from"] = {
+        "sha256": old_sha, "format": "a torch pickle (rune-env-policy v2 or SB3 policy.save)",
+        "command": f"python scripts/export_policy.py --convert {shown(old, root)} --trust"
+                   + ("" if out == old else f" --out {shown(out, root)}"),
+        "same_weights": True, "check": None if check is None else {**check, "env_kwargs": kwargs}}
+    write_json_atomic(out.with_suffix(".json"), card)
+    return card
+
+
+def _card_env_kwargs(card: dict) -> dict:
+    """The env a card's policy plays (its env_kwargs; a re-exported card's check's; a duel
+    policy's rank; else the defaults)."""
+    for value in (card.get("env_kwargs"), (card.get("reexport_check") or {}).get("env_kwargs")):
+        if isinstance(value, dict):
+            return dict(value)
+    duel = card.get("duel_kwargs")
+    if isinstance(duel, dict) and "rank" in duel:
+        return {"rank": duel["rank"]}
+    return {}

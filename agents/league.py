@@ -225,8 +225,11 @@ def warm_start(model, path: str | Path, own_size: int) -> None:
     network keeps its fresh initialisation (an exported policy has none)."""
     import torch
 
-    from .policy import load_policy
-    source = load_policy(path).state_dict()
+    from .policy import PolicyLoadError, load_policy
+    try:
+        source = load_policy(path).state_dict()
+    except PolicyLoadError as exc:
+        raise ConfigError(f"warm_start: {exc}") from None
     target = model.policy.state_dict()
     with torch.no_grad():
         for key, value in source.items():
@@ -299,6 +302,7 @@ def league_callback(cfg: LeagueConfig, league: League, run_dir: Path, progress: 
 
     from .duels import matrix_image
     from .policy import export_policy
+    from .trust import save_checkpoint
 
     class LeagueCallback(BaseCallback):
         def __init__(self):
@@ -348,9 +352,7 @@ def league_callback(cfg: LeagueConfig, league: League, run_dir: Path, progress: 
             self.next_at = (steps // cfg.snapshot_every + 1) * cfg.snapshot_every
             self.logger.record("league/win_matrix", Image(matrix_image(names, scores), "HWC"),
                                exclude=("stdout", "log", "json", "csv"))
-            ckpt = run_dir / "checkpoints" / f"league_{steps}.zip"
-            ckpt.parent.mkdir(parents=True, exist_ok=True)
-            self.model.save(ckpt)
+            save_checkpoint(self.model, run_dir / "checkpoints" / f"league_{steps}.zip")
             write_text_atomic(run_dir / "league.json", json.dumps(league.to_json(steps)) + "\n")
             best = max(ratings, key=ratings.get)
             say(f"snapshot {name} at {steps} steps: rating {ratings[name]:.0f} "
@@ -367,8 +369,9 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
     from rune_env.duel import DuelEncoder
     from rune_env.envs.run_env import resolve_rules
 
-    from .policy import export_policy
+    from .policy import PolicyLoadError, export_policy
     from .training import progress_callback, seed_everything, set_torch_threads
+    from .trust import UntrustedCheckpoint, check_checkpoint, save_checkpoint
     rules = resolve_rules(cfg.duel_kwargs.get("rules"), cfg.duel_kwargs.get("rules_overrides"))
     set_torch_threads(cfg.torch_threads)
     seed_everything(cfg.seed)
@@ -383,6 +386,10 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
     resumed = bool(saved is not None and steps and ckpt.is_file())
     if resumed:
         league.load_json(saved)
+        try:
+            check_checkpoint(ckpt)     # a pickle: only the league's own (signed) checkpoint
+        except UntrustedCheckpoint as exc:
+            raise PolicyLoadError(str(exc)) from None
         venv = make_league_venv(cfg, league)
         model = MaskablePPO.load(ckpt, env=venv, device="cpu")
         say(f"resuming {run_dir} at {steps} steps ({len(league.members)} members)")
@@ -406,7 +413,7 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
                 progress_bar=False)
     venv.close()
     final_steps = int(model.num_timesteps)
-    model.save(run_dir / "final_model.zip")
+    save_checkpoint(model, run_dir / "final_model.zip")
     export_policy(model, run_dir / "final_policy.pt")
     league.add_final(str(run_dir / "final_policy.pt"))
     rate_member(league, FINAL, final_steps, progress)

@@ -1,14 +1,19 @@
 """`PolicyAgent`: a saved stable-baselines3 / sb3-contrib model on the agent protocol.
 
-Two formats: a full checkpoint (`.zip`, as SB3 saves it, optimizer included, for resuming) and
-an exported policy (`.pt`, the acting network alone in float16, about 1 MB), which is what we
-commit."""
+Two formats: a full checkpoint (`.zip`, as SB3 saves it, optimizer included, for resuming: a
+training format holding pickles, loaded only when this machine's training signed it or pickles
+are trusted, agents/trust.py) and an exported policy (`.pt`, the acting network alone in
+float16, about 1 MB: tensors and a JSON description, nothing pickled, agents/policy_file.py),
+which is what we commit and share."""
 from __future__ import annotations
 
 import zipfile
 from pathlib import Path
 
 import numpy as np
+
+from .policy_file import (EXPORT_FORMAT, EXPORT_VERSION, FILE_DTYPES, VALUE_PARTS,  # noqa: F401
+                          PolicyFileError, describe, read_policy_file, write_policy_file)
 
 
 class PolicyLoadError(ValueError):
@@ -23,10 +28,8 @@ class PolicyLoadError(ValueError):
 # mantissa: the logits move by about 1e-3 of their size, and a deterministic policy's choices
 # were the same as its float32 original's in every step measured (scripts/export_policy.py
 # --check compares them on evaluation runs; docs/RESULTS.md gives the figure).
-EXPORT_FORMAT = "rune-env-policy"
-EXPORT_VERSION = 2
-EXPORT_DTYPES = ("float16", "float32")
-_VALUE_PARTS = ("mlp_extractor.value_net.", "value_net.", "vf_features_extractor.")
+EXPORT_DTYPES = tuple(FILE_DTYPES.values())
+_VALUE_PARTS = VALUE_PARTS
 
 
 def _policy_classes() -> dict:
@@ -35,38 +38,45 @@ def _policy_classes() -> dict:
     return {c.__name__: c for c in (MaskableActorCriticPolicy, MaskableMultiInputActorCriticPolicy)}
 
 
-def load_policy(path: str | Path, device: str = "cpu"):
-    """Load an exported policy (`.pt`, written by `export_policy`; or SB3's own `policy.save`
-    format, which older exports used). A missing or corrupt file raises PolicyLoadError."""
-    path = Path(path)
-    if not path.is_file():
-        raise PolicyLoadError(f"{path}: no such policy file")
+def build_policy(desc: dict, state: dict, where: str):
+    """The SB3 policy a checked description (policy_file.check_description) builds, with the
+    acting weights `state` (float16 or float32) loaded and the value head as zeros, so
+    predict_values is 0, never random."""
     import torch
+    from stable_baselines3.common import torch_layers
+    kwargs = dict(observation_space=desc["observation_space"], action_space=desc["action_space"],
+                  lr_schedule=lambda _progress: 0.0, net_arch=desc["net_arch"],
+                  activation_fn=getattr(torch.nn, desc["activation_fn"]),
+                  ortho_init=desc["ortho_init"], normalize_images=desc["normalize_images"],
+                  share_features_extractor=desc["share_features_extractor"],
+                  features_extractor_class=getattr(torch_layers, desc["features_extractor"]),
+                  features_extractor_kwargs=desc["features_extractor_kwargs"])
     try:
-        saved = torch.load(str(path), map_location=device, weights_only=False)
-    except Exception as exc:  # noqa: BLE001 - torch raises many kinds on a corrupt file
-        raise PolicyLoadError(f"{path}: cannot load the policy ({type(exc).__name__}: {exc})") from None
-    if not isinstance(saved, dict) or "state_dict" not in saved or "data" not in saved:
-        raise PolicyLoadError(f"{path}: not an exported policy (no state_dict and data)")
-    classes = _policy_classes()
-    name = saved.get("class", "MaskableActorCriticPolicy")
-    if name not in classes:
-        raise PolicyLoadError(f"{path}: unknown policy class {name!r} (expected one of "
-                              f"{sorted(classes)})")
-    try:
-        policy = classes[name](**saved["data"])
-        state = {k: v.float() if v.is_floating_point() else v for k, v in saved["state_dict"].items()}
-        if saved.get("format") == EXPORT_FORMAT:
-            # the value head was not exported: zeros, so predict_values is 0, never random
-            own = policy.state_dict()
-            missing = [k for k in own if k not in state]
-            if any(not k.startswith(_VALUE_PARTS) for k in missing):
-                raise ValueError(f"missing weights {[k for k in missing if not k.startswith(_VALUE_PARTS)]}")
-            state.update({k: torch.zeros_like(own[k]) for k in missing})
-        policy.load_state_dict(state)
-    except Exception as exc:  # noqa: BLE001 - a mismatched or truncated state
-        raise PolicyLoadError(f"{path}: cannot load the policy ({type(exc).__name__}: {exc})") from None
+        policy = _policy_classes()[desc["class"]](**kwargs)
+    except Exception as exc:  # noqa: BLE001 - SB3 and torch refuse a network in many ways
+        raise PolicyLoadError(f"{where}: cannot build the network described ({type(exc).__name__}: "
+                              f"{' '.join(str(exc).split())[:200]})") from None
+    own = policy.state_dict()
+    acting = {k for k in own if not k.startswith(_VALUE_PARTS)}
+    wrong = sorted(set(state) ^ acting) + sorted(k for k in acting & set(state)
+                                                 if tuple(state[k].shape) != tuple(own[k].shape))
+    if wrong:
+        raise PolicyLoadError(f"{where}: the weights do not fit the network described "
+                              f"({len(wrong)} missing, extra or mis-shaped, e.g. {wrong[:3]})")
+    full = {k: (state[k].float() if k in state else torch.zeros_like(v)) for k, v in own.items()}
+    policy.load_state_dict(full)
     policy.set_training_mode(False)
+    return policy
+
+
+def load_policy(path: str | Path, device: str = "cpu"):
+    """Load an exported policy (`.pt`, written by `export_policy`): no pickle is read (module
+    docstring). A missing, corrupt or pickled file raises PolicyLoadError, one line."""
+    try:
+        desc, state = read_policy_file(path)
+        policy = build_policy(desc, state, str(path))
+    except PolicyFileError as exc:
+        raise PolicyLoadError(str(exc)) from None
     return policy.to(device)
 
 
@@ -80,28 +90,23 @@ def _exported_class(policy) -> str:
     raise ValueError(f"cannot export a {type(policy).__name__}: not a maskable actor-critic policy")
 
 
+def acting_state(policy, dtype: str) -> dict:
+    """The acting network's weights (no value head) of `policy`, cast to `dtype`."""
+    import torch
+    cast = torch.float16 if dtype == "float16" else torch.float32
+    return {k: (v.detach().cpu().to(cast) if v.is_floating_point() else v.detach().cpu())
+            for k, v in policy.state_dict().items() if not k.startswith(_VALUE_PARTS)}
+
+
 def export_policy(model, path: str | Path, dtype: str = "float16") -> None:
     """Save the acting part of a model's policy (`model.policy`, or a policy itself): no value
-    head, no optimizer state, weights as `dtype` ("float16", the default, or "float32").
-    Written atomically (a temp file, then a rename)."""
+    head, no optimizer state, weights as `dtype` ("float16", the default, or "float32"), with
+    its JSON description (agents/policy_file.py). Written atomically (a temp file, a rename)."""
     if dtype not in EXPORT_DTYPES:
         raise ValueError(f"dtype must be one of {EXPORT_DTYPES}, got {dtype!r}")
-    import torch
     policy = getattr(model, "policy", model)
-    cast = torch.float16 if dtype == "float16" else torch.float32
-    state = {k: (v.detach().cpu().to(cast) if v.is_floating_point() else v.detach().cpu())
-             for k, v in policy.state_dict().items() if not k.startswith(_VALUE_PARTS)}
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    try:
-        torch.save({"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "dtype": dtype,
-                    "class": _exported_class(policy), "state_dict": state,
-                    "data": policy._get_constructor_parameters()}, str(tmp))
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_policy_file(path, acting_state(policy, dtype),
+                      describe(policy, _exported_class(policy), dtype))
 
 
 def model_card(path: str | Path) -> dict | None:
@@ -146,7 +151,9 @@ def check_model_rules(path: str | Path, rules, strict: bool = False) -> None:
 
 
 def load_model(path: str | Path, device: str = "cpu"):
-    """Load a MaskablePPO (or PPO) zip; a missing or corrupt file raises PolicyLoadError."""
+    """Load a MaskablePPO (or PPO) zip that this machine's training saved (or any, when pickles
+    are trusted: agents/trust.py); a missing, corrupt or untrusted file raises PolicyLoadError."""
+    from .trust import UntrustedCheckpoint, check_checkpoint
     path = Path(path)
     if not path.exists() and path.with_suffix(".zip").exists():
         path = path.with_suffix(".zip")
@@ -155,6 +162,10 @@ def load_model(path: str | Path, device: str = "cpu"):
     if not zipfile.is_zipfile(path):
         raise PolicyLoadError(f"{path}: not a stable-baselines3 checkpoint (not a zip archive; "
                               f"truncated or corrupt?)")
+    try:
+        check_checkpoint(path)
+    except UntrustedCheckpoint as exc:
+        raise PolicyLoadError(str(exc)) from None
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
     errors = []
@@ -162,7 +173,7 @@ def load_model(path: str | Path, device: str = "cpu"):
         try:
             return cls.load(path, device=device)
         except Exception as exc:  # noqa: BLE001 - report every loader's reason
-            errors.append(f"{cls.__name__}: {type(exc).__name__}: {exc}")
+            errors.append(f"{cls.__name__}: {type(exc).__name__}: {' '.join(str(exc).split())}")
     raise PolicyLoadError(f"{path}: cannot load the checkpoint ({'; '.join(errors)})")
 
 

@@ -230,19 +230,37 @@ def load_pool_once(path, rules, strict: bool = False):
 
 
 # -- the play switches ------------------------------------------------------------------------
+def add_trust_pickle_argument(parser: argparse.ArgumentParser) -> None:
+    """--trust-pickle: load SB3 checkpoints no training run on this machine signed."""
+    parser.add_argument("--trust-pickle", action="store_true", dest="trust_pickle",
+                        help="load stable-baselines3 checkpoints (.zip) that no training run on "
+                             "this machine signed (agents/trust.py); a checkpoint is a pickle and "
+                             "can run any code, so only for files you trust (default: off; an "
+                             "exported .pt policy is data and never needs it)")
+
+
+def apply_trust_pickle(args: argparse.Namespace) -> None:
+    """With --trust-pickle: trust pickled checkpoints here and in the processes started later."""
+    if getattr(args, "trust_pickle", False):
+        from .trust import trust_pickle
+        trust_pickle()
+
+
 def add_play_arguments(parser: argparse.ArgumentParser) -> None:
-    """--engine, --strict, --torch-threads and --progress."""
+    """--engine, --strict, --torch-threads, --trust-pickle and --progress."""
     add_engine_argument(parser)
     parser.add_argument("--strict", action="store_true",
                         help="refuse a pool or a policy made under other rules (default: warn "
                              "and use it)")
     parser.add_argument("--torch-threads", type=positive_int, default=1, metavar="N",
                         help="torch threads for policies (default 1: fastest for one observation)")
+    add_trust_pickle_argument(parser)
     add_progress_argument(parser)
 
 
 def apply_play_arguments(args: argparse.Namespace) -> None:
-    """Make the parsed engine this process's default and set torch's threads."""
+    """Make the parsed engine this process's default, set torch's threads and --trust-pickle."""
     use_engine(args.engine)
+    apply_trust_pickle(args)
     from .policy import limit_torch_threads
     limit_torch_threads(args.torch_threads)

@@ -261,23 +261,46 @@ def claim_run_dir(runs_dir: Path, base: str) -> Path:
     raise FileExistsError(f"{runs_dir / base}: too many runs of that name")
 
 
+def claim_named_run(run_dir: Path, force: bool, what: str = "a training run") -> str | None:
+    """Make the named run directory `run_dir` this process's, atomically, or say why not (None:
+    claimed). Whatever the timing, of two starts with one name exactly one claims it: the
+    directory is made with os.mkdir (no exist_ok), and the claim is its config.yaml, created
+    with O_EXCL (empty; the caller writes it), so an empty directory made beforehand may be used
+    but not by two. `force` first deletes an existing run (one with a config.yaml; `what` names
+    it in the message), never another folder."""
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    if force and run_dir.exists() and (not run_dir.is_dir() or any(run_dir.iterdir())):
+        if not (run_dir / "config.yaml").is_file():
+            return f"{run_dir}: not {what} (no config.yaml); --force deletes only runs, so it is left alone"
+        shutil.rmtree(run_dir, ignore_errors=True)     # another --force may be deleting it too
+        say(f"--force: deleted the old {run_dir}")
+    exists = (f"{run_dir} exists: pass --resume to continue it, --force to start it again, or "
+              f"another --run-name (without one, each run gets a new directory)")
+    try:
+        os.mkdir(run_dir)
+    except FileExistsError:
+        if not run_dir.is_dir() or any(run_dir.iterdir()):
+            return exists
+    try:
+        os.close(os.open(run_dir / "config.yaml", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except FileExistsError:
+        return exists        # another start claimed it between our two steps
+    return None
+
+
 def open_named_run(runs_dir: Path, name: str, resume: bool, force: bool, what: str) -> Path | str:
     """The directory runs_dir/name of a named run (created), or why not, for the scripts whose
-    runs are named (league.py, train_rllib.py): a run there already is refused unless `resume`
-    continues it or `force` deletes it first, and `force` deletes only a run of theirs (one with
-    a config.yaml; `what` names it in the message, "a league run")."""
+    runs are named (league.py, train_rllib.py): a new run claims it atomically
+    (`claim_named_run`: a run there already is refused unless `force` deletes it first); with
+    `resume` an existing one is continued."""
     if not RUN_NAME.fullmatch(name):
         return f"--run-name {name!r}: letters, digits and ._+=-, starting with a letter or digit"
     run_dir = runs_dir / name
-    if run_dir.exists() and any(run_dir.iterdir()) and not resume:
-        if not force:
-            return (f"{run_dir} exists: pass --resume to continue it, --force to start again, or "
-                    f"another --run-name")
-        if not (run_dir / "config.yaml").is_file():
-            return f"{run_dir}: not {what} (no config.yaml); --force leaves it alone"
-        shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    return run_dir
+    if resume:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        return run_dir
+    problem = claim_named_run(run_dir, force, what)
+    return problem if problem is not None else run_dir
 
 
 def latest_run(runs_dir: Path, name: str, seed: int) -> Path | None:
@@ -291,13 +314,17 @@ def latest_run(runs_dir: Path, name: str, seed: int) -> Path | None:
     return max(found)[1] if found else None
 
 
-def latest_checkpoint(ckpt_dir: Path) -> tuple[Path | None, int]:
-    best, best_steps = None, -1
-    for p in ckpt_dir.glob("model_*_steps.zip"):
-        m = re.match(r"model_(\d+)_steps\.zip$", p.name)
-        if m and int(m.group(1)) > best_steps:
-            best, best_steps = p, int(m.group(1))
-    return best, best_steps
+def saved_models(run_dir: Path) -> list[tuple[Path, int | None]]:
+    """The run's saved models, newest first, for --resume to try in turn: its checkpoints by
+    step, and final_model.zip at the timesteps it says (before a checkpoint of the same step;
+    an unreadable final model last, with None)."""
+    found = [(p, int(m.group(1))) for p in (run_dir / "checkpoints").glob("model_*_steps.zip")
+             if (m := re.fullmatch(r"model_(\d+)_steps\.zip", p.name))]
+    final = run_dir / "final_model.zip"
+    if final.exists():
+        found.append((final, training_step(final)))
+    # newest first; at the same step the final model first (it is the run's own last save)
+    return sorted(found, key=lambda pn: (pn[1] is not None, pn[1] or 0, pn[0] == final), reverse=True)
 
 
 def read_json(path: Path) -> dict:
@@ -423,23 +450,29 @@ def progress_callback():
 
 
 def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress: bool):
-    from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
+    from stable_baselines3.common.callbacks import BaseCallback
 
     from .evaluation import evaluate
     from .policy import PolicyAgent
+    from .trust import save_checkpoint
     from rune_env.rules import default_rules
     from rune_env.rules.config import KINDS
     rules = default_rules()
 
-    class Checkpoints(CheckpointCallback):
-        """SB3's checkpoints, with the training seconds up to each (train_seconds.json)."""
+    class Checkpoints(BaseCallback):
+        """A checkpoint every `save_freq` calls (SB3's CheckpointCallback's count and names,
+        checkpoints/model_<steps>_steps.zip), written atomically and signed (agents/trust.py),
+        with the training seconds up to each (train_seconds.json)."""
+
+        def __init__(self, save_freq: int, save_path: str):
+            super().__init__()
+            self.save_freq, self.save_path = save_freq, Path(save_path)
 
         def _on_step(self) -> bool:
-            saving = self.n_calls % self.save_freq == 0
-            ok = super()._on_step()
-            if saving:
+            if self.n_calls % self.save_freq == 0:
+                save_checkpoint(self.model, self.save_path / f"model_{self.num_timesteps}_steps.zip")
                 clock.record(self.num_timesteps)
-            return ok
+            return True
 
     class GameMetrics(BaseCallback):
         """Game scalars from the envs' infos, written every `metrics_every` steps."""
@@ -524,7 +557,7 @@ def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress
             return True
 
     ckpt = Checkpoints(save_freq=max(1, cfg.checkpoint_every // cfg.n_envs),
-                       save_path=str(run_dir / "checkpoints"), name_prefix="model")
+                       save_path=str(run_dir / "checkpoints"))
     callbacks = [ckpt, GameMetrics(cfg.metrics_every),
                  PeriodicEval(cfg.eval.every, cfg.eval.episodes, cfg.eval.seed)]
     if progress:
@@ -583,8 +616,9 @@ def train(cfg: TrainConfig, run_dir: Path, model, venv, resumed: bool, base_seco
     older = training_step(final) if final.exists() else None
     if older is not None and older > steps:     # cannot happen: resumed from the newest model
         raise RuntimeError(f"{final} has {older} timesteps, more than this model's {steps}: kept")
-    model.save(final)
     from .policy import export_policy
+    from .trust import save_checkpoint
+    save_checkpoint(model, final)           # atomic and signed: resume and evaluate may load it
     export_policy(model, run_dir / "final_policy.pt")   # the network alone: small, committable
     seconds = clock.record(steps)
     return final_evaluation(cfg, run_dir, steps, seconds, Path(model.logger.dir), progress)

@@ -46,7 +46,8 @@ from agents.pools import (BuildError, RecipeError, build_pools, git_commit,  # n
 from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
 from agents.progress import add_progress_argument  # noqa: E402
 from agents.progress import say as progress_say  # noqa: E402
-from agents.script_args import fail, positive_float, script_parser  # noqa: E402
+from agents.script_args import (add_trust_pickle_argument, apply_trust_pickle,  # noqa: E402
+                                fail, positive_float, script_parser)
 from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
 
@@ -70,6 +71,7 @@ def build_parser():
     p.add_argument("--json", action="store_true",
                    help="the report as JSON on stdout, the summaries on stderr (default off)")
     add_engine_argument(p)     # both engines play the same battles: the same pools
+    add_trust_pickle_argument(p)
     add_progress_argument(p)
     add_ray_argument(p)
     return p
@@ -80,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.ray is not None and (problem := ray_problem()):
         return fail(problem)
     use_engine(a.engine)
+    apply_trust_pickle(a)
     rules = default_rules()
     out_file = sys.stderr if a.json else sys.stdout
 

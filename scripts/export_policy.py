@@ -1,17 +1,28 @@
 #!/usr/bin/env python3
-"""Export a training checkpoint as a shipped policy: a `.pt` file and its `.json` card.
+"""Export a training checkpoint as a shipped policy: a `.pt` file and its `.json` card; or convert
+a policy of the old pickled format.
 
     python scripts/export_policy.py runs/apprentice_s0/checkpoints/model_1000000_steps.zip \\
         --out agents/models/apprentice_s0_1000k.pt [--dtype float16] [--check N] [--note TEXT]
+    python scripts/export_policy.py --convert OLD.pt --trust [--out NEW.pt] [--check N]
 
 The `.pt` holds the acting network alone (no value head, no optimizer), its weights as float16 by
-default (about 1 MB for the [256, 256] drafters; float32 doubles it), written by
-`agents.policy.export_policy` and loaded by `PolicyAgent(path)`, `evaluate.py --agents`, the pool
-recipes of configs/ranks.yaml and the envs' `opponents=`. The card beside it (the same name with
+default (about 1 MB for the [256, 256] drafters; float32 doubles it): a safetensors file with the
+network's description as JSON, nothing pickled, so loading one runs no code from it
+(agents/policy_file.py). It is written by `agents.policy.export_policy` and loaded by
+`PolicyAgent(path)`, `evaluate.py --agents`, the pool recipes of configs/ranks.yaml and the envs'
+`opponents=`. The checkpoint is a pickle: it is read only if this machine's training saved it
+(its .sig, agents/trust.py) or with --trust-pickle. The card beside it (the same name with
 `.json`) says where it came from: the checkpoint and its sha256, the run's config, seed and rules
 hash, the timesteps and training seconds there, the run's periodic evaluation at that step (if
 one was made) and, with `--check N`, how many steps of N evaluation runs the exported policy chose
 the same action as the checkpoint (float16 rounding may, rarely, change a choice).
+
+`--convert OLD --trust` rewrites a policy of the pickled format (rune-env-policy v2, or SB3's
+policy.save) in the data format, in place unless --out: the same weights bit for bit, checked
+(every weight equal, and the same action at every step of --check N evaluation runs of the env
+its card names), its card updated (`format`, and `converted_from` with the old file's sha256). It
+unpickles OLD, which runs any code OLD holds: --trust says you made the file yourself.
 
 Nothing is written unless the checkpoint loads and the check has run; an existing `--out` is
 refused unless `--force`. A bad argument or checkpoint is one `error: ...` line, exit status 2.
@@ -35,12 +46,19 @@ def build_parser():
     # argparse declarations share train.py's build_parser's shape (a positional, --out, a
     # choice, a checked count), not its options: a helper would only hide the option names
     p = script_parser(__doc__)
-    p.add_argument("checkpoint", metavar="CHECKPOINT",
+    p.add_argument("checkpoint", metavar="CHECKPOINT", nargs="?",
                    help="a training checkpoint (.zip: runs/<run>/checkpoints/model_<N>_steps.zip "
-                        "or runs/<run>/final_model.zip) (required)")
-    p.add_argument("--out", required=True, metavar="FILE",
+                        "or runs/<run>/final_model.zip) (required, unless --convert)")
+    p.add_argument("--out", metavar="FILE",
                    help="the policy file to write, ending in .pt; its card goes beside it as .json "
-                        "(required)")
+                        "(required, unless --convert: then default OLD itself)")
+    p.add_argument("--convert", metavar="OLD",
+                   help="convert OLD, a policy of the old pickled format, to the data format "
+                        "(needs --trust) (default: none)")
+    p.add_argument("--trust-pickle", "--trust", action="store_true", dest="trust_pickle",
+                   help="unpickle a file this script would refuse: --convert's OLD, or a "
+                        "checkpoint no training run on this machine signed; a pickle can run any "
+                        "code, so only for files you made yourself (default: off)")
     p.add_argument("--dtype", choices=EXPORT_DTYPES, default="float16",
                    help="how the weights are stored (default float16: half the size)")
     p.add_argument("--check", type=non_negative_int, default=20, metavar="N",
@@ -58,7 +76,14 @@ def build_parser():
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    if a.convert is not None:
+        return convert(a)
+    if a.checkpoint is None or a.out is None:
+        return fail("a CHECKPOINT and --out FILE are required (or --convert OLD --trust)")
     checkpoint, out = Path(a.checkpoint), Path(a.out)
+    if a.trust_pickle:
+        from agents.trust import trust_pickle
+        trust_pickle()
     if not checkpoint.is_file():
         return fail(f"{checkpoint}: no such checkpoint file")
     if out.suffix != ".pt":
@@ -84,6 +109,40 @@ def main(argv: list[str] | None = None) -> int:
     if agree:
         print(f"  same action as the checkpoint in {agree['same_actions']} of {agree['steps']} steps "
               f"({agree['episodes']} evaluation runs, seed {agree['evaluation_seed']})")
+    return 0
+
+
+def convert(a) -> int:
+    old = Path(a.convert)
+    out = Path(a.out) if a.out else old
+    if a.checkpoint is not None:
+        return fail("--convert OLD takes no CHECKPOINT (it converts OLD)")
+    if not old.is_file():
+        return fail(f"--convert {old}: no such policy file")
+    if not a.trust_pickle:
+        return fail(f"--convert {old} unpickles it, and a pickle can run any code: pass --trust "
+                    f"if you made the file yourself")
+    if out.suffix != ".pt":
+        return fail(f"--out {out}: the policy file's name must end in .pt")
+    if out != old and (out.exists() or out.with_suffix(".json").exists()) and not a.force:
+        return fail(f"--out {out}: exists (pass --force to replace it and its card)")
+    problem = check_output(out, "--out")
+    if problem:
+        return fail(problem)
+    limit_torch_threads(1)
+    from agents.export import convert_pickled
+    try:
+        with bar(a.check, "check", a.progress) as pb:
+            card = convert_pickled(old, out, a.check, a.seed, progress=pb)
+    except (ValueError, OSError) as exc:     # PolicyLoadError, ExportError, a bad card
+        return fail(str(exc))
+    if a.json:
+        print(json.dumps(card, indent=1))
+        return 0
+    check = card["converted_from"]["check"]
+    print(f"converted: {old} -> {out} ({out.stat().st_size / 1e6:.2f} MB), the same weights"
+          + (f"; the same action in {check['same_actions']} of {check['steps']} steps "
+             f"({check['episodes']} evaluation runs)" if check else ""))
     return 0
 
 

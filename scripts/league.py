@@ -35,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 import yaml  # noqa: E402
 
 from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
-from agents.script_args import fail, positive_int, script_parser, seed_int  # noqa: E402
+from agents.script_args import (add_trust_pickle_argument, apply_trust_pickle,  # noqa: E402
+                                fail, positive_int, script_parser, seed_int)
 from agents.training import ConfigError, open_named_run  # noqa: E402
 
 
@@ -56,6 +57,7 @@ def build_parser():
                    help="delete the run's directory first and start again (default: off)")
     p.add_argument("--runs-dir", default=str(ROOT / "runs"), metavar="DIR",
                    help="where run directories go (default: runs/ of the repository)")
+    add_trust_pickle_argument(p)
     add_progress_argument(p)
     return p
 
@@ -64,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     if a.force and a.resume:
         return fail("--force and --resume contradict each other")
+    apply_trust_pickle(a)
     from agents.league import read_league_config, run_league
     try:
         cfg = read_league_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})
@@ -75,9 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         return fail(run_dir)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
     say(f"league: {run_dir}  (tensorboard --logdir {run_dir / 'tb'})")
+    from agents.policy import PolicyLoadError
     try:
         res = run_league(cfg, run_dir, resume=a.resume, progress=progress_on(a.progress))
-    except ConfigError as exc:
+    except (ConfigError, PolicyLoadError) as exc:   # a member or checkpoint that does not load
         return fail(str(exc))
     summary = {"run_dir": str(run_dir), "timesteps": res["timesteps"],
                "against": {k: {key: v[key] for key in ("win_rate", "win_ci", "loss_rate", "beats")}

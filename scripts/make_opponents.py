@@ -33,7 +33,8 @@ sys.path.insert(0, str(ROOT))
 from agents.pools import (DRAFTING_OPPONENTS, by_round, draft_ghosts, make_agents,  # noqa: E402
                           summary, tally)
 from agents.progress import add_progress_argument  # noqa: E402
-from agents.script_args import (add_count_argument, add_seed_argument, check_output,  # noqa: E402
+from agents.script_args import (add_count_argument, add_seed_argument,  # noqa: E402
+                                add_trust_pickle_argument, apply_trust_pickle, check_output,
                                 fail, int_in, script_parser)
 from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
@@ -66,6 +67,7 @@ def build_parser():
                         "the likeliest one (default off)")
     # the parser's tail and main's first lines share calibrate_ranks.py's shape, not its options
     add_engine_argument(p)
+    add_trust_pickle_argument(p)
     add_progress_argument(p)
     return p
 
@@ -84,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         return fail(problem)
     use_engine(a.engine)
+    apply_trust_pickle(a)
     try:
         agents = make_agents(a.agents, a.seed, a.sample, rules)   # all before anything is drafted
         ghosts = draft_ghosts(agents, rank, a.runs, a.max_round, rules, a.progress)

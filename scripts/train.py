@@ -11,18 +11,23 @@ typed `TrainConfig` of agents/training.py: an unknown key, a wrong type or a val
 
 The run directory: DIR/<name>__s<seed>__<UTC time>/ (e.g. runs/quick__s0__20250611T101500Z/;
 sortable, a new one per run, so the same command works twice), or DIR/NAME/ with --run-name NAME
-(refused if it exists, unless --resume continues it or --force deletes it first). The script
-prints it first. It holds config.yaml (the resolved config), tb/ (TensorBoard: SB3's scalars and
+(refused if it exists, unless --resume continues it or --force deletes it first). Either is
+claimed atomically before anything is built: of two starts with one --run-name, whatever the
+timing, one trains and the other is refused at once. The script prints it first. It holds config.yaml (the resolved config), tb/ (TensorBoard: SB3's scalars and
 the game's: battle win rate, wins per run, clear rate, rounds survived, lamps left, battle
 duration, clear rate per core, each rune kind's share of the boards (game/kind_share/<kind>) and
 their histogram; the periodic evaluations (eval/*, images boards/eval/<i>) and the final one
-(eval/* at the last step, images boards/final/<i>)), checkpoints/, final_model.zip,
+(eval/* at the last step, images boards/final/<i>)), checkpoints/ and final_model.zip (each
+written to a temp name and renamed, with a .sig beside it: agents/trust.py; a kill never leaves
+half a checkpoint under its name),
 final_policy.pt (the network alone) with final_policy.json (its provenance: timesteps, config,
 seed), eval.json (the final evaluation, timesteps, train_seconds over every session) and
 train_seconds.json.
 
---resume continues a run from its newest model (the last checkpoint, or the final model), in the
-same TensorBoard run. A finished run (its final model has total_timesteps) is not trained again:
+--resume continues a run from its newest model that loads (the last checkpoint, or the final
+model; each newer one that does not, truncated or unsigned, is skipped with a line saying why),
+in the same TensorBoard run. A checkpoint is a pickle: only this machine's training's (its .sig)
+loads, or any with --trust-pickle (a run made before checkpoints were signed needs it). A finished run (its final model has total_timesteps) is not trained again:
 the script says so and exits with status 0, leaving every file as it is; pass a larger
 --total-timesteps to train it on. A final model is never replaced by an older one.
 
@@ -45,13 +50,15 @@ import yaml  # noqa: E402
 
 from agents.evaluation import training_step  # noqa: E402
 from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
-from agents.script_args import fail, positive_int, script_parser, seed_int  # noqa: E402
+from agents.script_args import (add_trust_pickle_argument, apply_trust_pickle,  # noqa: E402
+                                fail, positive_int, script_parser, seed_int)
 # PPOConfig and make_env_fn are not used here: tests/test_train_eval.py reads them from the script
 from agents.training import (RUN_NAME, ConfigError, PPOConfig, TrainClock,  # noqa: E402,F401
-                             check_env, claim_run_dir, default_run_name, final_evaluation,
-                             latest_checkpoint, latest_run, make_env_fn, make_venv, new_model,
-                             read_config, read_json, seed_everything, set_torch_threads,
-                             summary_json, tb_run_dir, train)
+                             check_env, claim_named_run, claim_run_dir, default_run_name,
+                             final_evaluation, latest_run, make_env_fn, make_venv, new_model,
+                             read_config, read_json, saved_models, seed_everything,
+                             set_torch_threads, summary_json, tb_run_dir, train)
+from rune_env.files import write_text_atomic  # noqa: E402
 
 
 # -- the command line ----------------------------------------------------------------------------
@@ -82,6 +89,7 @@ def build_parser():
                    help="where run directories go (default: runs/ of the repository)")
     from rune_env.battle.engines import add_engine_argument
     add_engine_argument(p)     # or env_kwargs: {engine: reference} in the config
+    add_trust_pickle_argument(p)   # --resume of a run no training on this machine signed
     add_progress_argument(p)
     return p
 
@@ -105,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail(problem)
     from rune_env.battle.engines import use_engine
     use_engine(a.engine)
+    apply_trust_pickle(a)
     runs_dir = Path(a.runs_dir)
     progress = progress_on(a.progress)
     try:
@@ -115,15 +124,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def start(a, runs_dir: Path, progress: bool) -> int:
     cfg = read_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})
-    run_dir = runs_dir / a.run_name if a.run_name else None
-    if run_dir is not None and run_dir.exists() and not (run_dir.is_dir() and not any(run_dir.iterdir())):
-        if not a.force:
-            return fail(f"{run_dir} exists: pass --resume to continue it, --force to start it "
-                        f"again, or another --run-name (without one, each run gets a new directory)")
-        if not (run_dir / "config.yaml").is_file():
-            return fail(f"{run_dir}: not a training run (no config.yaml); --force deletes only "
-                        f"runs, so it is left alone")
     check_env(cfg, str(a.config))
+    run_dir = runs_dir / a.run_name if a.run_name else None
+    made_runs_dir = not runs_dir.exists()
+    if run_dir is not None:
+        # claimed before the model is built: a second start with this name is refused at once
+        problem = claim_named_run(run_dir, a.force)
+        if problem:
+            return fail(problem)
     set_torch_threads(cfg.torch_threads)       # before any torch work
     seed_everything(cfg.seed)
     venv = make_venv(cfg)
@@ -131,15 +139,17 @@ def start(a, runs_dir: Path, progress: bool) -> int:
         model = new_model(cfg, venv)
     except (TypeError, ValueError, AssertionError) as exc:   # e.g. policy_kwargs SB3 cannot use
         venv.close()
+        if run_dir is not None:            # claimed above, nothing in it yet: let it go again
+            shutil.rmtree(run_dir, ignore_errors=True)
+            if made_runs_dir:
+                try:
+                    runs_dir.rmdir()       # only if empty: another run may have started there
+                except OSError:
+                    pass
         return fail(f"{a.config}: cannot build the model ({type(exc).__name__}: {exc})")
     if run_dir is None:
         run_dir = claim_run_dir(runs_dir, default_run_name(cfg.name, cfg.seed))
-    else:
-        if a.force and run_dir.exists():
-            shutil.rmtree(run_dir)
-            say(f"--force: deleted the old {run_dir}")
-        run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_yaml(), sort_keys=False))
+    write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_yaml(), sort_keys=False))
     say(f"run: {run_dir}  (torch threads {cfg.torch_threads}; tensorboard --logdir {run_dir / 'tb'})")
     try:
         res = train(cfg, run_dir, model, venv, False, 0.0, progress)
@@ -174,9 +184,6 @@ def resume(a, runs_dir: Path, progress: bool) -> int:
         return fail(f"--seed {a.seed}: {run_dir} was trained with seed {cfg.seed}")
     final = run_dir / "final_model.zip"
     final_steps = training_step(final) if final.exists() else None
-    if final.exists() and final_steps is None:
-        return fail(f"{final}: cannot read the final model (corrupt?); move it away to resume "
-                    f"from the last checkpoint")
     if final_steps is not None and final_steps >= cfg.total_timesteps:
         ev = read_json(run_dir / "eval.json")
         if ev.get("timesteps") == final_steps:
@@ -195,21 +202,14 @@ def resume(a, runs_dir: Path, progress: bool) -> int:
             return fail(str(exc))
         print(summary_json(run_dir, res))
         return 0
-    ckpt, ckpt_steps = latest_checkpoint(run_dir / "checkpoints")
-    if final_steps is not None and final_steps >= ckpt_steps:
-        source, steps = final, final_steps           # the newest model; the final one on a tie
-    elif ckpt is not None:
-        source, steps = ckpt, ckpt_steps
-    else:
-        return fail(f"{run_dir / 'checkpoints'}: no checkpoint to resume from")
     set_torch_threads(cfg.torch_threads)       # before any torch work
-    try:
-        model = load_model(source)
-    except PolicyLoadError as exc:
-        return fail(str(exc))
+    loaded = newest_that_loads(run_dir, load_model, PolicyLoadError)
+    if isinstance(loaded, str):
+        return fail(loaded)
+    model, source, steps = loaded
     seed_everything(cfg.seed)
     if a.total_timesteps is not None:
-        (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_yaml(), sort_keys=False))
+        write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_yaml(), sort_keys=False))
     say(f"run: {run_dir}  (torch threads {cfg.torch_threads}; tensorboard --logdir {run_dir / 'tb'})")
     say(f"resuming from {source} at {model.num_timesteps} steps, on to {cfg.total_timesteps}")
     venv = make_venv(cfg)
@@ -220,6 +220,24 @@ def resume(a, runs_dir: Path, progress: bool) -> int:
         return interrupted(run_dir)
     print(summary_json(run_dir, res))
     return 0
+
+
+def newest_that_loads(run_dir: Path, load_model, error: type[Exception]):
+    """(model, its file, its steps) of the newest saved model of the run that loads (checkpoints
+    and the final model, `saved_models`); each newer one that does not (truncated by a kill,
+    corrupt, unsigned) is skipped with a line saying why. If none loads: why, as one line."""
+    skipped = []
+    for path, steps in saved_models(run_dir):
+        try:
+            model = load_model(path)
+        except error as exc:
+            say(f"skipped: {exc}")
+            skipped.append(str(exc))
+            continue
+        return model, path, int(model.num_timesteps if steps is None else steps)
+    if not skipped:
+        return f"{run_dir / 'checkpoints'}: no checkpoint to resume from"
+    return (f"{run_dir}: no saved model loads ({len(skipped)} tried; the newest: {skipped[0]})")
 
 
 if __name__ == "__main__":

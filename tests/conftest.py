@@ -3,11 +3,17 @@ RUNE_TEST_RULES (scripts/mutation_check.py points it at a mutated copy)."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from rune_env.rules import Board, load_rules
+
+# The key that signs the checkpoints the tests save (agents/trust.py): a fresh one per session,
+# never the user's own (~/.config/rune-env/checkpoint.key); the scripts the tests start inherit it.
+os.environ["RUNE_ENV_KEY_FILE"] = str(Path(tempfile.mkdtemp(prefix="rune-key-")) / "checkpoint.key")
+os.environ.pop("RUNE_ENV_TRUST_PICKLE", None)
 
 TESTS = Path(__file__).parent
 FROZEN_RULES = TESTS / "data" / "rules.yaml"

@@ -267,7 +267,8 @@ def tiny_model_path(tmp_path_factory):
                         policy_kwargs={"net_arch": [16, 16]}, device="cpu", verbose=0)
     model.learn(64)
     path = tmp_path_factory.mktemp("policy") / "tiny.zip"
-    model.save(path)
+    from agents.trust import save_checkpoint
+    save_checkpoint(model, path)     # signed, as training saves it: PolicyAgent may load it
     return path
 
 

@@ -300,6 +300,39 @@ def test_bad_arguments_and_actions_are_named():
         env.observation_space("player_2")
 
 
+def test_the_duel_refuses_unknown_agents_and_actions_that_are_not_integers():
+    env, twin = RuneDuelEnv(core="tree"), RuneDuelEnv(core="tree")
+    env.reset(seed=0)
+    twin.reset(seed=0)
+    w = env.wait - 1            # a legal action for both at the start (the test above's)
+    # an unknown key is named, also beside both real ones (it was ignored before)
+    with pytest.raises(ValueError, match=r"unknown agents \['player_2'\]"):
+        env.step({"player_0": w, "player_1": w, "player_2": 0})
+    with pytest.raises(ValueError, match=r"unknown agents \['Player_1'\]"):
+        env.step({"player_0": w, "Player_1": w})          # a typo: named, not "missing"
+    with pytest.raises(TypeError, match="dict of actions"):
+        env.step([w, w])
+    for bad, type_name in ((w + 0.5, "float"), (str(w), "str"), (True, "bool"),
+                           (np.array([w]), "ndarray"), (float(w), "float")):
+        with pytest.raises(TypeError, match=f"player_1's action must be an integer.*of type {type_name}$"):
+            env.step({"player_0": w, "player_1": bad})
+    # nothing was played; numpy integers and 0-d integer arrays are actions
+    got = env.step({"player_0": np.int64(w), "player_1": np.array(w)})
+    want = twin.step({"player_0": w, "player_1": w})
+    for a in AGENTS:
+        assert np.array_equal(got[0][a]["observation"], want[0][a]["observation"])
+    assert got[1:4] == want[1:4]
+    single = DuelVsAgent(make_agent_greedy())
+    single.reset(seed=0)
+    with pytest.raises(TypeError, match="action must be an integer.*of type float"):
+        single.step(1.5)
+
+
+def make_agent_greedy():
+    from agents import make_agent
+    return make_agent("greedy")
+
+
 # -- the single-agent view -----------------------------------------------------------------------
 def test_duel_vs_agent_plays_whole_duels_reproducibly():
     from agents import make_agent

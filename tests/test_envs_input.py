@@ -258,3 +258,58 @@ def test_unknown_reset_option_lists_the_options():
     assert all(k in str(exc.value) for k in ("rank", "core", "opponents", "run_seed"))
     _, info = env.reset(options={"run_seed": 0, "rank": "1", "core": "sun"})
     assert env.state.seed == 0 and env.rank == 1 and env.state.core == "sun"
+
+
+# -- actions are integers ----------------------------------------------------------------------
+def _first_legal(info) -> int:
+    return int(np.flatnonzero(info["action_mask"])[0])
+
+
+# Not integers, though int() would take them: 1.5 played as 1, "1" as 1, True as 1; a float
+# that happens to be whole, a 1-element array (a mask row's index list), a 0-d float array.
+NOT_INTEGERS = [
+    (lambda a: a + 0.5, "float"), (lambda a: float(a), "float"), (lambda a: str(a), "str"),
+    (lambda a: True, "bool"), (lambda a: np.True_, "bool"), (lambda a: np.float32(a), "float32"),
+    (lambda a: np.array(float(a)), "ndarray"), (lambda a: np.array([a]), "ndarray"),
+    (lambda a: [a], "list"), (lambda a: None, "NoneType"),
+]
+INTEGERS = [lambda a: a, lambda a: np.int64(a), lambda a: np.int16(a), lambda a: np.uint16(a),
+            lambda a: np.array(a), lambda a: np.array(a, dtype=np.int8)]
+
+
+@pytest.mark.parametrize("make", [make_run, make_draft], ids=["RuneRun", "RuneDraft"])
+def test_an_action_that_is_not_an_integer_is_a_type_error_and_changes_nothing(make):
+    env, twin = make(), make()
+    _, info = env.reset(seed=3)
+    twin.reset(seed=3)
+    a = _first_legal(info)
+    for bad, type_name in NOT_INTEGERS:
+        value = bad(a)
+        with pytest.raises(TypeError, match=f"action must be an integer.*got .* of type {type_name}$"):
+            env.step(value)
+    # nothing was played: the next (good) step matches a twin that never saw the bad ones
+    got, want = env.step(a), twin.step(a)
+    assert np.array_equal(got[0], want[0]) and got[1:4] == want[1:4]
+
+
+@pytest.mark.parametrize("make", [make_run, make_draft], ids=["RuneRun", "RuneDraft"])
+def test_numpy_integers_and_0d_integer_arrays_are_actions(make):
+    """What vector envs and policies pass (np.int64 from an action array, a 0-d array from
+    predict on one observation) plays as the Python int would."""
+    ref = make()
+    _, info = ref.reset(seed=4)
+    a = _first_legal(info)
+    want = ref.step(a)
+    for form in INTEGERS:
+        env = make()
+        env.reset(seed=4)
+        got = env.step(form(a))
+        assert np.array_equal(got[0], want[0]) and got[1:4] == want[1:4], form(a)
+
+
+def test_a_huge_array_action_is_named_briefly():
+    env = make_run()
+    env.reset(seed=0)
+    with pytest.raises(TypeError) as exc:
+        env.step(np.zeros(10_000, dtype=np.int64))
+    assert len(str(exc.value)) < 250 and "of type ndarray" in str(exc.value)

@@ -96,7 +96,8 @@ def tiny_run(tmp_path_factory):
                         verbose=0)
     model.learn(64)
     checkpoint = run / "checkpoints" / "model_64_steps.zip"
-    model.save(checkpoint)
+    from agents.trust import save_checkpoint
+    save_checkpoint(model, checkpoint)          # signed, as train.py saves it
     (run / "config.yaml").write_text(yaml.safe_dump({"name": "quick", "seed": 3,
                                                      "env_kwargs": env_kwargs}))
     (run / "train_seconds.json").write_text(json.dumps({"64": 1.5}))
@@ -122,16 +123,26 @@ def _pairs(env_kwargs, n=60):
 @pytest.mark.slow
 def test_export_keeps_the_acting_network_in_float16(tiny_run, tmp_path):
     import torch
+    from safetensors import safe_open
     from agents.policy import PolicyAgent, export_policy, load_policy
     model = tiny_run["model"]
     half, full = tmp_path / "half.pt", tmp_path / "full.pt"
     export_policy(model, half)
     export_policy(model, full, dtype="float32")
-    saved = torch.load(half, weights_only=False)
-    assert saved["format"] == "rune-env-policy" and saved["version"] == 2
-    assert saved["class"] == "MaskableActorCriticPolicy"        # the training subclass loads as its base
-    assert all(v.dtype == torch.float16 for v in saved["state_dict"].values())
-    assert not any(k.startswith(("value_net.", "mlp_extractor.value_net.")) for k in saved["state_dict"])
+    # a safetensors file: the tensors, and the network's description as JSON in its header
+    with safe_open(str(half), framework="pt") as f:
+        desc = json.loads(f.metadata()["rune-env-policy"])
+        saved = {k: f.get_tensor(k) for k in f.keys()}
+    assert desc["format"] == "rune-env-policy" and desc["version"] == 3 and desc["dtype"] == "float16"
+    assert desc["class"] == "MaskableActorCriticPolicy"        # the training subclass loads as its base
+    assert desc["net_arch"] == [16, 16] and desc["activation_fn"] == "Tanh"
+    assert desc["observation_space"]["shape"] == [int(model.observation_space.shape[0])]
+    assert desc["action_space"] == {"type": "Discrete", "n": int(model.action_space.n), "start": 0}
+    assert all(v.dtype == torch.float16 for v in saved.values())
+    assert not any(k.startswith(("value_net.", "mlp_extractor.value_net.")) for k in saved)
+    # [16, 16] over D inputs and A actions: (D*16 + 16) + (16*16 + 16) + (16*A + A) weights
+    d, n = int(model.observation_space.shape[0]), int(model.action_space.n)
+    assert sum(v.numel() for v in saved.values()) == d * 16 + 16 + 16 * 16 + 16 + 16 * n + n
     # the acting weights: float16 of the model's (to float16's precision), float32 exact
     own = model.policy.state_dict()
     for path, tol in ((half, 1e-3), (full, 0.0)):
@@ -146,10 +157,10 @@ def test_export_keeps_the_acting_network_in_float16(tiny_run, tmp_path):
     ref = [PolicyAgent(model).act(o, m) for o, m in pairs]
     assert [PolicyAgent(str(half)).act(o, m) for o, m in pairs] == ref
     assert [PolicyAgent(str(full)).act(o, m) for o, m in pairs] == ref
-    # SB3's own policy.save format (the exports before this one) still loads
-    old = tmp_path / "old.pt"
-    model.policy.save(str(old))
-    assert [PolicyAgent(str(old)).act(o, m) for o, m in pairs] == ref
+    # exporting twice writes the same bytes (nothing of the time or the machine in the file)
+    again = tmp_path / "again.pt"
+    export_policy(model, again)
+    assert again.read_bytes() == half.read_bytes()
     with pytest.raises(ValueError, match="dtype"):
         export_policy(model, tmp_path / "x.pt", dtype="int8")
 
@@ -160,12 +171,17 @@ def test_load_policy_names_a_bad_file(tmp_path):
     from agents.policy import PolicyLoadError, load_policy
     junk = tmp_path / "junk.pt"
     junk.write_bytes(b"\x00" * 100)
-    with pytest.raises(PolicyLoadError, match="junk.pt: cannot load the policy"):
+    with pytest.raises(PolicyLoadError, match="junk.pt: not an exported policy .not a safetensors file"):
         load_policy(junk)
     other = tmp_path / "other.pt"
-    torch.save({"weights": 1}, other)
-    with pytest.raises(PolicyLoadError, match="other.pt: not an exported policy"):
+    torch.save({"weights": 1}, other)          # a pickle: refused unread, with the way out
+    with pytest.raises(PolicyLoadError, match="other.pt: a pickled policy .*--convert .*--trust"):
         load_policy(other)
+    from safetensors.torch import save_file
+    bare = tmp_path / "bare.pt"                # safetensors without the description
+    save_file({"w": torch.zeros(2)}, str(bare))
+    with pytest.raises(PolicyLoadError, match="bare.pt: not an exported policy .no 'rune-env-policy'"):
+        load_policy(bare)
     with pytest.raises(PolicyLoadError, match="nowhere.pt: no such policy file"):
         load_policy(tmp_path / "nowhere.pt")
 
@@ -267,3 +283,56 @@ def test_evaluate_plays_another_rules_file_with_its_own_policies_and_pools(tmp_p
     r = subprocess.run(base + ["--rules", str(tmp_path / "none.yaml")], capture_output=True,
                        text=True, cwd=REPO, timeout=300)
     assert r.returncode == 2 and r.stderr.startswith("error:") and "none.yaml" in r.stderr
+
+
+def test_shipped_policies_are_data_and_the_pools_provenance_still_leads_to_them():
+    """Every shipped policy is in the data format (safetensors, not a pickle) and says where it
+    was converted from; the default rules' pools name each drafting policy's sha256 as it was
+    when they were drafted, which is the card's converted_from.sha256 (the old pickled file)."""
+    import gzip
+    import hashlib
+    from agents.policy_file import looks_pickled
+    models = REPO / "agents" / "models"
+    for pt in sorted(models.rglob("*.pt")):
+        assert not looks_pickled(pt.read_bytes()[:8]), pt
+        card = json.loads(pt.with_suffix(".json").read_text(encoding="utf-8"))
+        assert card["format"].startswith("rune-env-policy v3") and "no pickle" in card["format"]
+        conv = card["converted_from"]
+        assert conv["same_weights"] and conv["check"]["same_actions"] == conv["check"]["steps"] > 0
+        if "sha256" in card:                                   # league_s0's card names its file's
+            assert card["sha256"] == hashlib.sha256(pt.read_bytes()).hexdigest()
+    named = 0
+    for pool in sorted((REPO / "configs" / "opponents").glob("*.json.gz")):
+        prov = json.loads(gzip.decompress(pool.read_bytes()))["provenance"]
+        for path, entry in prov.get("policies", {}).items():
+            card = json.loads((REPO / path).with_suffix(".json").read_text(encoding="utf-8"))
+            assert entry["sha256"] == card["converted_from"]["sha256"], (pool.name, path)
+            assert entry["provenance"] == Path(path).with_suffix(".json").as_posix()
+            named += 1
+    assert named == 6      # archmage 1, mentor 2, sage 2, sorcerer 1
+
+
+@pytest.mark.slow
+def test_a_dict_observation_policy_exports_and_plays_the_same(tmp_path):
+    """MultiInputPolicy over obs_mode="dict" (a Dict of Boxes, CombinedExtractor) round-trips
+    through the data format: the same spaces, and float32 export acts exactly as the model."""
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+    from agents.policy import PolicyAgent, export_policy, load_policy
+    from rune_env.envs.run_env import RuneRunEnv
+    env = RuneRunEnv(obs_mode="dict", max_rounds=2, opponents="generator")
+    model = MaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=32, seed=0,
+                        policy_kwargs={"net_arch": [16]}, device="cpu")
+    path = tmp_path / "dict.pt"
+    export_policy(model, path, dtype="float32")
+    policy = load_policy(path)
+    assert type(policy).__name__ == "MaskableMultiInputActorCriticPolicy"
+    assert policy.observation_space == model.observation_space
+    obs, info = env.reset(options={"run_seed": 3})
+    ref, exp = PolicyAgent(model), PolicyAgent(policy)
+    for _ in range(30):
+        a = ref.act(obs, info["action_mask"])
+        assert exp.act(obs, info["action_mask"]) == a
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            obs, info = env.reset(options={"run_seed": 4})

@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -136,9 +137,11 @@ def test_train_writes_its_run_directory(smoke):
     # TensorBoard: one run directory with event files
     assert [p.name for p in (d / "tb").iterdir()] == ["run_1"]
     assert list((d / "tb" / "run_1").glob("events.out.tfevents.*"))
-    # checkpoints every 128 timesteps: 128 // 2 envs = every 64 vector steps = at 128 and 256
+    # checkpoints every 128 timesteps: 128 // 2 envs = every 64 vector steps = at 128 and 256,
+    # each with its signature (agents/trust.py), no temp file left
     assert sorted(p.name for p in (d / "checkpoints").iterdir()) == \
-        ["model_128_steps.zip", "model_256_steps.zip"]
+        ["model_128_steps.zip", "model_128_steps.zip.sig", "model_256_steps.zip",
+         "model_256_steps.zip.sig"]
     # the final model loads, and knows how far it trained; the exported policy's provenance says so
     from agents.policy import load_model
     assert load_model(d / "final_model.zip").num_timesteps == 256
@@ -232,6 +235,79 @@ def test_train_fixed_run_name_refused_unless_force(tmp_path):
     assert (other / "precious").exists()
 
 
+def _claim(args):
+    from agents.training import claim_named_run
+    run_dir, go = args
+    while time.time() < go:          # every process tries at the same instant
+        pass
+    return claim_named_run(Path(run_dir), force=False)
+
+
+@pytest.mark.parametrize("made_beforehand", [False, True], ids=["new", "empty dir"])
+def test_of_many_starts_with_one_name_exactly_one_claims_it(tmp_path, made_beforehand):
+    """The claim is atomic (os.mkdir, then config.yaml with O_EXCL): eight processes racing for
+    one name, in a new directory or in an empty one made by hand, give one claim and seven
+    "exists" refusals, whatever the timing."""
+    import multiprocessing
+    run_dir = tmp_path / "runs" / "same"
+    if made_beforehand:
+        run_dir.mkdir(parents=True)
+    go = time.time() + 1.0
+    with multiprocessing.get_context("fork").Pool(8) as pool:
+        results = pool.map(_claim, [(str(run_dir), go)] * 8)
+    assert results.count(None) == 1, results
+    assert all(r.startswith(f"{run_dir} exists: pass --resume") for r in results if r is not None)
+    assert [p.name for p in run_dir.iterdir()] == ["config.yaml"]
+
+
+def test_a_second_start_of_a_running_name_is_refused_at_once(tmp_path):
+    """While one training runs in runs/busy, another start with --run-name busy is refused
+    before it builds anything (it used to train beside the first, into the same files)."""
+    config = tiny_config(tmp_path / "tiny.yaml", total_timesteps=4096, final_eval_episodes=0)
+    runs = tmp_path / "runs"
+    first = subprocess.Popen([sys.executable, str(TRAIN), "--config", str(config), "--runs-dir",
+                              str(runs), "--run-name", "busy", "--no-progress"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        deadline = time.time() + 120
+        while not (runs / "busy" / "config.yaml").is_file() and time.time() < deadline:
+            time.sleep(0.1)
+        t0 = time.monotonic()
+        r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "busy", "--seed", "1")
+        assert_one_line_error(r, str(runs / "busy"), "exists")
+        assert time.monotonic() - t0 < 30            # the interpreter's start, no training
+    finally:
+        first.kill()
+        first.wait()
+
+
+def test_a_save_killed_halfway_leaves_the_old_checkpoint_whole(tmp_path):
+    """save_checkpoint writes a temp name and renames it: a save that fails halfway (a kill, a
+    full disk) leaves the checkpoint of that name as it was, or none, and no temp file."""
+    from agents.trust import is_signed, save_checkpoint
+
+    class Model:
+        def __init__(self, data, fail):
+            self.data, self.fail = data, fail
+
+        def save(self, path):
+            Path(path).write_bytes(self.data[: len(self.data) // 2])
+            if self.fail:
+                raise OSError("no space left on device")
+            Path(path).write_bytes(self.data)
+
+    target = tmp_path / "checkpoints" / "model_64_steps.zip"
+    with pytest.raises(OSError):
+        save_checkpoint(Model(b"new" * 100, fail=True), target)
+    assert not target.exists() and list(target.parent.iterdir()) == []
+    save_checkpoint(Model(b"old" * 100, fail=False), target)
+    with pytest.raises(OSError):
+        save_checkpoint(Model(b"new" * 100, fail=True), target)
+    assert target.read_bytes() == b"old" * 100 and is_signed(target)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["model_64_steps.zip",
+                                                               "model_64_steps.zip.sig"]
+
+
 # -- train.py: TensorBoard -------------------------------------------------------------------------
 def test_train_tensorboard_has_the_game_tags(smoke):
     assert smoke["result"].returncode == 0, smoke["result"].stderr
@@ -323,7 +399,7 @@ def test_train_resume_of_a_finished_run_changes_nothing(smoke, tmp_path):
         assert "is finished" in r.stdout and "--total-timesteps" in r.stdout, r.stdout
         assert summary_of(r)["timesteps"] == 256
         assert files_of(d, *names) == before, args
-        assert sorted(p.name for p in (d / "checkpoints").iterdir()) == \
+        assert sorted(p.name for p in (d / "checkpoints").glob("*.zip")) == \
             ["model_128_steps.zip", "model_256_steps.zip"]
 
 
@@ -339,7 +415,7 @@ def test_train_resume_continues_the_run(smoke, tmp_path):
     summary = summary_of(r)
     assert Path(summary["run_dir"]) == d and summary["timesteps"] == 512
     # 256 more timesteps: checkpoints at 384 and 512 join the old ones, in the same run dir
-    assert sorted(p.name for p in (d / "checkpoints").iterdir()) == \
+    assert sorted(p.name for p in (d / "checkpoints").glob("*.zip")) == \
         ["model_128_steps.zip", "model_256_steps.zip", "model_384_steps.zip", "model_512_steps.zip"]
     from agents.policy import load_model
     assert load_model(d / "final_model.zip").num_timesteps == 512
@@ -388,14 +464,30 @@ def test_train_resume_without_a_checkpoint_exits_2(smoke, tmp_path):
     assert_one_line_error(r, "checkpoint")
 
 
-def test_train_resume_from_a_corrupt_checkpoint_exits_2(smoke, tmp_path):
+def test_train_resume_skips_a_checkpoint_that_does_not_load(smoke, tmp_path):
+    """A kill during a save left the newest checkpoint truncated (as SB3's own save did): the
+    resume says so and goes on from the newest one that loads."""
     assert smoke["result"].returncode == 0, smoke["result"].stderr
     d = copy_run(smoke, tmp_path)
     (d / "final_model.zip").unlink()                       # killed before the end
     latest = d / "checkpoints" / "model_256_steps.zip"
     latest.write_bytes(latest.read_bytes()[:1000])        # truncated
-    r = run(TRAIN, "--config", smoke["config"], "--seed", 1, "--runs-dir", d.parent, "--resume")
-    assert_one_line_error(r, str(latest))
+    r = run(TRAIN, "--config", smoke["config"], "--seed", 1, "--runs-dir", d.parent, "--resume",
+            "--no-progress")
+    assert r.returncode == 0, r.stderr
+    skipped = [line for line in r.stdout.splitlines() if line.startswith("skipped: ")]
+    assert skipped == [f"skipped: {latest}: not a stable-baselines3 checkpoint (not a zip archive; "
+                       f"truncated or corrupt?)"]
+    assert "resuming from " + str(d / "checkpoints" / "model_128_steps.zip") in r.stdout
+    from agents.policy import load_model
+    assert load_model(d / "final_model.zip").num_timesteps == 256
+    # when none loads (here: none signed on this machine), one line says so, naming the newest
+    d2 = copy_run(smoke, tmp_path / "again")
+    for sig in d2.rglob("*.zip.sig"):
+        sig.unlink()
+    (d2 / "final_model.zip").unlink()
+    r = run(TRAIN, "--runs-dir", d2.parent, "--resume", "--run-name", d2.name)
+    assert_one_line_error(r, "no saved model loads (2 tried", "model_256_steps.zip", "--trust-pickle")
 
 
 # -- train.py: bad input ---------------------------------------------------------------------------

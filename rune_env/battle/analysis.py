@@ -103,7 +103,9 @@ class SideSetup:
         geo = geometry(rules.radius)
         mods = Mods.of(board, rules)
         n = geo.n_cells
-        interval_ms = rules.ms(spec.battle.base_interval_s * mods.interval_x)
+        # at least 1 ms by construction: each turn moves the clock on, so the battle loop ends
+        # at battle.duration_s whatever the rules (valid rules never round to 0: rules/limits.py)
+        interval_ms = max(1, rules.ms(spec.battle.base_interval_s * mods.interval_x))
         if board.max_hp is not None:
             max_hp = board.max_hp
         else:

@@ -11,8 +11,8 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from ..battle.engines import battle_function, default_engine
-from ..envs.run_env import (ENV_VERSION, TRAINING_SEED_LIMIT, check_core, check_int, check_rank,
-                            check_real, check_unlocked, resolve_rules)
+from ..envs.run_env import (ENV_VERSION, TRAINING_SEED_LIMIT, as_action, check_core, check_int,
+                            check_rank, check_real, check_unlocked, resolve_rules)
 from ..rules.config import Rules
 from ..run.actions import action_table
 from ..run.duel import PLAYERS, DuelState, new_duel, step_duel, wait_action
@@ -167,6 +167,13 @@ class RuneDuelEnv(ParallelEnv):
             raise RuntimeError("call reset() before step()")
         if not self.agents:
             raise RuntimeError("the duel is over: call reset()")
+        if not isinstance(actions, dict):
+            raise TypeError(f"step takes a dict of actions by agent ({AGENTS}); got "
+                            f"{type(actions).__name__}")
+        unknown = [a for a in actions if a not in AGENTS]
+        if unknown:       # a typo'd key would otherwise be ignored and the real agent missing
+            raise ValueError(f"step got actions for unknown agents {unknown!r}; the agents are "
+                             f"{AGENTS}")
         missing = [a for a in self.agents if a not in actions]
         if missing:
             raise ValueError(f"step needs an action for every live agent; missing {missing}")
@@ -174,7 +181,7 @@ class RuneDuelEnv(ParallelEnv):
         illegal: dict[int, str] = {}
         chosen = []
         for i, agent in enumerate(AGENTS):
-            a = int(actions[agent])
+            a = as_action(actions[agent], f"{agent}'s action")
             reason = self._why_illegal(i, a)
             if reason is not None:
                 if self.illegal_action == "raise":

@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..envs.run_env import TRAINING_SEED_LIMIT, InfoDict, check_int
+from ..envs.run_env import TRAINING_SEED_LIMIT, InfoDict, as_action, check_int
 from .env import AGENTS, RuneDuelEnv
 
 SEATS = ("random", 0, 1)
@@ -143,7 +143,7 @@ class DuelVsAgent(gym.Env):
             raise RuntimeError("the episode is over: call reset()")
         me, them = AGENTS[self.me], AGENTS[1 - self.me]
         total = 0.0
-        learner_action = int(action)
+        learner_action = as_action(action)
         battle = None
         while True:
             actions = {me: learner_action, them: self._opponent_action()}

@@ -55,6 +55,21 @@ def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = Non
     return int(value)
 
 
+def as_action(value: Any, name: str = "action") -> int:
+    """An action as an int: a Python or numpy integer, or a 0-d integer array (what a policy's
+    predict returns for one observation). Anything else is a TypeError naming the value and its
+    type: int() would play 1.5 as action 1, "1" as 1 and True as 1, and an agent's bug (a float
+    from arithmetic, a mask row instead of an index) would pass unseen."""
+    if isinstance(value, np.ndarray) and value.shape == () and np.issubdtype(value.dtype, np.integer):
+        return int(value)
+    if _is_int(value):
+        return int(value)
+    shown = repr(value)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    raise TypeError(f"{name} must be an integer (a Python or numpy integer, or a 0-d integer "
+                    f"array); got {shown} of type {type(value).__name__}")
+
+
 def check_real(name: str, value: Any, lo: float | None = None, hi: float | None = None) -> float:
     """`value` as a finite float in [lo, hi], else a ValueError naming `name`."""
     ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) \
@@ -366,7 +381,7 @@ class RuneRunEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if self.state.over:
             raise RuntimeError("the episode is over: call reset()")
-        action = int(action)
+        action = as_action(action)
         # legality from the mask computed once per step (in _info, for this step's policy; see
         # action_masks); the reason in words only for an illegal action
         mask = self._legal()

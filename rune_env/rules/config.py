@@ -40,6 +40,11 @@ class _Strict(BaseModel):
 
 def _number(value: Any) -> float:
     # YAML numbers only: 100 and 1.5 are fine, "100" and true are refused.
+    if isinstance(value, str) and _reads_as_number(value):
+        # PyYAML (YAML 1.1) reads 1e300 and 1.0e300 as text: a float needs a dot and a signed
+        # exponent; say so, with the spelling it reads as the number meant
+        raise ValueError(f"expected a number, got the text {value!r}: YAML reads {value} as a "
+                         f"string; write {yaml.safe_dump(float(value)).splitlines()[0]}")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"expected a number, got {value!r}")
     if value != value or value in (float("inf"), float("-inf")):
@@ -47,14 +52,25 @@ def _number(value: Any) -> float:
     return float(value)
 
 
+def _reads_as_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
 Num = Annotated[float, BeforeValidator(_number)]
+# The longest battle a rules file may ask for: ten times the default's 60 s. With turns at least
+# 1 ms apart (rune_env/rules/limits.py), a battle then has at most 600,000 turns a side, which
+# the reference engine plays in a few seconds; 1.0e+12 s (30,000 years) was accepted before.
+MAX_BATTLE_S = 600.0
 Int = StrictInt
 Bool = StrictBool
 Str = StrictStr
 
 
 class BattleSpec(_Strict):
-    duration_s: Num = Field(gt=0)
+    duration_s: Num = Field(gt=0, le=MAX_BATTLE_S)
     base_interval_s: Num = Field(gt=0)
     base_hp: Num = Field(gt=0)
     hp_per_round: Num = Field(ge=0)
@@ -560,6 +576,11 @@ class Rules:
         except ValidationError as exc:
             raise RulesError(f"{_validation_message(exc)} [{source}]") from None
         _cross_check(spec)
+        from .limits import check_battle_limits    # every battle ends: times and counts
+        try:
+            check_battle_limits(spec, cls.ms, RulesError)
+        except RulesError as exc:
+            raise RulesError(f"{exc} [{source}]") from None
         return cls(spec, data, source)
 
     def to_dict(self) -> dict:

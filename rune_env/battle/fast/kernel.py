@@ -177,7 +177,8 @@ def _mods_of(rules_i, rules_f, sides, sides_f, s, enc, off, max_hp_given):
         max_hp = rules_f[F_BASE_HP] + rules_f[F_HP_PER_ROUND] * (enc[off + REC_ROUND] - 1)
     max_hp *= hp_x
     xs[S_N_MODS] = nm
-    xs[S_INTERVAL] = _ms(rules_f[F_BASE_INTERVAL_S] * interval_x)
+    # at least 1 ms by construction, as SideSetup.of: every turn moves the clock on
+    xs[S_INTERVAL] = max(1, _ms(rules_f[F_BASE_INTERVAL_S] * interval_x))
     xs[S_EROSIONS] = rules_i[RI_EROSIONS] + extra
     xs[S_UNSEAL_MS] = _ms(unseal_s) if unseal_s >= 0.0 else -1
     xs[S_ANY_KIND] = 1 if any_kind else 0
