@@ -36,7 +36,7 @@ from conftest import FROZEN_RULES, frozen_rules
 from rune_env.battle import battle
 from rune_env.battle.fast import fast_battle, fast_battles
 from rune_env.battle.fast.parity import compare, coverage_boards, parity_pairs, stress_board
-from rune_env.rules import Board, load_board
+from rune_env.rules import Board, load_board, load_rules
 from rune_env.rules.config import CASTING_KINDS, KINDS, Rules
 
 pytestmark = pytest.mark.slow
@@ -502,3 +502,26 @@ def test_sample_exercises_the_balance_rules():
                 if any(u > e["t"] for u in frozen_until[target].values()):
                     refused += 1
     assert rests > 1000 and floor_seals > 20 and refused > 50, (rests, floor_seals, refused)
+
+
+def test_sample_exercises_the_amplify_cap():
+    """A fifth of the parity pairs field an amplify tower (`amplify_board`); under the defaults'
+    cap (D-54) most of those towers have a rune whose amplifies multiply past it, so parity runs
+    check the capped branch of both engines, and the pairs with towers match the reference."""
+    from rune_env.battle.analysis import SideSetup, analyse
+    from rune_env.battle.fast.parity import amplify_board
+    rules = load_rules(ROOT / "configs" / "rules" / "default.yaml")
+    assert rules.spec.runes.amplify.max_factor is not None
+    rng = np.random.default_rng(11)
+    capped = 0
+    for _ in range(200):
+        b = amplify_board(rng, rules).validate(rules)
+        setup = SideSetup.of(b, rules)
+        a = analyse(setup, [b.runes.get(c) for c in range(setup.geo.n_cells)],
+                    [False] * setup.geo.n_cells)
+        capped += any(p.amplify_uncapped is not None for p in a.powers.values())
+    assert capped >= 100, capped
+    pairs = parity_pairs(500, 13, rules)
+    towers = [p for i, p in enumerate(pairs) if i % 5 == 4]
+    assert len(towers) == 100
+    _check(towers, rules)
