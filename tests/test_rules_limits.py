@@ -169,3 +169,17 @@ def test_an_interval_of_0_ms_still_ends_the_battle(engine):
     b = Board.from_json({"runes": {"1:0": ["water", 1]}, "core": "tree"}, rules, source="b")
     r = battle_function(engine)(b, b, rules)
     assert r.reason == "timeout" and r.time == 2.0 and r.turns == (2000, 2000)
+
+
+def test_a_cut_battle_keeps_times_longer_than_it():
+    """Rules.cut_at: the audit's battles cut at the opponent's second turn (0.8 s here) keep the
+    3-s curse and the 1.5-s freeze, which a rules file could not (no time longer than the
+    battle); a cut outside 1 ms..the battle's length is refused naming the key."""
+    from rune_env.rules import RulesError, load_rules
+    rules = load_rules()
+    cut = rules.cut_at(0.8)
+    assert cut.spec.battle.duration_s == 0.8 and cut.spec.runes.dark.curse_s == 3
+    assert rules.spec.battle.duration_s == 60
+    for bad in (0.0, 0.0004, 60.5, float("nan")):
+        with pytest.raises(RulesError, match="battle.duration_s"):
+            rules.cut_at(bad)

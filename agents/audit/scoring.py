@@ -392,10 +392,7 @@ class Evaluator:
     def _horizon_rules(self, horizon_ms: int) -> Rules:
         """The audit's rules with battles cut at `horizon_ms` (compiled once per horizon)."""
         if horizon_ms not in self._short:
-            data = self.rules.to_dict()
-            data["battle"]["duration_s"] = horizon_ms / 1000.0
-            self._short[horizon_ms] = Rules.from_dict(
-                data, source=f"{self.rules.source} cut at {horizon_ms} ms")
+            self._short[horizon_ms] = self.rules.cut_at(horizon_ms / 1000.0)
         return self._short[horizon_ms]
 
     def baseline(self, choose: Opponents, report: Opponents) -> Score:

@@ -586,6 +586,22 @@ class Rules:
     def to_dict(self) -> dict:
         return copy.deepcopy(self._data)
 
+    def cut_at(self, duration_s: float) -> "Rules":
+        """These rules with the battle cut at `duration_s` (at most the battle's own length, at
+        least 1 ms), for tools that need a battle's state at a time (the audit's fast-kill reach):
+        the battle up to then is the whole battle's. Built from these validated rules without the
+        check that no time is longer than the battle (`limits.check_battle_limits`): a shorter
+        battle only ends sooner, and a curse or freeze that outlasts the cut acts the same up to
+        it."""
+        if not (0.0 < duration_s <= self.spec.battle.duration_s and self.ms(duration_s) >= 1):
+            raise RulesError(f"battle.duration_s: a cut at {duration_s!r} s is not within "
+                             f"0.001..{self.spec.battle.duration_s:g} s")
+        data = self.to_dict()
+        data["battle"]["duration_s"] = duration_s
+        spec = self.spec.model_copy(update={
+            "battle": self.spec.battle.model_copy(update={"duration_s": duration_s})})
+        return Rules(spec, data, source=f"{self.source} cut at {self.ms(duration_s)} ms")
+
     @staticmethod
     def ms(seconds: float) -> int:
         """A duration in seconds as whole milliseconds, rounded half up (D-6a)."""
