@@ -212,10 +212,19 @@ def resume(a, runs_dir: Path, progress: bool) -> int:
         write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_yaml(), sort_keys=False))
     say(f"run: {run_dir}  (torch threads {cfg.torch_threads}; tensorboard --logdir {run_dir / 'tb'})")
     say(f"resuming from {source} at {model.num_timesteps} steps, on to {cfg.total_timesteps}")
-    venv = make_venv(cfg)
-    model.set_env(venv)
+    from agents.resume import ResumeStateError, load_state
     try:
-        res = train(cfg, run_dir, model, venv, True, TrainClock.before(run_dir, steps), progress)
+        state = load_state(source, int(model.num_timesteps))
+    except ResumeStateError as exc:
+        state = None
+        say(f"not exact: {exc}; the envs start new episodes and the generators are reseeded, so "
+            f"the run goes on but is no longer the uninterrupted one")
+    venv = make_venv(cfg)
+    if state is None:
+        model.set_env(venv)
+    try:
+        res = train(cfg, run_dir, model, venv, True, TrainClock.before(run_dir, steps), progress,
+                    state)
     except KeyboardInterrupt:
         return interrupted(run_dir)
     print(summary_json(run_dir, res))
