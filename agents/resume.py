@@ -14,7 +14,8 @@ rollout and its update: agents/training.py's `Checkpoints`) and each has a resum
   rewards and lengths, TimeLimit's step count, OrderEnforcing's and PassiveEnvChecker's flags);
 - the global generators: torch's (the policy samples actions with it), numpy's (SB3 shuffles the
   minibatches with it) and Python's;
-- SB3's counters: `_episode_num`, `_n_updates`, the episode-info buffers (rollout/ep_*_mean);
+- SB3's counters: `_episode_num`, `_n_updates`, the episode-info buffers (rollout/ep_*_mean),
+  and the scalars its logger holds for the next write (the last update's train/*);
 - the callbacks' counters (the last checkpoint, evaluation and metrics steps, the game metrics
   gathered since the last write).
 
@@ -159,8 +160,31 @@ def collect_state(model, callbacks) -> dict:
             "ep_success_buffer": _jsonable(list(model.ep_success_buffer or [])),
             "envs": venv.env_method("resume_state"),
             "rng": global_rng_state(),
+            "logger": pending_log(model),
             "callbacks": {type(cb).__name__: cb.resume_state() for cb in callbacks
                           if hasattr(cb, "resume_state")}}
+
+
+def pending_log(model) -> list:
+    """The scalars SB3's logger holds for its next write: at a rollout boundary, the update's
+    train/* (SB3 writes them with the next rollout's rollout/* and time/*)."""
+    log = getattr(model, "_logger", None)
+    if log is None:
+        return []
+    out = []
+    for key, value in log.name_to_value.items():
+        if isinstance(value, (bool, int, float, np.integer, np.floating)):
+            excluded = log.name_to_excluded.get(key)
+            excluded = [excluded] if isinstance(excluded, str) else list(excluded or ())
+            out.append([key, _jsonable(value), excluded])
+    return out
+
+
+def restore_pending_log(logger, pending: list) -> None:
+    """Put the pending scalars back into the resumed session's logger (made by model.learn; see
+    agents/training.py's Checkpoints._on_training_start)."""
+    for key, value, excluded in pending:
+        logger.record(key, value, exclude=tuple(excluded) or None)
 
 
 def state_path(checkpoint: Path) -> Path:
@@ -226,6 +250,9 @@ def restore_state(model, venv, state: dict, callbacks) -> None:
     size = model._stats_window_size
     model.ep_info_buffer = deque(state["ep_info_buffer"], maxlen=size)
     model.ep_success_buffer = deque(state["ep_success_buffer"], maxlen=size)
+    for cb in callbacks:
+        if hasattr(cb, "pending_log"):
+            cb.pending_log = state.get("logger", [])
     saved = state.get("callbacks", {})
     for cb in callbacks:
         if hasattr(cb, "set_resume_state") and type(cb).__name__ in saved:

@@ -455,7 +455,7 @@ def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress
 
     from .evaluation import evaluate
     from .policy import PolicyAgent
-    from .resume import collect_state, save_state
+    from .resume import collect_state, restore_pending_log, save_state
     from .trust import save_checkpoint
     from rune_env.rules import default_rules
     from rune_env.rules.config import KINDS
@@ -475,9 +475,14 @@ def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress
             self.every, self.save_path = every, Path(save_path)
             self.last = 0
             self.peers: list = []        # the callbacks whose counters the resume state keeps
+            self.pending_log: list = []  # a resumed run's logger scalars not yet written
 
         def _on_training_start(self) -> None:
             self.last = self.num_timesteps
+            # model.learn has made its logger: the resumed update's train/* go out with the
+            # next rollout's scalars, as in the uninterrupted run
+            restore_pending_log(self.logger, self.pending_log)
+            self.pending_log = []
 
         def _on_step(self) -> bool:
             return True

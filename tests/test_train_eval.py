@@ -560,6 +560,16 @@ def test_a_resumed_run_is_the_uninterrupted_run(tmp_path):
         ev, ev0 = (json.loads((x / "eval.json").read_text()) for x in (d, straight))
         assert {k: v for k, v in ev.items() if k != "train_seconds"} == \
             {k: v for k, v in ev0.items() if k != "train_seconds"}
+    # TensorBoard: SB3's and the game's scalars on the same steps with the same values (the
+    # stopped run: the killed one's tb/ still holds the events its session wrote past 256; time/*
+    # is wall-clock, and eval/* has the stopped session's final evaluation at 256 too)
+    def scalars(d):
+        ea = accumulator(d / "tb" / "run_1")
+        return {t: [(e.step, e.value) for e in ea.Scalars(t)] for t in ea.Tags()["scalars"]
+                if t.split("/")[0] in ("train", "rollout", "game")}
+    expected = scalars(straight)
+    assert "train/loss" in expected and "rollout/ep_rew_mean" in expected
+    assert scalars(stopped) == expected
 
 
 def test_a_checkpoint_without_its_resume_state_resumes_and_says_so(smoke, tmp_path):
