@@ -8,8 +8,10 @@ the run directory, --resume and the TensorBoard scalars).
 - Run directories: `default_run_name`, `claim_run_dir`, `latest_run`, `latest_checkpoint`,
   `TrainClock` (training seconds over sessions, train_seconds.json), `read_json` / `write_json`.
 - Envs and torch: `set_torch_threads`, `make_env_fn`, `make_venv`, `seed_everything`.
-- Callbacks: `build_callbacks` (checkpoints, the game's TensorBoard metrics, periodic
-  evaluations), `progress_callback`, `tb_writers`, `tb_run_dir`.
+- Callbacks: `build_callbacks` (checkpoints at rollout boundaries with their resume states, the
+  game's TensorBoard metrics, periodic evaluations; all on the global step count, so a resumed
+  run keeps them where the uninterrupted one has them: agents/resume.py), `progress_callback`,
+  `tb_writers`, `tb_run_dir`.
 - Training: `new_model`, `train` (learn, save, export, evaluate), `final_evaluation`,
   `summary_json`.
 """
