@@ -496,13 +496,14 @@ def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress
             self.maybe_save()
 
         def maybe_save(self) -> None:
-            if self.num_timesteps // self.every > self.last // self.every:
-                self.last = self.num_timesteps
-                path = self.save_path / f"model_{self.num_timesteps}_steps.zip"
+            steps = int(self.model.num_timesteps)    # (the callback's own copy is per step)
+            if steps // self.every > self.last // self.every:
+                self.last = steps
+                path = self.save_path / f"model_{steps}_steps.zip"
                 # the state first: the zip's rename is what makes the checkpoint exist
                 save_state(collect_state(self.model, self.peers), path)
                 save_checkpoint(self.model, path)
-                clock.record(self.num_timesteps)
+                clock.record(steps)
 
         def resume_state(self) -> dict:
             return {"last": self.last}
