@@ -67,6 +67,46 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def wilson_mean(values: list[float], upper: float, z: float = 1.96) -> tuple[float, float, float]:
+    """Mean of values in [0, upper] (a run's wins: 0..wins_to_clear) and a 95% interval: Wilson's
+    score interval for the mean of values / upper over the n runs, scaled back. Any variable in
+    [0, 1] with mean p has variance at most p (1 - p), the Bernoulli's, so the interval is honest
+    (if anything wide) at small n; it stays inside [0, upper] without clipping, and it is never
+    of zero width (15 runs of 10 wins of 10: [7.96, 10], not [10, 10])."""
+    n = len(values)
+    if n == 0:
+        return (float("nan"),) * 3
+    m = statistics.fmean(values)
+    p = m / upper
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (m, upper * max(0.0, centre - half), upper * min(1.0, centre + half))
+
+
+def eval_context(env_kwargs: dict | None, episodes: int, seed: int, rules) -> dict[str, Any]:
+    """What an evaluation was played against, for its records (TensorBoard text, CSV, JSON): the
+    rank, the opponents (the rank's shipped pool, the budget drafter, a pool file, an agent), the
+    rules hash, the runs and the evaluation seed."""
+    kw = dict(env_kwargs or {})
+    rank = kw.get("rank", "apprentice")
+    opponents = kw.get("opponents")
+    if opponents is None:
+        from rune_env.envs.run_env import shipped_pool
+        names = [r.id for r in rules.spec.ranks]
+        index = names.index(rank) if isinstance(rank, str) and rank in names else (
+            rank if isinstance(rank, int) else 0)
+        pool = shipped_pool(rules, index) if 0 <= index < len(names) else None
+        opponents = f"shipped pool {pool.name}" if pool else "budget drafter"
+    elif opponents == "generator":
+        opponents = "budget drafter"
+    elif not isinstance(opponents, str):
+        opponents = type(opponents).__name__
+    rank_name = rules.spec.ranks[rank].id if isinstance(rank, int) else str(rank)
+    return {"rank": rank_name, "opponents": str(opponents), "rules_hash": rules.hash,
+            "episodes": episodes, "seed": seed}
+
+
 def mean_ci(values: list[float], z: float = 1.96) -> tuple[float, float, float]:
     """Mean and normal-approximation 95% interval."""
     n = len(values)
@@ -99,12 +139,16 @@ def play_run(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
             "battles": battles}
 
 
-def summarise(runs: list[dict]) -> dict[str, Any]:
+def summarise(runs: list[dict], max_wins: int | None = None) -> dict[str, Any]:
+    """The runs' rates with 95% intervals: Wilson's for the battle win and clear rates, and for
+    mean wins Wilson's on wins / `max_wins` (a run's most wins, the rules' wins_to_clear; default:
+    the most any run had, at least 1; `wilson_mean`)."""
     battles = [b for r in runs for b in r["battles"]]
     won = sum(b["outcome"] == "win" for b in battles)
     wins = [r["wins"] for r in runs]
     cleared = sum(r["cleared"] for r in runs)
-    mean_wins, lo, hi = mean_ci(wins)
+    upper = max([max_wins or 1, *wins])
+    mean_wins, lo, hi = wilson_mean(wins, upper)
     by_core: dict[str, dict] = {}
     for core, group in _group(runs, "core").items():
         bs = [b for r in group for b in r["battles"]]
@@ -118,7 +162,7 @@ def summarise(runs: list[dict]) -> dict[str, Any]:
         "battle_win_rate": won / len(battles) if battles else 0.0,
         "battle_ci": list(wilson(won, len(battles))),
         "mean_wins": mean_wins,
-        "wins_ci": [max(0.0, lo), hi],
+        "wins_ci": [lo, hi],
         "clear_rate": cleared / len(runs) if runs else 0.0,
         "clear_ci": list(wilson(cleared, len(runs))),
         "rounds_survived": statistics.fmean(r["rounds"] for r in runs) if runs else 0.0,
@@ -146,7 +190,8 @@ def evaluate(agent, episodes: int, seed: int = 0, env_kwargs: dict | None = None
         runs.append(play_run(env, agent, eval_run_seed(seed, i)))
         if progress is not None:
             progress.update(1)
-    out = summarise(runs)
+    out = summarise(runs, max_wins=env.rules.spec.run.wins_to_clear)
+    out["played_against"] = eval_context(env_kwargs, episodes, seed, env.rules)
     out["runs"] = runs
     return out
 
@@ -174,19 +219,35 @@ def final_boards(runs: list[dict], rules, count: int = BOARD_IMAGES) -> list:
     return [Board.from_json(r["battles"][-1]["board"], rules) for r in runs[:count] if r["battles"]]
 
 
+# the interval of each rate with one: <prefix>/<rate>_lo and _hi in TensorBoard, the CSV's columns
+INTERVALS = {"battle_win_rate": "battle_ci", "mean_wins": "wins_ci", "clear_rate": "clear_ci"}
+
+
 def log_evaluation(writer, summary: dict, step: int, rules, *, prefix: str = "eval",
-                   image_tag: str | None = "boards/final", cores=None) -> None:
+                   image_tag: str | None = "boards/final", cores=None,
+                   context: dict | None = None) -> None:
     """An evaluation into TensorBoard at training step `step`: `<prefix>/<tag>` for EVAL_TAGS,
+    `<prefix>/<rate>_lo` and `_hi` for the 95% interval of each rate of INTERVALS,
     `<prefix>/kind_share/<kind>` for every kind, with `cores` also `<prefix>/clear_rate_core/<core>`
-    and `<prefix>/battle_win_rate_core/<core>` (NaN for a core not played, so that every agent has
-    the same tags), and, with `image_tag`, pictures of the first runs' final boards
-    (`<image_tag>/<i>`; needs the summary's `runs`). `writer` is a SummaryWriter."""
+    and `<prefix>/battle_win_rate_core/<core>` for each core the runs played (none for a core not
+    played: no runs, no rate), with `context` (`eval_context`: rank, opponents, rules hash, runs,
+    seed) a text `<prefix>/played_against` saying what the evaluation was played against, and,
+    with `image_tag`, pictures of the first runs' final boards (`<image_tag>/<i>`; needs the
+    summary's `runs`). `writer` is a SummaryWriter."""
     for tag in EVAL_TAGS:
         writer.add_scalar(f"{prefix}/{tag}", summary[tag], step)
+    for rate, ci in INTERVALS.items():
+        writer.add_scalar(f"{prefix}/{rate}_lo", summary[ci][0], step)
+        writer.add_scalar(f"{prefix}/{rate}_hi", summary[ci][1], step)
+    if context:
+        writer.add_text(f"{prefix}/played_against", " · ".join(
+            f"{k}: {v}" for k, v in context.items()), step)
     for kind, share in kind_shares(summary.get("kinds", {})).items():
         writer.add_scalar(f"{prefix}/kind_share/{kind}", share, step)
     for core in cores or ():
-        v = summary["by_core"].get(core, {"clear_rate": float("nan"), "battle_win_rate": float("nan")})
+        v = summary["by_core"].get(core)
+        if v is None:
+            continue
         writer.add_scalar(f"{prefix}/clear_rate_core/{core}", v["clear_rate"], step)
         writer.add_scalar(f"{prefix}/battle_win_rate_core/{core}", v["battle_win_rate"], step)
     if image_tag:

@@ -92,12 +92,16 @@ def evaluate_by_name(agent_name: str, episodes: int, seed: int, env_kwargs: dict
                      progress=None, chunk: int = DEFAULT_CHUNK) -> dict[str, Any]:
     """`agents.evaluation.evaluate(make_agent(agent_name, ...), episodes, seed, env_kwargs)`, its
     runs spread over Ray tasks of `chunk` runs: the same summary and runs."""
-    from .evaluation import summarise
+    from .evaluation import eval_context, summarise
+    from rune_env.rules import default_rules, load_rules
     tasks = [(agent_name, rules_path, agent_seed, strict, seed, env_kwargs, start,
               min(chunk, episodes - start)) for start in range(0, episodes, chunk)]
     chunks = run_tasks(_evaluation_chunk, tasks, address, progress,
                        weights=[t[-1] for t in tasks])
     runs = [r for c in chunks for r in c]
-    out = summarise(runs)
+    rules = load_rules(env_kwargs["rules"]) if env_kwargs.get("rules") else (
+        load_rules(rules_path) if rules_path else default_rules())
+    out = summarise(runs, max_wins=rules.spec.run.wins_to_clear)    # as evaluate's
+    out["played_against"] = eval_context(env_kwargs, episodes, seed, rules)
     out["runs"] = runs
     return out

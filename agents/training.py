@@ -452,6 +452,14 @@ def progress_callback():
     return StderrProgressBar()
 
 
+def eval_rules(env_kwargs: dict | None):
+    """The rules a training config's envs play (`env_kwargs`' rules and overrides), for its
+    evaluations' records and pictures."""
+    from rune_env.envs.run_env import resolve_rules
+    kw = env_kwargs or {}
+    return resolve_rules(kw.get("rules"), kw.get("rules_overrides"))
+
+
 def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress: bool):
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -459,9 +467,8 @@ def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress
     from .policy import PolicyAgent
     from .resume import collect_state, restore_pending_log, save_state
     from .trust import save_checkpoint
-    from rune_env.rules import default_rules
     from rune_env.rules.config import KINDS
-    rules = default_rules()
+    rules = eval_rules(cfg.env_kwargs)     # the rules the config trains under (was the defaults)
 
     class Checkpoints(BaseCallback):
         """A checkpoint each time training passes a multiple of `every` timesteps (the global
@@ -608,7 +615,7 @@ def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress
                 res = evaluate(PolicyAgent(self.model), self.episodes, self.seed, cfg.env_kwargs)
                 for writer in tb_writers(self.logger):
                     log_evaluation(writer, res, self.num_timesteps, rules, image_tag="boards/eval",
-                                   cores=list(rules.spec.cores))
+                                   cores=list(rules.spec.cores), context=res["played_against"])
                 say(summary_line(res, f"evaluation at {self.num_timesteps} steps"))
                 res.pop("runs")
                 with open(run_dir / "eval_history.jsonl", "a") as fh:
@@ -718,7 +725,6 @@ def final_evaluation(cfg: TrainConfig, run_dir: Path, steps: int, seconds: float
     last step, images boards/final/<i>)."""
     from .evaluation import evaluate
     from .policy import PolicyAgent, load_model
-    from rune_env.rules import default_rules
     episodes = cfg.final_eval_episodes
     res: dict = {}
     if episodes:
@@ -726,9 +732,10 @@ def final_evaluation(cfg: TrainConfig, run_dir: Path, steps: int, seconds: float
             res = evaluate(PolicyAgent(load_model(run_dir / "final_model.zip")), episodes,
                            cfg.eval.seed, cfg.env_kwargs, progress=pb)
         from torch.utils.tensorboard import SummaryWriter
-        rules = default_rules()
+        rules = eval_rules(cfg.env_kwargs)      # the config's rules, not always the defaults
         with SummaryWriter(str(tb_dir)) as w:
-            log_evaluation(w, res, steps, rules, image_tag="boards/final", cores=list(rules.spec.cores))
+            log_evaluation(w, res, steps, rules, image_tag="boards/final", cores=list(rules.spec.cores),
+                           context=res["played_against"])
         say(summary_line(res, f"final evaluation at {steps} steps"))
     res.pop("runs", None)
     res["train_seconds"] = seconds

@@ -96,7 +96,8 @@ def tb_dir_name(label: str) -> str:
     return label.replace("/", "_").replace("\\", "_")
 
 
-def write_tensorboard(out_dir: Path, label: str, result: dict, cores, rules, step: int = 0) -> Path:
+def write_tensorboard(out_dir: Path, label: str, result: dict, cores, rules, step: int = 0,
+                      context: dict | None = None) -> Path:
     """An agent's evaluation into DIR/tb/<agent>/ at its training step: the old event files of that
     directory are deleted first, so a rerun replaces the agent's curves instead of mixing them
     with the last run's. Every agent gets the same tags (agents.evaluation.log_evaluation)."""
@@ -106,7 +107,7 @@ def write_tensorboard(out_dir: Path, label: str, result: dict, cores, rules, ste
         for old in d.glob("events.out.tfevents.*"):
             old.unlink()
     with SummaryWriter(str(d)) as w:
-        log_evaluation(w, result, step, rules, cores=cores)
+        log_evaluation(w, result, step, rules, cores=cores, context=context)
     return d
 
 
@@ -216,17 +217,22 @@ def main(argv: list[str] | None = None) -> int:
             except PoolError as exc:
                 return fail(str(exc))
     summaries = {n: {k: v for k, v in r.items() if k != "runs"} for n, r in results.items()}
+    # what every evaluation here was played against: in the CSV's rows and TensorBoard's text
+    context = {"rank": rank, "opponents": opponents_label(a.opponents, rules, rank),
+               "rules_hash": rules.hash, "episodes": a.episodes, "seed": a.seed}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         with open(out_dir / "eval.csv", "w", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(["agent", "episodes", "battle_win_rate", "battle_lo", "battle_hi", "mean_wins",
-                        "wins_lo", "wins_hi", "clear_rate", "clear_lo", "clear_hi", "rounds_survived"])
+                        "wins_lo", "wins_hi", "clear_rate", "clear_lo", "clear_hi", "rounds_survived",
+                        "rank", "opponents", "rules_hash", "seed"])
             for n, s in summaries.items():
                 w.writerow([n, s["episodes"], s["battle_win_rate"], *s["battle_ci"], s["mean_wins"],
-                            *s["wins_ci"], s["clear_rate"], *s["clear_ci"], s["rounds_survived"]])
+                            *s["wins_ci"], s["clear_rate"], *s["clear_ci"], s["rounds_survived"],
+                            rank, context["opponents"], rules.hash, a.seed])
         for n, r in results.items():
-            write_tensorboard(out_dir, n, r, list(rules.spec.cores), rules, steps[n])
+            write_tensorboard(out_dir, n, r, list(rules.spec.cores), rules, steps[n], context)
     except OSError as exc:
         return fail(f"{out_dir}: cannot write ({exc.strerror or exc})")
     out = {"rank": rank, "seed": a.seed, "rules_hash": rules.hash,

@@ -426,8 +426,10 @@ def test_summarise_hand_worked():
     assert s["episodes"] == 2 and s["battles"] == 4
     assert s["battle_win_rate"] == pytest.approx(2 / 4, rel=1e-12)
     assert s["battle_ci"] == pytest.approx([0.1500357, 0.8499643], abs=1e-6)   # wilson(2, 4)
-    # wins [2, 0]: mean 1 +- 1.96 (see mean_ci above); the lower end is clipped at 0
-    assert s["mean_wins"] == pytest.approx(1.0) and s["wins_ci"] == pytest.approx([0.0, 2.96])
+    # wins [2, 0] of at most 2 (no max_wins given: the most any run had): Wilson on the mean
+    # share 1/2 over 2 runs, wilson(1, 2) below, times 2: (0.1890574, 1.8109426)
+    assert s["mean_wins"] == pytest.approx(1.0)
+    assert s["wins_ci"] == pytest.approx([0.1890574, 1.8109426], abs=1e-6)
     assert s["clear_rate"] == pytest.approx(0.5)
     # wilson(1, 2): denom = 1 + 1.9208 = 2.9208, centre = (0.5 + 0.9604)/2.9208 = 0.5,
     # half = 1.96 x sqrt(0.125 + 3.8416/16) / 2.9208 = 1.96 x sqrt(0.3651) / 2.9208
@@ -497,3 +499,18 @@ def test_a_state_reading_agent_drafts_opponents():
     ready = env.table.id("ready")
     obs, reward, term, trunc, info = env.step(ready)
     assert info["battle"]["opponent"]["runes"], "the greedy agent placed no rune"
+
+
+def test_mean_wins_interval_is_never_of_zero_width():
+    """15 runs of 10 wins of 10 (wins_to_clear): p = 1, n = 15: denom = 1 + 3.8416/15 =
+    1.2561067, centre = (1 + 3.8416/30) / denom = 1.1280533 / 1.2561067 = 0.8980554, half =
+    1.96 x sqrt(3.8416/900) / denom = 0.1280533 / 1.2561067 = 0.1019446: [0.7961107, 1] x 10 =
+    [7.961107, 10] (the normal approximation said [10, 10]); 0 wins of 10 in 15 runs mirrors
+    it: [0, 2.038893]. No run: no interval."""
+    from agents.evaluation import wilson_mean
+    assert wilson_mean([10] * 15, 10) == pytest.approx((10.0, 7.961107, 10.0), abs=1e-6)
+    assert wilson_mean([0] * 15, 10) == pytest.approx((0.0, 0.0, 2.038893), abs=1e-6)
+    assert all(math.isnan(x) for x in wilson_mean([], 10))
+    runs = [{"wins": 10, "cleared": True, "rounds": 10, "lamps": 3, "core": "sun",
+             "battles": [_battle("win")] * 10}] * 15
+    assert summarise(runs, max_wins=10)["wins_ci"] == pytest.approx([7.961107, 10.0], abs=1e-6)

@@ -767,6 +767,9 @@ def test_evaluate_csv(evaluation):
     for row in rows:
         s = out["agents"][row["agent"]]
         assert int(row["episodes"]) == 3
+        # what it was played against, in every row (as eval.json's header says)
+        assert (row["rank"], row["opponents"], row["rules_hash"], int(row["seed"])) == (
+            out["rank"], out["opponents"], out["rules_hash"], out["seed"])
         assert float(row["battle_win_rate"]) == pytest.approx(s["battle_win_rate"], rel=1e-12)
         assert [float(row["battle_lo"]), float(row["battle_hi"])] == pytest.approx(s["battle_ci"])
         assert float(row["mean_wins"]) == pytest.approx(s["mean_wins"], rel=1e-12)
@@ -777,7 +780,9 @@ def test_evaluate_csv(evaluation):
 
 def test_evaluate_tensorboard_runs_have_the_same_tags(evaluation):
     """One TensorBoard sub-run per agent with the same tags, so the agents sit side by side (the
-    script's docstring) -- whatever cores each agent happened to play; the baselines at step 0."""
+    script's docstring), but for the per-core rates: a core an agent never played has no rate
+    (absent, not NaN); the baselines at step 0. Each run also has the interval bounds as scalars
+    and a text saying what it was played against."""
     assert evaluation["result"].returncode == 0, evaluation["result"].stderr
     out = json.loads(evaluation["result"].stdout)
     tb = evaluation["out"] / "tb"
@@ -791,10 +796,19 @@ def test_evaluate_tensorboard_runs_have_the_same_tags(evaluation):
             assert e.step == 0 and e.value == pytest.approx(out["agents"][name][key], rel=1e-6), (name, key)
         shares = [ea.Scalars(f"eval/kind_share/{k}")[0].value for k in KINDS]
         assert sum(shares) == pytest.approx(1.0, abs=1e-5)
+        for rate, ci in (("battle_win_rate", "battle_ci"), ("mean_wins", "wins_ci"),
+                         ("clear_rate", "clear_ci")):
+            bounds = [ea.Scalars(f"eval/{rate}_{end}")[0].value for end in ("lo", "hi")]
+            assert bounds == pytest.approx(out["agents"][name][ci], rel=1e-6), (name, rate)
+        played = {c for c in out["agents"][name]["by_core"]}
+        assert {t.split("/")[-1] for t in tags[name] if "_core/" in t} == played
+        text = ea.Tensors("eval/played_against/text_summary")[0].tensor_proto.string_val[0].decode()
+        assert f"rules_hash: {out['rules_hash']}" in text and "episodes: " in text
+        assert f"opponents: {out['opponents']}" in text
     assert {"eval/battle_win_rate", "eval/mean_wins", "eval/clear_rate"} <= tags["random"]
-    assert tags["random"] == tags["scripted"], (
-        f"only random: {sorted(tags['random'] - tags['scripted'])}; "
-        f"only scripted: {sorted(tags['scripted'] - tags['random'])}")
+    shared = [{t for t in tags[n] if "_core/" not in t} for n in ("random", "scripted")]
+    assert shared[0] == shared[1], (
+        f"only random: {sorted(shared[0] - shared[1])}; only scripted: {sorted(shared[1] - shared[0])}")
 
 
 def test_evaluate_writes_board_pictures_to_tensorboard(evaluation):
