@@ -306,7 +306,8 @@ def test_extends_merges_mappings_and_replaces_lists(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("extends: missing.yaml\n", "extends: no such rules file"),
+    ("extends: missing.yaml\n", r"extends: no rules file 'missing.yaml': not .*missing.yaml, "
+                                 r"nor a shipped rules file .*configs/rules/missing.yaml"),
     ("extends: 3\n", "extends: expected the path"),
     ("extends: self.yaml\n", "extends: a cycle"),
     ("extends: base.yaml\nbattle:\n  base_hpp: 3\n", r"battle\.base_hpp"),
@@ -317,6 +318,20 @@ def test_extends_errors_name_the_problem(tmp_path, text, message):
     path = _write(tmp_path / "self.yaml", text)
     with pytest.raises(RulesError, match=message):
         load_rules(path)
+
+
+def test_extends_a_shipped_rules_file_by_name_from_anywhere(tmp_path):
+    """A designer's file outside configs/rules/ (here in a temp folder) extends the defaults by
+    name: `extends: default.yaml` finds configs/rules/default.yaml when no default.yaml stands
+    beside it; one beside it wins (a path relative to the file comes first)."""
+    path = _write(tmp_path / "my_try.yaml", "extends: default.yaml\nbattle:\n  base_hp: 120\n")
+    r, default = load_rules(path), load_rules()
+    assert r.spec.battle.base_hp == 120 and r.hash != default.hash
+    assert r.spec.runes.amplify.max_factor == default.spec.runes.amplify.max_factor
+    v2 = _write(tmp_path / "v2.yaml", "extends: balance_v2.yaml\n")
+    assert load_rules(v2).hash == "69f9e0fd53e3fb7d"
+    _write(tmp_path / "default.yaml", FROZEN_RULES.read_text(encoding="utf-8"))
+    assert load_rules(path).spec.runes.amplify.max_factor is None     # the frozen copy beside it
 
 
 # -- a typo in a rules file names the unknown key and the closest allowed one --------------------

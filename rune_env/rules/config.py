@@ -459,7 +459,8 @@ def _merge(base: dict, overlay: dict) -> dict:
 def _read_rules_file(path: Path, chain: tuple[Path, ...] = ()) -> dict:
     """A rules file as one mapping, with its `extends:` chain resolved.
 
-    A rules file may start with `extends: OTHER.yaml` (a path relative to the file): it then holds
+    A rules file may start with `extends: OTHER.yaml` (a path relative to the file, or the name of
+    a shipped rules file: `_extended_path`): it then holds
     only what differs from OTHER, merged on top of it (`_merge`). `configs/rules/seed_literal.yaml`
     is such a file. The merged mapping is validated as a whole, so a key that the schema does not
     know is refused with its path as in a full file."""
@@ -470,14 +471,27 @@ def _read_rules_file(path: Path, chain: tuple[Path, ...] = ()) -> dict:
     if not isinstance(base, str) or not base.strip():
         raise RulesError(f"extends: expected the path of a rules file (relative to this file), "
                          f"got {base!r} [{path}]")
-    base_path = (path.parent / base).resolve()
+    base_path = _extended_path(base, path)
     here = path.resolve()
     if base_path in chain + (here,):
         names = " -> ".join(str(p) for p in chain + (here, base_path))
         raise RulesError(f"extends: a cycle of rules files ({names}) [{path}]")
-    if not base_path.is_file():
-        raise RulesError(f"extends: no such rules file {base_path} [{path}]")
     return _merge(_read_rules_file(base_path, chain + (here,)), data)
+
+
+def _extended_path(base: str, path: Path) -> Path:
+    """Where `extends: base` of the rules file `path` points: a path relative to the file, or else
+    a shipped rules file by name (`default.yaml`, `seed_literal.yaml`, `balance_v2.yaml` in
+    configs/rules/), so that a designer's file anywhere can extend the defaults; the error names
+    both places looked in."""
+    beside = (path.parent / base).resolve()
+    if beside.is_file():
+        return beside
+    shipped = (DEFAULT_RULES_PATH.parent / base).resolve()
+    if Path(base).name == base and shipped.is_file():
+        return shipped
+    raise RulesError(f"extends: no rules file {base!r}: not {beside}, nor a shipped rules file "
+                     f"{shipped} [{path}]")
 
 
 def load_rules(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> "Rules":
