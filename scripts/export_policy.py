@@ -86,11 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         trust_pickle()
     if not checkpoint.is_file():
         return fail(f"{checkpoint}: no such checkpoint file")
-    if out.suffix != ".pt":
-        return fail(f"--out {out}: the policy file's name must end in .pt")
-    if (out.exists() or out.with_suffix(".json").exists()) and not a.force:
-        return fail(f"--out {out}: exists (pass --force to replace it and its card)")
-    problem = check_output(out, "--out")
+    problem = _out_problem(out, a.force)
     if problem:
         return fail(problem)
     limit_torch_threads(1)
@@ -112,6 +108,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _out_problem(out: Path, overwrite: bool) -> str | None:
+    """What is wrong with --out as the policy file to write (and its card beside it), if anything."""
+    if out.suffix != ".pt":
+        return f"--out {out}: the policy file's name must end in .pt"
+    if (out.exists() or out.with_suffix(".json").exists()) and not overwrite:
+        return f"--out {out}: exists (pass --force to replace it and its card)"
+    return check_output(out, "--out")
+
+
 def convert(a) -> int:
     old = Path(a.convert)
     out = Path(a.out) if a.out else old
@@ -122,11 +127,7 @@ def convert(a) -> int:
     if not a.trust_pickle:
         return fail(f"--convert {old} unpickles it, and a pickle can run any code: pass --trust "
                     f"if you made the file yourself")
-    if out.suffix != ".pt":
-        return fail(f"--out {out}: the policy file's name must end in .pt")
-    if out != old and (out.exists() or out.with_suffix(".json").exists()) and not a.force:
-        return fail(f"--out {out}: exists (pass --force to replace it and its card)")
-    problem = check_output(out, "--out")
+    problem = _out_problem(out, a.force or out == old)    # converting in place is the default
     if problem:
         return fail(problem)
     limit_torch_threads(1)

@@ -24,6 +24,7 @@ under their own frozen copies.)
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 from pathlib import Path
@@ -46,16 +47,23 @@ def _pin_module():
 PIN = _pin_module()
 DATA = json.loads(GOLDEN.read_text(encoding="utf-8"))
 BATTLES = DATA["battles"]
-BALANCE_RULES_PATH, BALANCE_GOLDEN = PIN.SETS["balance"]
-BALANCE = json.loads(BALANCE_GOLDEN.read_text(encoding="utf-8"))["battles"]
-_BALANCE_RULES = []
+BALANCE = json.loads(PIN.SETS["balance"][1].read_text(encoding="utf-8"))["battles"]
+CAPPED = json.loads(PIN.SETS["amplify_cap"][1].read_text(encoding="utf-8"))["battles"]
+
+
+@functools.lru_cache(maxsize=None)
+def set_rules(name: str):
+    """The frozen rules a golden set is pinned under (loaded once)."""
+    from rune_env.rules import load_rules
+    return load_rules(PIN.SETS[name][0])
 
 
 def balance_rules():
-    if not _BALANCE_RULES:
-        from rune_env.rules import load_rules
-        _BALANCE_RULES.append(load_rules(BALANCE_RULES_PATH))
-    return _BALANCE_RULES[0]
+    return set_rules("balance")
+
+
+def cap_rules():
+    return set_rules("amplify_cap")
 
 
 
@@ -157,18 +165,6 @@ def test_balance_golden_battle(entry):
 
     Covers: D-50, D-51, D-52"""
     _replay(entry, balance_rules())
-
-
-CAP_RULES_PATH, CAP_GOLDEN = PIN.SETS["amplify_cap"]
-CAPPED = json.loads(CAP_GOLDEN.read_text(encoding="utf-8"))["battles"]
-_CAP_RULES = []
-
-
-def cap_rules():
-    if not _CAP_RULES:
-        from rune_env.rules import load_rules
-        _CAP_RULES.append(load_rules(CAP_RULES_PATH))
-    return _CAP_RULES[0]
 
 
 def test_amplify_cap_golden_set_shape():

@@ -39,44 +39,38 @@ def _zero_allowed(field) -> bool:
     return not any(isinstance(m, annotated_types.Gt) for m in field.metadata)
 
 
-def _times(node: Any, path: str) -> Iterator[tuple[str, float, bool]]:
-    """(key path, seconds, whether 0 is allowed) of every time (`*_s` key) under `node`."""
+def _fields(node: Any, path: str) -> Iterator[tuple[str, str, Any, Any]]:
+    """(key path, key, value, pydantic field) of every field of the spec under `node`, models,
+    mappings (cores, boss rules, relics...) and lists (flows) included."""
     if isinstance(node, BaseModel):
         for name, field in type(node).model_fields.items():
             key = field.alias or name
             value = getattr(node, name)
             where = f"{path}.{key}" if path else key
-            if key.endswith("_s") and isinstance(value, float):
-                yield where, value, _zero_allowed(field)
-            else:
-                yield from _times(value, where)
+            yield where, key, value, field
+            yield from _fields(value, where)
     elif isinstance(node, dict):
         for key, value in node.items():
-            yield from _times(value, f"{path}.{key}")
+            yield from _fields(value, f"{path}.{key}")
     elif isinstance(node, tuple):
         for i, value in enumerate(node):
-            yield from _times(value, f"{path}[{i}]")
+            yield from _fields(value, f"{path}[{i}]")
+
+
+def _times(node: Any, path: str) -> Iterator[tuple[str, float, bool]]:
+    """(key path, seconds, whether 0 is allowed) of every time (`*_s` key) under `node`."""
+    for where, key, value, field in _fields(node, path):
+        if key.endswith("_s") and isinstance(value, float):
+            yield where, value, _zero_allowed(field)
 
 
 def _counts(node: Any, path: str) -> Iterator[tuple[str, int]]:
     """(key path, value) of every REPEATED_COUNTS entry under `node` (a tuple's items each)."""
-    if isinstance(node, BaseModel):
-        for name, field in type(node).model_fields.items():
-            key = field.alias or name
-            value = getattr(node, name)
-            where = f"{path}.{key}" if path else key
-            if key in REPEATED_COUNTS and isinstance(value, int):
-                yield where, value
-            elif key in REPEATED_COUNTS and isinstance(value, tuple):
-                yield from ((f"{where}[{i}]", v) for i, v in enumerate(value))
-            else:
-                yield from _counts(value, where)
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            yield from _counts(value, f"{path}.{key}")
-    elif isinstance(node, tuple):
-        for i, value in enumerate(node):
-            yield from _counts(value, f"{path}[{i}]")
+    for where, key, value, _ in _fields(node, path):
+        if key in REPEATED_COUNTS and isinstance(value, int):
+            yield where, value
+        elif key in REPEATED_COUNTS and isinstance(value, tuple):
+            yield from ((f"{where}[{i}]", v) for i, v in enumerate(value))
 
 
 def fastest_interval(spec) -> tuple[float, list[str]]:
