@@ -32,7 +32,7 @@ import yaml
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictBool,
                       ValidationError, model_validator)
 
-from rune_env.files import read_text, write_text_atomic
+from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml, write_text_atomic
 
 from .evaluation import MAX_EPISODES, kind_shares, log_evaluation, summary_line, training_step
 from .progress import bar, say
@@ -203,9 +203,9 @@ def read_yaml(path: str | Path, overrides: dict | None = None) -> Any:
     """A YAML config file's content (None: empty), with the command line's overrides (None: not
     given) over its top-level keys; a missing file or bad YAML is a ConfigError naming it."""
     path = Path(path)
-    text = read_text(path, "", ConfigError)
+    text = read_text(path, "", ConfigError, limit=MAX_YAML_BYTES)
     try:
-        data = yaml.safe_load(text)
+        data = safe_load_yaml(text, str(path), ConfigError)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

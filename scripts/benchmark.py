@@ -89,10 +89,13 @@ def read_train_config(path: str):
     import yaml
 
     from agents.training import ConfigError, validate_config
+    from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml
     try:
-        cfg = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"--train-config {path}: cannot read it ({exc.strerror or exc})") from None
+        text = read_text(Path(path), "it", ValueError, limit=MAX_YAML_BYTES)
+    except ValueError as exc:        # names the file; the option too
+        raise ValueError(f"--train-config {exc}") from None
+    try:
+        cfg = safe_load_yaml(text, f"--train-config {path}", ValueError)
     except yaml.YAMLError as exc:
         raise ValueError(f"--train-config {path}: not valid YAML ({exc})") from None
     if not isinstance(cfg, dict):
