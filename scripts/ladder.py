@@ -31,7 +31,8 @@ from agents.progress import bar  # noqa: E402
 from agents.evaluation import evaluate  # noqa: E402
 from agents.fanout import add_ray_argument, evaluate_by_name, ray_problem  # noqa: E402
 from agents.ratings import fit_bradley_terry  # noqa: E402
-from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
+from agents.evaluation import MAX_EPISODES  # noqa: E402
+from agents.script_args import (MAX_SAMPLES, add_count_argument, add_json_argument,  # noqa: E402
                                 add_play_arguments, add_seed_argument, apply_play_arguments, fail,
                                 load_pool_once, script_parser)
 from rune_env.battle.engines import battle_function  # noqa: E402
@@ -57,9 +58,9 @@ def build_parser():
     p.add_argument("--pools", nargs="+", default=[], metavar="POOL",
                    help="opponent pool files rated beside the agents (default: none; then give "
                         "at least two agents)")
-    add_count_argument(p, "--episodes", 20, "runs each agent drafts")
+    add_count_argument(p, "--episodes", 20, "runs each agent drafts", high=MAX_EPISODES)
     add_count_argument(p, "--samples", 4, "pool boards per agent board, drawn by their counts",
-                       metavar="K")
+                       metavar="K", high=MAX_SAMPLES)
     add_seed_argument(p, "evaluation seed and the pool sampling's seed")
     add_json_argument(p, "the ladder as one JSON object instead of the table")
     p.add_argument("--out", default=None, metavar="DIR",
