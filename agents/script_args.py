@@ -49,9 +49,14 @@ MAX_SAMPLES = 1000
 MAX_REPEATS = 100_000
 # Environment and training steps: 10**10 is months of PPO at the speeds in docs/RESULTS.md.
 MAX_STEPS = 10**10
-# Trials of a sweep and CPUs handed to Ray: more than any machine here holds.
-MAX_TRIALS = 100_000
+# CPUs handed to Ray, envs of one training (each a process with vec_env subproc) and torch
+# threads: more than any machine here holds.
 MAX_CPUS = 4096
+MAX_ENVS = 1024
+MAX_THREADS = 1024
+# A rollout's steps per env (PPO's n_steps, RLlib's batches): the rollout buffer holds that many
+# observations per env, allocated at once.
+MAX_ROLLOUT = 10**7
 
 
 class ScriptParser(argparse.ArgumentParser):
