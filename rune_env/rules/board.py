@@ -12,7 +12,7 @@ A board file:
      "relics": ["ember_jar"], "max_hp": 100, "boss_rules": [], "label": "free text"}
 Only "runes" is required. Defaults: no core, round 1, no artifacts, empty hand, no ring-3 sector
 open, no relics, no boss rules, max HP from the round. The round is a whole number in
-1..run.round_cap (the last round of a run).
+1..run.round_cap (the last round of a run); max_hp, where given, a number in (0, 10**9].
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ Pool file (JSON, written atomically):
      "provenance": {...free...},
      "rounds": {"1": [{"board": {board file}, "agent": "greedy", "seed": 3, "round": 1,
                         "rank": "apprentice", "count": 4}, ...], ...}}
-`count` (optional, a whole number >= 1, default 1): how many drafting runs drafted this very
+`count` (optional, a whole number 1..2**31-1, default 1): how many drafting runs drafted this very
 board, so a pool keeps each distinct board once and still fields it as often as its agents
 drafted it. A file without counts is sampled uniformly, exactly as before counts existed.
 """
