@@ -197,6 +197,21 @@ def test_the_duel_bounds_max_cycles():
         RuneDuelEnv(max_cycles=MAX_CYCLES + 1)
 
 
+@pytest.mark.parametrize("key,value", [
+    ("n_envs", 10**6), ("total_timesteps", 10**12), ("torch_threads", 10**5),
+    ("ppo", {"n_steps": 10**12}), ("ppo", {"batch_size": 10**12}), ("ppo", {"n_epochs": 10**6}),
+    ("checkpoint_every", 10**12), ("eval", {"every": 10**12})])
+def test_a_training_configs_counts_are_bounded(tmp_path, key, value):
+    """The config's counts, refused before any env or rollout buffer is made."""
+    from agents.training import ConfigError, read_config
+    path = tmp_path / "big.yaml"
+    data = yaml.safe_load((REPO / "configs" / "train" / "quick.yaml").read_text())
+    data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
+    path.write_text(yaml.safe_dump(data))
+    name = key if not isinstance(value, dict) else f"{key}.{next(iter(value))}"
+    refused(ConfigError, lambda: read_config(path), "big.yaml", name)
+
+
 # -- pools -------------------------------------------------------------------------------------
 def test_a_gzip_bomb_is_refused_at_the_size_limit_without_reading_it_whole(tmp_path):
     """1 GB of zeros compressed to about 1 MB: refused once 64 MiB are decompressed."""
