@@ -50,6 +50,36 @@ def score(a: Board, b: Board, rules) -> list[float]:
     return out
 
 
+def matches(boards: dict, pools: dict, samples: int, rng):
+    """(agent, opponent, agent's board, opponent's board), one at a time: the list is never
+    built (runs x rounds x samples x pools pairs). Each agent meets every later agent on the
+    boards of the same run and round, then `samples` boards of each pool's round, drawn by
+    their counts."""
+    names = list(boards)
+    for i, x in enumerate(names):
+        for y in names[i + 1:]:
+            for key in sorted(set(boards[x]) & set(boards[y])):
+                yield x, y, boards[x][key], boards[y][key]
+        for pname, by_round in pools.items():
+            for (_, rnd), board in sorted(boards[x].items()):
+                options, weights = by_round.get(rnd, ([], None))
+                if not options:
+                    continue
+                for k in rng.choice(len(options), size=samples, p=weights / weights.sum()):
+                    yield x, pname, board, options[int(k)]
+
+
+def count_matches(boards: dict, pools: dict, samples: int) -> int:
+    """How many pairs `matches` yields (for the progress bar)."""
+    names = list(boards)
+    total = sum(len(set(boards[x]) & set(boards[y]))
+                for i, x in enumerate(names) for y in names[i + 1:])
+    for x in names:
+        for by_round in pools.values():
+            total += samples * sum(1 for (_, rnd) in boards[x] if by_round.get(rnd, ([], None))[0])
+    return total
+
+
 def build_parser():
     p = script_parser(__doc__)
     p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
@@ -115,21 +145,9 @@ def main(argv: list[str] | None = None) -> int:
             boards[name] = {(i, b["round"]): Board.from_json(b["board"], rules)
                             for i, run in enumerate(res["runs"]) for b in run["battles"]}
     results: list[tuple[str, str, float]] = []
-    names = list(boards)
-    matches = []      # (agent, opponent, agent's board, opponent's board)
-    for i, x in enumerate(names):
-        for y in names[i + 1:]:
-            for key in sorted(set(boards[x]) & set(boards[y])):
-                matches.append((x, y, boards[x][key], boards[y][key]))
-        for pname, by_round in pools.items():
-            for (_, rnd), board in sorted(boards[x].items()):
-                options, weights = by_round.get(rnd, ([], None))
-                if not options:
-                    continue
-                for k in rng.choice(len(options), size=a.samples, p=weights / weights.sum()):
-                    matches.append((x, pname, board, options[int(k)]))
-    with bar(len(matches), "battles", a.progress, unit="pair") as progress:
-        for x, y, board, other in matches:
+    with bar(count_matches(boards, pools, a.samples), "battles", a.progress,
+             unit="pair") as progress:
+        for x, y, board, other in matches(boards, pools, a.samples, rng):
             for s in score(board, other, rules):
                 results.append((x, y, s))
             progress.update(1)
