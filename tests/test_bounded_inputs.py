@@ -301,6 +301,23 @@ def test_numbers_a_json_parser_would_take_are_refused(tmp_path, text, needle):
     refused(PoolError, lambda: load_pool(path, RULES), "nums.json", needle)
 
 
+def test_a_key_given_twice_is_refused(tmp_path):
+    path = tmp_path / "dup.json"
+    path.write_text(json.dumps(pool_json({"1": [ghost()]}))[:-2] + ', "1": []}}')
+    refused(PoolError, lambda: load_pool(path, RULES), "dup.json", "key '1' given twice")
+    path.write_text(json.dumps(pool_json({"1": [ghost()]})).replace(
+        '"round": 1}', '"round": 1, "round": 2}'))
+    refused(PoolError, lambda: load_pool(path, RULES), "dup.json", "key 'round' given twice")
+
+
+def test_a_saved_run_has_the_same_json_bounds():
+    from rune_env.run.state import RunState, RunStateError
+    refused(RunStateError, lambda: RunState.loads("[" * 200_000 + "]" * 200_000), "saved run",
+            "nested 200000 deep")
+    refused(RunStateError, lambda: RunState.loads('{"seed": ' + "9" * 5000 + "}"), "saved run",
+            "5000 digits")
+
+
 def test_a_hostile_pool_is_one_line_and_exit_2_in_the_scripts(tmp_path, capsys, imported):
     """The same PoolError through the scripts that take a pool, before anything is played."""
     path = write_pool(tmp_path / "overflow.json", {"1": [ghost(count=2**62),

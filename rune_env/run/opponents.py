@@ -179,7 +179,8 @@ def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
     1..MAX_GHOST_COUNT and its board valid (`Board.from_json`: max HP bounded too) and of the
     round it is filed under. Anything else is a PoolError naming the file and the entry."""
     path = Path(path)
-    data = load_json(read_text(path, "pool file", PoolError), str(path), PoolError)
+    data = load_json(read_text(path, "pool file", PoolError), str(path), PoolError,
+                     object_pairs_hook=_no_duplicate_keys(path))
     if not isinstance(data, dict) or data.get("format") != POOL_FORMAT:
         raise PoolError(f"{path}: not a rune-env pool file (missing \"format\": \"{POOL_FORMAT}\")")
     if data.get("version") != POOL_VERSION:
@@ -202,6 +203,22 @@ def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
               for key, ghosts in data["rounds"].items()}
     return Pool(rules_hash=data["rules_hash"], rank=str(data["rank"]), rounds=rounds,
                 provenance=data.get("provenance", {}))
+
+
+def _no_duplicate_keys(path: Path):
+    """A JSON object hook refusing a key given twice (json keeps the last one silently: a round
+    or a board's field given twice would be half read), as board files do."""
+    def hook(pairs: list) -> dict:
+        out = dict(pairs)
+        if len(out) != len(pairs):      # rare: only then look for the key, to name it
+            seen: set = set()
+            for key, _ in pairs:
+                if key in seen:
+                    raise PoolError(f"{path}: key {key!r} given twice (a JSON object keeps only "
+                                    f"one of them)")
+                seen.add(key)
+        return out
+    return hook
 
 
 def _round_key(path: Path, key: str, rules: Rules) -> int:
