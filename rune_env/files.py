@@ -67,6 +67,9 @@ def write_text_atomic(path: Path, text: str) -> None:
 # what the project writes: the shipped pools are under 0.5 MiB decompressed, rules files 17 KB.
 MAX_FILE_BYTES = 64 * 2**20     # a file's bytes after decompression (pools, boards, rules, configs)
 MAX_JSON_DEPTH = 64             # nesting of arrays/objects in a JSON file (boards use 3 levels)
+# values in a JSON file (the shipped pools hold about 65,000): parsed, each costs Python 30-70
+# bytes, so a 64 MiB file of "[[],[],..." would take 1.6 GB; 2 million stay under 200 MB
+MAX_JSON_VALUES = 2_000_000
 # digits of a JSON integer: below Python's 4,300-digit limit of int(text) (past it a ValueError,
 # not a JSON error); the validators then bound each number where its meaning is known
 MAX_JSON_INT_DIGITS = 1000
@@ -121,28 +124,33 @@ def read_text(path: Path, what: str, error: type[Exception], limit: int = MAX_FI
 
 
 # -- bounded JSON ------------------------------------------------------------------------------
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
 
 
 class _Refused(ValueError):
     """A JSON number out of bounds, raised from the parser's hooks."""
 
 
-def json_depth(text: str) -> int:
-    """How deeply the arrays and objects of JSON `text` nest (strings skipped), in linear time
-    and without recursion (the parser itself recurses and would end in a RecursionError)."""
+def json_shape(text: str) -> tuple[int, int]:
+    """(how deeply the arrays and objects of JSON `text` nest, at least how many values it
+    holds: commas and containers), strings skipped, in linear time and without recursion (the
+    parser itself recurses and would end in a RecursionError). At most two copies of the text
+    are held at a time."""
     import numpy as np
-    brackets = _JSON_STRING.sub('""', text).encode("utf-8", "replace").translate(
-        None, _NOT_BRACKETS)
+    data = text.encode("utf-8", "replace")
+    data = _JSON_STRING.sub(b'""', data)
+    data = data.translate(None, _NOT_STRUCTURE)
+    values = data.count(b",") + data.count(b"[") + data.count(b"{")
+    data = data.translate(None, b",")
     depth, top = 0, 0
-    for start in range(0, len(brackets), _CHUNK):       # chunks: steps of 4 bytes each
-        codes = np.frombuffer(brackets, np.uint8, count=min(_CHUNK, len(brackets) - start),
+    for start in range(0, len(data), _CHUNK):       # chunks: steps of 4 bytes each
+        codes = np.frombuffer(data, np.uint8, count=min(_CHUNK, len(data) - start),
                               offset=start)
         steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1).astype(np.int32)
         running = np.cumsum(steps) + depth
         top, depth = max(top, int(running.max())), int(running[-1])
-    return top
+    return top, values
 
 
 def _json_int(text: str) -> int:
@@ -165,11 +173,14 @@ def _json_constant(name: str) -> Any:
 
 def load_json(text: str, source: str, error: type[Exception], object_pairs_hook=None) -> Any:
     """Parse JSON `text` within bounds, or raise `error("<source>: ...")` as one line: nesting
-    at most MAX_JSON_DEPTH, integers at most MAX_JSON_INT_DIGITS digits, every number finite
+    at most MAX_JSON_DEPTH, at most MAX_JSON_VALUES values, integers at most MAX_JSON_INT_DIGITS digits, every number finite
     (no NaN, Infinity or 1e400). `object_pairs_hook` as json.loads's (it may raise `error`)."""
-    depth = json_depth(text)
+    depth, values = json_shape(text)
     if depth > MAX_JSON_DEPTH:
         raise error(f"{source}: JSON nested {depth} deep (at most {MAX_JSON_DEPTH})")
+    if values > MAX_JSON_VALUES:
+        raise error(f"{source}: more than {MAX_JSON_VALUES:,} JSON values (an input bound; "
+                    f"{values:,} here)")
     try:
         return json.loads(text, parse_int=_json_int, parse_float=_json_float,
                           parse_constant=_json_constant, object_pairs_hook=object_pairs_hook)
@@ -178,7 +189,7 @@ def load_json(text: str, source: str, error: type[Exception], object_pairs_hook=
                     f"{exc.lineno}, column {exc.colno})") from None
     except _Refused as exc:
         raise error(f"{source}: {exc}") from None
-    except RecursionError:      # not reached after json_depth; kept so it can never be a traceback
+    except RecursionError:      # not reached after json_shape; kept so it can never be a traceback
         raise error(f"{source}: JSON nested too deeply") from None
 
 

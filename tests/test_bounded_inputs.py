@@ -243,6 +243,14 @@ def test_json_nested_200k_deep_is_refused_quickly(tmp_path):
     refused(BoardError, lambda: load_board(board, RULES), "deep_board.json", "nested")
 
 
+def test_a_file_of_millions_of_tiny_values_is_refused_before_parsing(tmp_path):
+    """60 MiB of "[],": parsed it would take 1.5 GB of lists; refused from a scan of the text."""
+    path = tmp_path / "tiny.json"
+    with open(path, "w") as fh:
+        fh.write("[" + "[]," * (20 * 2**20) + "[]]")
+    refused(PoolError, lambda: load_pool(path, RULES), "tiny.json", "more than 2,000,000 JSON values")
+
+
 @pytest.mark.parametrize("count", [10**30, 2**62, MAX_GHOST_COUNT + 1, 0, -3, 2.5, True])
 def test_counts_out_of_range_are_refused_at_load(tmp_path, count):
     path = write_pool(tmp_path / "counts.json",
