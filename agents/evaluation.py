@@ -34,6 +34,28 @@ def eval_run_seed(seed: int, episode: int) -> int:
     return EVAL_SEED_BASE + seed * EVAL_SEED_STRIDE + episode
 
 
+def grading(ranks: dict[str, dict]) -> list[str]:
+    """What keeps a calibration (`scripts/calibrate_ranks.py`: per rank, easiest first, its
+    "pool_win_rate", "pool_ci", "clear_rate") from being graded; [] when it is: each next rank's
+    pool win rate lower with the 95% intervals apart (the upper bound below the lower bound of
+    the rank before), and the clear rate never rising."""
+    problems = []
+    names = list(ranks)
+    for easy, hard in zip(names, names[1:]):
+        e, h = ranks[easy], ranks[hard]
+        if not h["pool_win_rate"] < e["pool_win_rate"]:
+            problems.append(f"{hard}'s pool win rate {h['pool_win_rate']:.3f} is not below "
+                            f"{easy}'s {e['pool_win_rate']:.3f}")
+        elif not h["pool_ci"][1] < e["pool_ci"][0]:
+            problems.append(f"{easy} and {hard} overlap: [{e['pool_ci'][0]:.3f}, "
+                            f"{e['pool_ci'][1]:.3f}] and [{h['pool_ci'][0]:.3f}, "
+                            f"{h['pool_ci'][1]:.3f}]")
+        if h["clear_rate"] > e["clear_rate"]:
+            problems.append(f"the clear rate rises from {easy} ({e['clear_rate']:.3f}) to "
+                            f"{hard} ({h['clear_rate']:.3f})")
+    return problems
+
+
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval of a proportion k/n (95% by default)."""
     if n == 0:

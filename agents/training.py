@@ -8,8 +8,10 @@ the run directory, --resume and the TensorBoard scalars).
 - Run directories: `default_run_name`, `claim_run_dir`, `latest_run`, `latest_checkpoint`,
   `TrainClock` (training seconds over sessions, train_seconds.json), `read_json` / `write_json`.
 - Envs and torch: `set_torch_threads`, `make_env_fn`, `make_venv`, `seed_everything`.
-- Callbacks: `build_callbacks` (checkpoints, the game's TensorBoard metrics, periodic
-  evaluations), `progress_callback`, `tb_writers`, `tb_run_dir`.
+- Callbacks: `build_callbacks` (checkpoints at rollout boundaries with their resume states, the
+  game's TensorBoard metrics, periodic evaluations; all on the global step count, so a resumed
+  run keeps them where the uninterrupted one has them: agents/resume.py), `progress_callback`,
+  `tb_writers`, `tb_run_dir`.
 - Training: `new_model`, `train` (learn, save, export, evaluate), `final_evaluation`,
   `summary_json`.
 """
@@ -388,8 +390,9 @@ def make_env_fn(env_id: str, env_kwargs: dict, rank: int, seed: int, torch_threa
         from stable_baselines3.common.monitor import Monitor
 
         import rune_env  # noqa: F401 - registers the envs
+        from .resume import ResumableEnv
         env = gym.make(env_id, **env_kwargs)
-        env = Monitor(env)
+        env = ResumableEnv(Monitor(env))    # its state goes into checkpoints (agents/resume.py)
         env.reset(seed=seed + rank)
         return env
     return _init
@@ -454,25 +457,59 @@ def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress
 
     from .evaluation import evaluate
     from .policy import PolicyAgent
+    from .resume import collect_state, restore_pending_log, save_state
     from .trust import save_checkpoint
     from rune_env.rules import default_rules
     from rune_env.rules.config import KINDS
     rules = default_rules()
 
     class Checkpoints(BaseCallback):
-        """A checkpoint every `save_freq` calls (SB3's CheckpointCallback's count and names,
-        checkpoints/model_<steps>_steps.zip), written atomically and signed (agents/trust.py),
-        with the training seconds up to each (train_seconds.json)."""
+        """A checkpoint each time training passes a multiple of `every` timesteps (the global
+        model.num_timesteps, so a resumed run keeps the grid), taken at the next rollout boundary
+        (after the rollout's update: before the next rollout starts, or at the end of training),
+        so that a resume starts a new rollout as the uninterrupted run does. Each is
+        checkpoints/model_<steps>_steps.zip (SB3's names), written atomically and signed
+        (agents/trust.py), with its resume state beside it (agents/resume.py) and the training
+        seconds up to it (train_seconds.json)."""
 
-        def __init__(self, save_freq: int, save_path: str):
+        def __init__(self, every: int, save_path: str):
             super().__init__()
-            self.save_freq, self.save_path = save_freq, Path(save_path)
+            self.every, self.save_path = every, Path(save_path)
+            self.last = 0
+            self.peers: list = []        # the callbacks whose counters the resume state keeps
+            self.pending_log: list = []  # a resumed run's logger scalars not yet written
+
+        def _on_training_start(self) -> None:
+            self.last = self.num_timesteps
+            # model.learn has made its logger: the resumed update's train/* go out with the
+            # next rollout's scalars, as in the uninterrupted run
+            restore_pending_log(self.logger, self.pending_log)
+            self.pending_log = []
 
         def _on_step(self) -> bool:
-            if self.n_calls % self.save_freq == 0:
-                save_checkpoint(self.model, self.save_path / f"model_{self.num_timesteps}_steps.zip")
-                clock.record(self.num_timesteps)
             return True
+
+        def _on_rollout_start(self) -> None:
+            self.maybe_save()
+
+        def _on_training_end(self) -> None:
+            self.maybe_save()
+
+        def maybe_save(self) -> None:
+            steps = int(self.model.num_timesteps)    # (the callback's own copy is per step)
+            if steps // self.every > self.last // self.every:
+                self.last = steps
+                path = self.save_path / f"model_{steps}_steps.zip"
+                # the state first: the zip's rename is what makes the checkpoint exist
+                save_state(collect_state(self.model, self.peers), path)
+                save_checkpoint(self.model, path)
+                clock.record(steps)
+
+        def resume_state(self) -> dict:
+            return {"last": self.last}
+
+        def set_resume_state(self, s: dict) -> None:
+            self.last = s["last"]
 
     class GameMetrics(BaseCallback):
         """Game scalars from the envs' infos, written every `metrics_every` steps."""
@@ -536,14 +573,36 @@ def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress
                     writer.flush()
             self.reset_stats()
 
+        def resume_state(self) -> dict:
+            return {"last": self.last, "battles": self.battles, "durations": self.durations,
+                    "kinds": self.kinds, "episodes": self.episodes}
+
+        def set_resume_state(self, s: dict) -> None:
+            self.last = s["last"]
+            self.battles, self.durations, self.kinds = s["battles"], s["durations"], s["kinds"]
+            self.episodes = [tuple(e) for e in s["episodes"]]
+
     class PeriodicEval(BaseCallback):
+        """An evaluation at the first step at or past each multiple of `every` timesteps (of
+        the global model.num_timesteps: a resumed run evaluates on the same steps), appended
+        to eval_history.jsonl."""
+
         def __init__(self, every: int, episodes: int, seed: int):
             super().__init__()
             self.every, self.episodes, self.seed = every, episodes, seed
             self.last = 0
 
+        def _on_training_start(self) -> None:
+            self.last = self.num_timesteps
+
+        def resume_state(self) -> dict:
+            return {"last": self.last}
+
+        def set_resume_state(self, s: dict) -> None:
+            self.last = s["last"]
+
         def _on_step(self) -> bool:
-            if self.every and self.num_timesteps - self.last >= self.every:
+            if self.every and self.num_timesteps // self.every > self.last // self.every:
                 self.last = self.num_timesteps
                 # no bar of its own: the training bar is showing
                 res = evaluate(PolicyAgent(self.model), self.episodes, self.seed, cfg.env_kwargs)
@@ -556,10 +615,10 @@ def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress
                     fh.write(json.dumps({"timesteps": self.num_timesteps, **res}) + "\n")
             return True
 
-    ckpt = Checkpoints(save_freq=max(1, cfg.checkpoint_every // cfg.n_envs),
-                       save_path=str(run_dir / "checkpoints"))
+    ckpt = Checkpoints(cfg.checkpoint_every, str(run_dir / "checkpoints"))
     callbacks = [ckpt, GameMetrics(cfg.metrics_every),
                  PeriodicEval(cfg.eval.every, cfg.eval.episodes, cfg.eval.seed)]
+    ckpt.peers = callbacks
     if progress:
         callbacks.append(progress_callback())
     return callbacks
@@ -586,10 +645,15 @@ def new_model(cfg: TrainConfig, venv):
 
 
 def train(cfg: TrainConfig, run_dir: Path, model, venv, resumed: bool, base_seconds: float,
-          progress: bool) -> dict:
-    """Train `model` on to cfg.total_timesteps, save it, evaluate it; returns eval.json's content."""
+          progress: bool, state: dict | None = None) -> dict:
+    """Train `model` on to cfg.total_timesteps, save it, evaluate it; returns eval.json's content.
+    `state`: the resume state of the checkpoint `model` was loaded from (agents/resume.py), put
+    back before training goes on, so the run continues as if it had never stopped."""
+    from .resume import collect_state, restore_state, save_state
     model.tensorboard_log = str(run_dir / "tb")
     remaining = cfg.total_timesteps - model.num_timesteps
+    if resumed:
+        keep_history(run_dir, int(model.num_timesteps))
     # What exists now (torch, the model, the envs) lives for the whole run: frozen out of the
     # garbage collector's generations, it is no longer walked by every full collection (about
     # 0.2 s for the half million objects, once or twice a minute of training). No effect on
@@ -598,9 +662,12 @@ def train(cfg: TrainConfig, run_dir: Path, model, venv, resumed: bool, base_seco
     gc.freeze()
     clock = TrainClock(run_dir, base_seconds)
     callbacks = build_callbacks(cfg, run_dir, clock, progress)
+    if state is not None:
+        restore_state(model, venv, state, callbacks)     # last before learn: the generators
     try:
         model.learn(total_timesteps=remaining, callback=callbacks, tb_log_name="run",
                     reset_num_timesteps=not resumed, progress_bar=False)
+        final_state = collect_state(model, callbacks)    # a larger total may resume from it
     except KeyboardInterrupt:
         for cb in callbacks:          # give the terminal back (rich hides the cursor while drawing)
             if getattr(cb, "pbar", None) is not None:
@@ -618,10 +685,31 @@ def train(cfg: TrainConfig, run_dir: Path, model, venv, resumed: bool, base_seco
         raise RuntimeError(f"{final} has {older} timesteps, more than this model's {steps}: kept")
     from .policy import export_policy
     from .trust import save_checkpoint
+    save_state(final_state, final)
     save_checkpoint(model, final)           # atomic and signed: resume and evaluate may load it
     export_policy(model, run_dir / "final_policy.pt")   # the network alone: small, committable
     seconds = clock.record(steps)
     return final_evaluation(cfg, run_dir, steps, seconds, Path(model.logger.dir), progress)
+
+
+def keep_history(run_dir: Path, steps: int) -> None:
+    """eval_history.jsonl as it was at `steps` timesteps (a resume from there): the evaluations
+    a killed session made after its last checkpoint are made again, so they go, and the
+    resumed run appends exactly the uninterrupted run's lines."""
+    path = run_dir / "eval_history.jsonl"
+    if not path.is_file():
+        return
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = []
+    for line in lines:
+        try:
+            if json.loads(line)["timesteps"] > steps:
+                continue
+        except (ValueError, KeyError, TypeError):
+            continue                  # a line cut by the kill
+        kept.append(line if line.endswith("\n") else line + "\n")
+    if kept != lines:
+        write_text_atomic(path, "".join(kept))
 
 
 def final_evaluation(cfg: TrainConfig, run_dir: Path, steps: int, seconds: float, tb_dir: Path,

@@ -4,7 +4,11 @@
   explain BOARD.json [--against OTHER.json] [--json] [--rules FILE] [--variant dice]
   play [--seed N] [--rank R] [--core C] [--profile FILE] [--rules FILE]   a run in the terminal
   render BOARD.json -o board.png|board.svg [--annotate] [--rules FILE]   a picture of a board
+  render POOL --round R [--index I] -o ghost.png       a pool's ghost (most drafted first)
+  sheet POOL|AUDIT.json --round R -o sheet.png [--annotate] [--max N]   a round's boards side by side
   replay A.json B.json -o replay.html [--rules FILE]   a self-contained HTML replay of a battle
+
+Commands that write a file say so on stdout (`wrote FILE: ...`).
 
 Bad input (a bad option value, a board or rules file that breaks a rule, an output file that
 cannot be written) prints one line `error: ...` naming the problem to stderr and exits with
@@ -46,6 +50,22 @@ def _seed(text: str) -> int:
     return value
 
 
+def _bounded(low: int, high: int):
+    """An argparse type: a whole number in low..high."""
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected {low}..{high}, got {value}")
+        return value
+    return check
+
+
+_round_number = _bounded(1, 999)
+
+
 def _output(path: str, suffixes: tuple[str, ...], what: str) -> Path:
     """The file a command writes: its extension one of `suffixes`, its directory existing."""
     out = Path(path)
@@ -85,16 +105,62 @@ def _play(args: argparse.Namespace) -> int:
     return main_args(args)
 
 
+MAX_SHEET = 120          # boards on one contact sheet: a pool round holds up to ~80
+
+
+def _is_pool(path: str) -> bool:
+    """A pool file, by its name (.gz) or its first bytes ("format": "rune-env-pool")."""
+    from .files import is_gzip_name
+    from .run.opponents import POOL_FORMAT
+    if is_gzip_name(Path(path)):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False            # load_board names the problem
+    return f'"{POOL_FORMAT}"'.encode() in head
+
+
 def _render(args: argparse.Namespace) -> int:
     out = _output(args.output, (".png", ".svg"),
                   "the picture's format comes from its extension, .png or .svg")
     rules = load_rules(args.rules)
-    board = load_board(args.board, rules)
+    if _is_pool(args.board):
+        if args.round is None:
+            raise CommandError(f"{args.board}: a pool file: name the round with --round R")
+        from .pictures.sheet import pool_round_boards
+        ghosts = pool_round_boards(Path(args.board), rules, args.round)
+        if args.index >= len(ghosts):
+            raise CommandError(f"--index {args.index}: round {args.round} of {args.board} has "
+                               f"{len(ghosts)} boards (0..{len(ghosts) - 1})")
+        board, what = ghosts[args.index].board, ghosts[args.index].label
+    else:
+        if args.round is not None or args.index:
+            raise CommandError("--round and --index are for pool files; "
+                               f"{args.board} is a board file")
+        board, what = load_board(args.board, rules), "board"
     from .pictures.board_image import board_png, board_svg
     if out.suffix.lower() == ".png":
         out.write_bytes(board_png(board, rules, annotate=args.annotate))
     else:
         out.write_text(board_svg(board, rules, annotate=args.annotate), encoding="utf-8")
+    print(f"wrote {out}: {what}")
+    return 0
+
+
+def _sheet(args: argparse.Namespace) -> int:
+    out = _output(args.output, (".png",), "the contact sheet is a PNG: name it *.png")
+    rules = load_rules(args.rules)
+    from .pictures.sheet import contact_sheet, round_boards
+    what, boards = round_boards(Path(args.file), rules, args.round)
+    shown = boards[:args.max]
+    title = (f"{Path(args.file).name}: round {args.round}, {len(shown)} of {len(boards)} "
+             f"boards ({what}; rules {rules.hash})")
+    contact_sheet(shown, rules, title, annotate=args.annotate,
+                  columns=args.columns).save(out, format="PNG")
+    print(f"wrote {out}: {len(shown)} boards of round {args.round}"
+          + (f" (the first {args.max} of {len(boards)})" if len(boards) > len(shown) else ""))
     return 0
 
 
@@ -107,6 +173,7 @@ def _replay(args: argparse.Namespace) -> int:
     b = load_board(args.board_b, rules)
     page = replay_html(a, b, rules, names=(Path(args.board_a).stem, Path(args.board_b).stem))
     out.write_text(page, encoding="utf-8")
+    print(f"wrote {out}: the replay of {Path(args.board_a).name} against {Path(args.board_b).name}")
     return 0
 
 
@@ -161,8 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_play)
 
     p = sub.add_parser("render", help="draw a board as PNG or SVG (format from -o's extension)",
-                       description="Draw a board as a PNG or SVG picture.")
-    p.add_argument("board", help="the board file (JSON)")
+                       description="Draw a board, or a pool's ghost, as a PNG or SVG picture.")
+    p.add_argument("board", help="the board file (JSON), or a pool file (with --round)")
+    p.add_argument("--round", type=_round_number, metavar="R",
+                   help="a pool file's round, 1..999 (required for a pool; default: none)")
+    p.add_argument("--index", type=_seed, default=0, metavar="I",
+                   help="which of the round's boards, most drafted first, >= 0 (default: 0)")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the picture to write, *.png or *.svg, in an existing directory "
                         "(required, no default)")
@@ -171,6 +242,25 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: off)")
     p.add_argument("--rules", help=RULES_HELP)
     p.set_defaults(func=_render)
+
+    p = sub.add_parser("sheet", help="a round's boards of a pool or an audit side by side (PNG)",
+                       description="Draw a round's boards side by side as one PNG: a pool's "
+                                   "(each labelled with its drafter and count, most drafted "
+                                   "first) or an audit's best board per family "
+                                   "(scripts/balance_audit.py --json).")
+    p.add_argument("file", help="a pool file (.json or .json.gz) or an audit's JSON")
+    p.add_argument("--round", type=_round_number, required=True, metavar="R",
+                   help="the round, 1..999 (required, no default)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="the sheet to write, *.png, in an existing directory (required, no default)")
+    p.add_argument("--annotate", action="store_true",
+                   help="powers, flows, resonance and cell names on every board (default: off)")
+    p.add_argument("--max", type=_bounded(1, MAX_SHEET), default=40, metavar="N",
+                   help=f"boards at most, 1..{MAX_SHEET} (default: 40)")
+    p.add_argument("--columns", type=_bounded(1, 12), default=5, metavar="N",
+                   help="boards per row, 1..12 (default: 5)")
+    p.add_argument("--rules", help=RULES_HELP)
+    p.set_defaults(func=_sheet)
 
     p = sub.add_parser("replay", help="write a self-contained HTML page replaying a battle",
                        description="Write one self-contained HTML page that replays the battle "

@@ -3,7 +3,7 @@
 
     python scripts/balance_audit.py [--rules FILE] [--pool FILE] [--rounds 1-12 | --rounds 3,6,9]
                                     [--quick] [--json] [--seed S] [--jobs J] [--ray [ADDRESS]]
-                                    [--no-progress]
+                                    [--against FILE|none] [--no-progress]
 
 Per round, against round-matched reference boards (the budget drafter's, or with --pool a pool's
 ghosts of the round): the best one-rune, two-rune, mono-kind, trick and open-search board, each
@@ -14,6 +14,13 @@ knockouts instead: amplify towers, then a hill climb, chosen by their fast kills
 before the opponent's second turn). Every board's fast-kill rate and fastest knockout are in its
 row; a reported board with a fast kill on the report set gets a HOLE line (JSON: "holes"); the
 exit status does not change. The method is in agents/audit/ (its docstring).
+
+The report ends with the verdicts: whether each limit docs/BALANCE.md holds the defaults to is
+met (one rune at most 20% and two runes at most 55% from round 3 on, no hole in any round;
+`agents/audit/verdicts.py`). With a rules file other than the defaults it also audits the
+defaults (or `--against FILE`; `--against none` skips it) with the same settings and seed and
+lists what moved: each family's win and fast-kill rate there and here (JSON: "verdicts",
+"against").
 
 A bad number, rules file or pool file is one `error: ...` line on stderr and exit status 2,
 before anything is played. Progress bars go to stderr when it is a terminal (--progress forces
@@ -30,6 +37,7 @@ sys.path.insert(0, str(REPO))
 
 from agents.audit import (STAGES, AuditError, audit, check_auditable,  # noqa: E402
                           format_report, full_settings, quick_settings)
+from agents.audit.verdicts import format_moved, format_verdicts, moved, verdicts  # noqa: E402
 from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
 from agents.progress import add_progress_argument, bar  # noqa: E402
 from agents.script_args import (MAX_JOBS, fail, jobs_int, load_pool_once, script_parser,  # noqa: E402
@@ -83,9 +91,31 @@ def build_parser():
     p.add_argument("--jobs", type=jobs_int, default=None, metavar="J",
                    help=f"fast-engine threads, 1..{MAX_JOBS}; the results do not depend on it "
                         "(default: every usable core)")
+    p.add_argument("--against", default=None, metavar="FILE",
+                   help="a rules file to compare with: the same audit under it, and what moved "
+                        "(default: the defaults when --rules names another file; 'none': no "
+                        "comparison)")
     add_progress_argument(p)
     add_ray_argument(p)
     return p
+
+
+def _against_path(a) -> str | None:
+    """The rules file to compare with, or None."""
+    if a.against is not None:
+        return None if a.against == "none" else a.against
+    if a.rules is None or Path(a.rules).resolve() == DEFAULT_RULES_PATH.resolve():
+        return None
+    return str(DEFAULT_RULES_PATH)
+
+
+def _run(rules, settings, pool, a, rules_path: str, label: str):
+    with bar(len(settings.rounds) * len(STAGES), label, a.progress, unit="stage") as b:
+        def step(round_: int, stage: str) -> None:
+            b.set_description(f"{label}: round {round_}: {stage}")
+            b.update(1)
+        return audit(rules, settings, pool, pool_path=a.pool, progress=step,
+                     rules_path=rules_path, ray=a.ray)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,6 +131,13 @@ def main(argv: list[str] | None = None) -> int:
                               rules.spec.run.round_cap)
     except ValueError as exc:
         return fail(f"--rounds: {exc}")
+    against_path = _against_path(a)
+    against_rules = None
+    if against_path is not None:
+        try:
+            against_rules = load_rules(against_path)
+        except RulesError as exc:
+            return fail(f"--against: {exc}")
     pool = None
     if a.pool is not None:
         try:
@@ -110,16 +147,29 @@ def main(argv: list[str] | None = None) -> int:
     settings = (quick_settings if a.quick else full_settings)(rounds, seed=a.seed, jobs=a.jobs)
     try:
         check_auditable(rules, settings)
-        with bar(len(rounds) * len(STAGES), "balance audit", a.progress, unit="stage") as b:
-            def step(round_: int, stage: str) -> None:
-                b.set_description(f"round {round_}: {stage}")
-                b.update(1)
-            report = audit(rules, settings, pool, pool_path=a.pool, progress=step,
-                           rules_path=a.rules or str(DEFAULT_RULES_PATH.relative_to(REPO)),
-                           ray=a.ray)
+        if against_rules is not None:
+            check_auditable(against_rules, settings)
+        report = _run(rules, settings, pool, a,
+                      a.rules or str(DEFAULT_RULES_PATH.relative_to(REPO)), "balance audit")
+        other = None if against_rules is None else _run(
+            against_rules, settings, pool, a, against_path, "against")
     except AuditError as exc:        # e.g. a pool round with a single board: nothing to split
         return fail(str(exc))
-    print(json.dumps(report.to_json(), indent=1) if a.json else format_report(report))
+    judged = verdicts(report)
+    if a.json:
+        out = report.to_json()
+        out["verdicts"] = [v.to_json() for v in judged]
+        if other is not None:
+            out["against"] = {"rules": against_path, "rules_hash": against_rules.hash,
+                              "verdicts": [v.to_json() for v in verdicts(other)],
+                              "moved": [m.to_json() for m in moved(report, other)]}
+        print(json.dumps(out, indent=1))
+        return 0
+    text = [format_report(report), "", format_verdicts(judged)]
+    if other is not None:
+        text += ["", format_moved(moved(report, other), f"{against_path} ({against_rules.hash})"),
+                 "", f"under {against_path}:", format_verdicts(verdicts(other))]
+    print("\n".join(text))
     return 0
 
 

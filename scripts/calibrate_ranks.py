@@ -2,7 +2,8 @@
 """Check that the ranks get harder: one reference agent against every rank's pool and rules.
 
     python scripts/calibrate_ranks.py --agent greedy [--episodes N] [--seed S] [--pools-dir DIR]
-                                      [--ranks R ...] [--json] [--no-progress]
+                                      [--pool RANK=FILE ...] [--ranks R ...] [--json]
+                                      [--no-progress]
 
 For each rank R:
   pool_win_rate  the agent plays N runs under apprentice rules with its opponents drawn from R's
@@ -11,7 +12,11 @@ For each rank R:
   clear_rate     the agent plays N runs under R's full rules (against R's pool, as RuneRun-v0
                  does by default); the share cleared, with a Wilson 95% interval (clear_ci).
 Prints a table; `--json` prints {"ranks": {"apprentice": {"pool_win_rate", "pool_ci",
-"clear_rate", "clear_ci", ...}, ...}}. Every pool is checked before anything is played; a bad
+"clear_rate", "clear_ci", ...}, ...}, "graded": bool, "problems": [...]}. The last line is the
+verdict: "graded" (each next rank's pool win rate lower with the 95% intervals apart, the clear
+rate never rising) or "not graded: " and the pairs that overlap. `--pool RANK=FILE` measures that
+file as RANK's pool (repeatable); a rank without one takes --pools-dir's, and with --pool and no
+--ranks only the ranks named by --pool are measured. Every pool is checked before anything is played; a bad
 argument, rank, agent or pool file is one `error: ...` line and exit status 2. A progress bar
 (runs played) goes to stderr when it is a terminal (--progress forces it, --no-progress hides it).
 """
@@ -25,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
-from agents.evaluation import evaluate, wilson  # noqa: E402
+from agents.evaluation import evaluate, grading, wilson  # noqa: E402
 from agents.fanout import add_ray_argument, evaluate_by_name, ray_problem  # noqa: E402
 from agents.progress import bar  # noqa: E402
 from agents.evaluation import MAX_EPISODES  # noqa: E402
@@ -47,8 +52,11 @@ def build_parser():
     add_seed_argument(p)
     p.add_argument("--pools-dir", default=str(DEFAULT_POOLS), metavar="DIR",
                    help="the directory of the pools <rank>.json.gz (or .json) (default configs/opponents)")
+    p.add_argument("--pool", action="append", default=[], metavar="RANK=FILE",
+                   help="RANK's pool is FILE (repeatable; default: none, --pools-dir's pools)")
     p.add_argument("--ranks", nargs="+", default=None, metavar="RANK",
-                   help="the ranks to measure (default: every rank of the rules)")
+                   help="the ranks to measure (default: every rank of the rules, or those "
+                        "--pool names)")
     # the parser's tail and main's first lines share make_opponents.py's shape, not its options
     add_json_argument(p)
     add_play_arguments(p)
@@ -62,19 +70,28 @@ def main(argv: list[str] | None = None) -> int:
         return fail(problem)
     rules = default_rules()
     names = [r.id for r in rules.spec.ranks]
-    ranks = a.ranks or names
+    given: dict[str, Path] = {}
+    for item in a.pool:
+        rank, sep, file = item.partition("=")
+        if not sep or not file:
+            return fail(f"--pool {item!r}: expected RANK=FILE")
+        if rank not in names:
+            return fail(f"--pool: unknown rank {rank!r} (one of {', '.join(names)})")
+        given[rank] = Path(file)
+    ranks = a.ranks or ([r for r in names if r in given] if given else names)
     for rank in ranks:
         if rank not in names:
             return fail(f"--ranks: unknown rank {rank!r} (one of {', '.join(names)})")
-    ranks = list(dict.fromkeys(ranks))
+    ranks = [r for r in names if r in ranks]        # easiest first, as the verdict reads them
     pools_dir = Path(a.pools_dir)
-    if not pools_dir.is_dir():
+    if any(r not in given for r in ranks) and not pools_dir.is_dir():
         return fail(f"--pools-dir {pools_dir}: no such directory")
     # every pool is checked before anything is played: a missing or bad one fails at once
     pools = {}
     for rank in ranks:
-        found = [pools_dir / f"{rank}{suffix}" for suffix in (".json.gz", ".json")
-                 if (pools_dir / f"{rank}{suffix}").is_file()]
+        found = [given[rank]] if rank in given else [
+            pools_dir / f"{rank}{suffix}" for suffix in (".json.gz", ".json")
+            if (pools_dir / f"{rank}{suffix}").is_file()]
         if not found:
             return fail(f"no pool for rank {rank}: {pools_dir / rank}.json.gz (or .json)")
         pool = found[0]
@@ -113,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
                 "clear_rate": full["clear_rate"], "clear_ci": list(wilson(cleared, full["episodes"])),
                 "mean_wins": full["mean_wins"],
             }
+    problems = grading(out["ranks"])
+    out["graded"], out["problems"] = not problems, problems
     if a.json:
         print(json.dumps(out))
     else:
@@ -121,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         for rank, r in out["ranks"].items():
             print(f"{rank:<11} {r['pool_win_rate']:>14.3f} [{r['pool_ci'][0]:.3f}, {r['pool_ci'][1]:.3f}] "
                   f"{r['pool_battles']:>8} {r['clear_rate']:>11.3f} [{r['clear_ci'][0]:.3f}, {r['clear_ci'][1]:.3f}]")
+        if len(out["ranks"]) > 1:
+            print("graded" if not problems else "not graded: " + "; ".join(problems))
     return 0
 
 

@@ -26,7 +26,16 @@ train_seconds.json.
 
 --resume continues a run from its newest model that loads (the last checkpoint, or the final
 model; each newer one that does not, truncated or unsigned, is skipped with a line saying why),
-in the same TensorBoard run. A checkpoint is a pickle: only this machine's training's (its .sig)
+in the same TensorBoard run. A resumed run is the uninterrupted run (agents/resume.py): checkpoints
+are taken at rollout boundaries, at the first one at or past each multiple of checkpoint_every of
+the run's global step count, and each has a signed resume state beside it (<name>.state.json:
+the envs' states, the last observations, the global generators, SB3's and the callbacks'
+counters), so a run killed at any checkpoint and resumed ends with the same weights bit for bit,
+the same checkpoints, evaluations on the same steps and the same eval_history.jsonl (cut back to
+the resume step, then appended) as the run never killed; what still differs (wall-clock
+figures, TensorBoard events a killed session wrote past its last checkpoint) is in docs/ENVS.md.
+A model without a usable resume state (a run from before it) resumes with a line saying the run
+is no longer the uninterrupted one. A checkpoint is a pickle: only this machine's training's (its .sig)
 loads, or any with --trust-pickle (a run made before checkpoints were signed needs it). A finished run (its final model has total_timesteps) is not trained again:
 the script says so and exits with status 0, leaving every file as it is; pass a larger
 --total-timesteps to train it on. A final model is never replaced by an older one.
@@ -212,10 +221,19 @@ def resume(a, runs_dir: Path, progress: bool) -> int:
         write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_yaml(), sort_keys=False))
     say(f"run: {run_dir}  (torch threads {cfg.torch_threads}; tensorboard --logdir {run_dir / 'tb'})")
     say(f"resuming from {source} at {model.num_timesteps} steps, on to {cfg.total_timesteps}")
-    venv = make_venv(cfg)
-    model.set_env(venv)
+    from agents.resume import ResumeStateError, load_state
     try:
-        res = train(cfg, run_dir, model, venv, True, TrainClock.before(run_dir, steps), progress)
+        state = load_state(source, int(model.num_timesteps))
+    except ResumeStateError as exc:
+        state = None
+        say(f"not exact: {exc}; the envs start new episodes and the generators are reseeded, so "
+            f"the run goes on but is no longer the uninterrupted one")
+    venv = make_venv(cfg)
+    if state is None:
+        model.set_env(venv)
+    try:
+        res = train(cfg, run_dir, model, venv, True, TrainClock.before(run_dir, steps), progress,
+                    state)
     except KeyboardInterrupt:
         return interrupted(run_dir)
     print(summary_json(run_dir, res))

@@ -176,7 +176,8 @@ def test_runes_grades_artifacts_and_core(rules):
     pos = positions(board_svg(b, rules))
     fire = pos["1:0"]
     assert fire.find(f"{SVG_NS}polygon").get("stroke") == bi.G.KIND_COLOURS["fire"]
-    assert "II" in texts(fire) and "S" in texts(fire)           # grade II, mana spring
+    # grade II lifted to III by the mana spring on it (D-11a), and the spring's letter
+    assert "II>III" in texts(fire) and "S" in texts(fire)
     assert "III" in texts(pos["2:5"])
     assert "W" in texts(pos["2:3"]) and pos["2:3"].get("data-kind") is None  # stone, no rune
     assert "sun" in texts(pos["core"])
@@ -214,7 +215,8 @@ def test_annotate_shows_power_flows_and_resonance(rules):
     svg = board_svg(b, rules, annotate=True)
     root = ET.fromstring(svg)
     labels = next(g for g in root.iter(f"{SVG_NS}g") if g.get("class") == "labels")
-    assert sorted(texts(labels)) == ["7.5", "9.0", "9.0"]
+    powers = [t.text for t in labels.iter(f"{SVG_NS}text") if t.get("class") == "power"]
+    assert sorted(powers) == ["7.5", "9.0", "9.0"]
     pos = positions(svg)
     centre = {n: hex_centre(pos[n]) for n in ("core", "1:0", "1:3", "2:0")}
     flows = next(g for g in root.iter(f"{SVG_NS}g") if g.get("class") == "flows")

@@ -137,11 +137,12 @@ def test_train_writes_its_run_directory(smoke):
     # TensorBoard: one run directory with event files
     assert [p.name for p in (d / "tb").iterdir()] == ["run_1"]
     assert list((d / "tb" / "run_1").glob("events.out.tfevents.*"))
-    # checkpoints every 128 timesteps: 128 // 2 envs = every 64 vector steps = at 128 and 256,
-    # each with its signature (agents/trust.py), no temp file left
+    # checkpoints every 128 timesteps (the rollout boundaries at 128 and 256), each with its
+    # signature (agents/trust.py) and its signed resume state (agents/resume.py), no temp file left
     assert sorted(p.name for p in (d / "checkpoints").iterdir()) == \
-        ["model_128_steps.zip", "model_128_steps.zip.sig", "model_256_steps.zip",
-         "model_256_steps.zip.sig"]
+        [f"model_{n}_steps.{ext}" for n in (128, 256)
+         for ext in ("state.json", "state.json.sig", "zip", "zip.sig")]
+    assert (d / "final_model.state.json").is_file() and (d / "final_model.state.json.sig").is_file()
     # the final model loads, and knows how far it trained; the exported policy's provenance says so
     from agents.policy import load_model
     assert load_model(d / "final_model.zip").num_timesteps == 256
@@ -488,6 +489,105 @@ def test_train_resume_skips_a_checkpoint_that_does_not_load(smoke, tmp_path):
     (d2 / "final_model.zip").unlink()
     r = run(TRAIN, "--runs-dir", d2.parent, "--resume", "--run-name", d2.name)
     assert_one_line_error(r, "no saved model loads (2 tried", "model_256_steps.zip", "--trust-pickle")
+
+
+def _weights(path: Path) -> dict:
+    """A saved model's policy weights and optimizer state, as tensors."""
+    from agents.policy import load_model
+    model = load_model(path)
+    opt = model.policy.optimizer.state_dict()["state"]
+    return {"steps": model.num_timesteps, "policy": model.policy.state_dict(),
+            "optimizer": {f"{i}.{k}": v for i, s in opt.items() for k, v in s.items()
+                          if hasattr(v, "shape")}}
+
+
+def assert_same_weights(a: Path, b: Path) -> None:
+    import torch
+    wa, wb = _weights(a), _weights(b)
+    assert wa["steps"] == wb["steps"]
+    for part in ("policy", "optimizer"):
+        assert wa[part].keys() == wb[part].keys()
+        differ = [k for k in wa[part] if not torch.equal(wa[part][k], wb[part][k])]
+        assert not differ, (part, differ)
+
+
+def test_a_resumed_run_is_the_uninterrupted_run(tmp_path):
+    """Killed at a checkpoint and resumed, or stopped at that step and resumed with a larger
+    --total-timesteps, a run (the quick config, shrunk) ends with the uninterrupted run's weights
+    and optimizer state bit for bit, its checkpoints on the same steps, and the same evaluations
+    in eval_history.jsonl (evaluations off the rollout grid, at 192 and 384; the killed session's
+    evaluation past its last checkpoint is dropped and made again, not doubled)."""
+    config = tiny_config(tmp_path / "tiny.yaml", total_timesteps=512, checkpoint_every=256,
+                         eval={"every": 192, "episodes": 2, "seed": 0})
+    cfg = yaml.safe_load(config.read_text())
+    cfg["ppo"]["n_epochs"] = 2
+    config.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    runs = tmp_path / "runs"
+
+    def train(*args):
+        r = run(TRAIN, "--runs-dir", runs, "--no-progress", *args)
+        assert r.returncode == 0, r.stderr[-3000:]
+        return r
+
+    train("--config", config, "--run-name", "straight")
+    straight = runs / "straight"
+    history = (straight / "eval_history.jsonl").read_text()
+    assert [json.loads(line)["timesteps"] for line in history.splitlines()] == [192, 384]
+    ckpts = sorted(p.name for p in (straight / "checkpoints").glob("*.zip"))
+    assert ckpts == ["model_256_steps.zip", "model_512_steps.zip"]
+
+    # killed just after its checkpoint at 256 (its evaluation at 384 made, then the kill)
+    killed = runs / "killed"
+    shutil.copytree(straight, killed)
+    for p in [*killed.glob("final_*"), killed / "eval.json", *killed.glob("checkpoints/model_512_*")]:
+        p.unlink()
+    r = train("--resume", "--run-name", "killed")
+    assert "resuming from " + str(killed / "checkpoints" / "model_256_steps.zip") in r.stdout
+    assert "not exact" not in r.stdout
+    # stopped at 256 (its final model), then trained on to 512
+    train("--config", config, "--run-name", "stopped", "--total-timesteps", 256)
+    stopped = runs / "stopped"
+    r = train("--resume", "--run-name", "stopped", "--total-timesteps", 512)
+    assert "resuming from " + str(stopped / "final_model.zip") in r.stdout
+    assert "not exact" not in r.stdout
+
+    for d in (killed, stopped):
+        assert_same_weights(straight / "final_model.zip", d / "final_model.zip")
+        assert_same_weights(straight / "checkpoints" / "model_512_steps.zip",
+                            d / "checkpoints" / "model_512_steps.zip")
+        assert sorted(p.name for p in (d / "checkpoints").glob("*.zip")) == ckpts
+        assert (d / "eval_history.jsonl").read_text() == history, d.name
+        ev, ev0 = (json.loads((x / "eval.json").read_text()) for x in (d, straight))
+        assert {k: v for k, v in ev.items() if k != "train_seconds"} == \
+            {k: v for k, v in ev0.items() if k != "train_seconds"}
+    # TensorBoard: SB3's and the game's scalars on the same steps with the same values (the
+    # stopped run: the killed one's tb/ still holds the events its session wrote past 256; time/*
+    # is wall-clock, and eval/* has the stopped session's final evaluation at 256 too)
+    def scalars(d):
+        ea = accumulator(d / "tb" / "run_1")
+        return {t: [(e.step, e.value) for e in ea.Scalars(t)] for t in ea.Tags()["scalars"]
+                if t.split("/")[0] in ("train", "rollout", "game")}
+    expected = scalars(straight)
+    assert "train/loss" in expected and "rollout/ep_rew_mean" in expected
+    assert scalars(stopped) == expected
+
+
+def test_a_checkpoint_without_its_resume_state_resumes_and_says_so(smoke, tmp_path):
+    """A checkpoint whose resume state is missing (a run from before it) still resumes, from new
+    episodes, with a line saying the run is no longer the uninterrupted one."""
+    assert smoke["result"].returncode == 0, smoke["result"].stderr
+    d = copy_run(smoke, tmp_path)
+    for name in ("final_model.zip", "final_model.state.json", "eval.json",
+                 "checkpoints/model_256_steps.zip", "checkpoints/model_128_steps.state.json"):
+        (d / name).unlink()
+    r = run(TRAIN, "--runs-dir", d.parent, "--resume", "--run-name", d.name, "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert [line for line in r.stdout.splitlines() if line.startswith("not exact: ")] == \
+        [f"not exact: {d / 'checkpoints' / 'model_128_steps.state.json'}: missing; the envs start "
+         f"new episodes and the generators are reseeded, so the run goes on but is no longer the "
+         f"uninterrupted one"]
+    from agents.policy import load_model
+    assert load_model(d / "final_model.zip").num_timesteps == 256
 
 
 # -- train.py: bad input ---------------------------------------------------------------------------

@@ -41,6 +41,8 @@ GAP = 1.6              # inset of each hex, px
 MARGIN = 14
 HEADER = 46
 FOOTER = 46
+LEGEND = 58            # the legend under the hand: two rows of kinds, one of artifacts
+LEGEND_PER_ROW = 7
 SQRT3 = math.sqrt(3.0)
 
 
@@ -63,13 +65,18 @@ class Layout:
     cy: float
     size: float = SIZE
 
+    legend: bool = True
+
     @classmethod
-    def of(cls, radius: int) -> "Layout":
+    def of(cls, radius: int, legend: bool = True) -> "Layout":
+        """The picture's geometry; `legend`: room for the legend under the hand (the replay page
+        has a legend of its own and draws its boards without)."""
         half_w = 1.5 * radius * SIZE + SIZE
         half_h = SQRT3 * SIZE * (radius + 0.5)
         width = int(math.ceil(2 * half_w + 2 * MARGIN))
-        height = int(math.ceil(HEADER + 2 * half_h + 2 * MARGIN + FOOTER))
-        return cls(radius, width, height, width / 2, HEADER + MARGIN + half_h)
+        height = int(math.ceil(HEADER + 2 * half_h + 2 * MARGIN + FOOTER
+                               + (LEGEND if legend else 0)))
+        return cls(radius, width, height, width / 2, HEADER + MARGIN + half_h, legend=legend)
 
     def centre(self, q: int, r: int) -> tuple[float, float]:
         return (self.cx + 1.5 * q * self.size, self.cy + SQRT3 * (r + q / 2) * self.size)
@@ -103,11 +110,40 @@ def status_line(board: Board, rules: Rules) -> str:
 
 
 def _rune_group(kind: str, grade: int, x: float, y: float, fill: str, cls: str,
-                hidden: bool = False, extra: dict | None = None) -> Group:
+                hidden: bool = False, extra: dict | None = None,
+                effective: int | None = None) -> Group:
+    """A rune's symbol and grade; `effective`, where a mana spring lifts it (D-11a), shows as
+    "I>II": the grade its power is computed at."""
     g = Group(attrs={"class": cls, **(extra or {})}, hidden=hidden)
     g.add(*G.glyph(kind, x, y - 1, SIZE * 0.3, under=fill))
-    g.add(Text(x, y - SIZE * 0.58, G.roman(grade), size=10, fill=G.TEXT, bold=True))
+    grade_text = G.roman(grade) if effective in (None, grade) else (
+        f"{G.roman(grade)}>{G.roman(effective)}")
+    g.add(Text(x, y - SIZE * 0.58, grade_text, size=10, fill=G.TEXT, bold=True))
     return g
+
+
+def _legend(scene: Scene, lay: Layout, kinds, artifacts) -> None:
+    """Every rune kind's colour and symbol, and every artifact's letter, under the hand."""
+    top = lay.height - MARGIN - LEGEND + 8
+    step = (lay.width - 2 * MARGIN) / LEGEND_PER_ROW
+    legend = Group(attrs={"class": "legend"})
+    for i, kind in enumerate(kinds):
+        x = MARGIN + step * (i % LEGEND_PER_ROW) + 9
+        y = top + 17 * (i // LEGEND_PER_ROW)
+        fill = _cell_fill(kind)
+        legend.add(Circle(x, y, 7, fill=fill, stroke=G.kind_colour(kind), width=1.2))
+        legend.add(*G.glyph(kind, x, y, 4.2, under=fill))
+        legend.add(Text(x + 10, y, kind, size=9, fill=G.DIM_TEXT, anchor="start"))
+    y = top + 17 * ((len(kinds) + LEGEND_PER_ROW - 1) // LEGEND_PER_ROW)
+    x = MARGIN + 9
+    for art in artifacts:
+        legend.add(G.diamond(x, y, 6, G.artifact_colour(art)),
+                   Text(x, y + 0.5, G.artifact_letter(art), size=7, fill="#15171f", bold=True),
+                   Text(x + 9, y, art.replace("_", " "), size=9, fill=G.DIM_TEXT, anchor="start"))
+        x += 16 + 5.2 * len(art)
+    legend.add(Text(x + 4, y, "I>II: grade lifted", size=9,
+                    fill=G.DIM_TEXT, anchor="start"))
+    scene.add(legend)
 
 
 def _cell_fill(kind: str | None) -> str:
@@ -120,9 +156,11 @@ def board_scene(board: Board, rules: Rules | None = None, annotate: bool = False
     """The board as a `Scene` (see the module docstring); `header` replaces the two top lines."""
     rules = rules or default_rules()
     geo = geometry(rules.radius)
-    lay = Layout.of(rules.radius)
+    lay = Layout.of(rules.radius, legend=replay is None)
     scene = Scene(lay.width, lay.height, G.BACKGROUND)
     pre = replay.prefix if replay else ""
+    from ..battle.analysis import SideSetup
+    setup = SideSetup.of(board, rules)
 
     # header
     line1, line2 = header if header is not None else (board.label, status_line(board, rules))
@@ -134,16 +172,14 @@ def board_scene(board: Board, rules: Rules | None = None, annotate: bool = False
 
     report = analysis = None
     if annotate:
-        from ..battle.analysis import SideSetup, analyse
+        from ..battle.analysis import analyse
         from ..battle.explain import explain
         report = explain(board, rules)
-        setup = SideSetup.of(board, rules)
         analysis = analyse(setup, [board.runes.get(c) for c in range(geo.n_cells)],
                            [False] * geo.n_cells)
     wards = replay.wards if replay and replay.wards else None
     if annotate and wards is None:
-        from ..battle.analysis import SideSetup
-        wards = SideSetup.of(board, rules).wards
+        wards = setup.wards
     alts: dict[int, list[tuple[str, int]]] = {}
     for cell, kind, grade in (replay.reserves if replay else []):
         if (kind, grade) not in alts.setdefault(cell, []):
@@ -188,7 +224,12 @@ def board_scene(board: Board, rules: Rules | None = None, annotate: bool = False
             g.attrs["data-kind"] = kind
             g.attrs["data-grade"] = str(grade)
             g.add(Poly(hexa, fill=_cell_fill(kind), stroke=G.kind_colour(kind), width=2, cls="base"))
-            g.add(_rune_group(kind, grade, x, y, _cell_fill(kind), "rune"))
+            g.add(_rune_group(kind, grade, x, y, _cell_fill(kind), "rune",
+                              effective=setup.effective_grade(cell, grade)))
+        if annotate and not closed:
+            # the cell's name ("ring:index", as board files and explain write it), bottom left
+            labels.add(Text(x - SIZE * 0.42, y + SIZE * 0.74, name, size=8, fill=G.DIM_TEXT,
+                            cls="cell-name"))
         for kind, grade in alts.get(cell, []):
             # a reserve that may take this cell in the replay: its own base and symbol, hidden
             alt = Group(attrs={"class": "alt", "data-rune": f"{kind}:{grade}"}, hidden=True)
@@ -227,6 +268,8 @@ def board_scene(board: Board, rules: Rules | None = None, annotate: bool = False
         scene.add(labels)
 
     _hand(scene, lay, board.hand, pre if replay else None)
+    if lay.legend:
+        _legend(scene, lay, rules.kinds, list(rules.spec.artifacts))
     return scene
 
 
@@ -308,7 +351,7 @@ def _links(board: Board, rules: Rules, lay: Layout, report: dict[str, Any], anal
 
 
 def _hand(scene: Scene, lay: Layout, hand, prefix: str | None) -> None:
-    y = lay.height - MARGIN - FOOTER / 2 + 4
+    y = lay.height - MARGIN - FOOTER / 2 + 4 - (LEGEND if lay.legend else 0)
     scene.add(Text(MARGIN, y, "hand", size=11, fill=G.DIM_TEXT, anchor="start"))
     if not hand:
         scene.add(Text(MARGIN + 44, y, "(empty)", size=11, fill=G.DIM_TEXT, anchor="start"))
