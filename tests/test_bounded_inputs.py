@@ -326,6 +326,17 @@ def test_a_saved_run_has_the_same_json_bounds():
             "5000 digits")
 
 
+def test_run_records_and_profiles_have_the_same_json_bounds(tmp_path):
+    from rune_env.run.profile import Profile, ProfileError
+    from rune_env.run.record import RecordError, RunRecord
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000)
+    refused(RecordError, lambda: RunRecord.load(path), "deep.json", "nested 200000 deep")
+    refused(ProfileError, lambda: Profile.load(path), "deep.json", "nested 200000 deep")
+    path.write_text('{"version": NaN}')
+    refused(ProfileError, lambda: Profile.load(path), "deep.json", "NaN")
+
+
 def test_a_hostile_pool_is_one_line_and_exit_2_in_the_scripts(tmp_path, capsys, imported):
     """The same PoolError through the scripts that take a pool, before anything is played."""
     path = write_pool(tmp_path / "overflow.json", {"1": [ghost(count=2**62),
