@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from rune_env.files import write_json_atomic
+from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml, write_json_atomic
 
 from .evaluation import eval_run_seed, training_step
 from .policy import EXPORT_FORMAT, EXPORT_VERSION, PolicyAgent, export_policy, load_model, load_policy
@@ -86,8 +86,10 @@ def export_checkpoint(checkpoint: Path, out: Path, dtype: str = "float16", check
     config: dict = {}
     if run is not None:
         try:
-            config = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
+            text = read_text(run / "config.yaml", "the run's config", ExportError,
+                             limit=MAX_YAML_BYTES)
+            config = safe_load_yaml(text, str(run / "config.yaml"), ExportError) or {}
+        except yaml.YAMLError as exc:
             raise ExportError(f"{run / 'config.yaml'}: cannot read the run's config ({exc})") from None
     env_kwargs = dict(config.get("env_kwargs") or {})
     config_file = _config_file(config.get("name"), root)

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rune_env.files import read_text, write_text_atomic
 
 from .progress import bar, say
-from .script_args import SEED_MAX
+from .script_args import MAX_ENVS, MAX_ROLLOUT, MAX_RUNS, MAX_STEPS, MAX_THREADS, SEED_MAX
 from .training import (RUN_NAME, ConfigError, Mapping, Number, PPOConfig, Whole, read_yaml,
                        validate_model)
 
@@ -49,7 +49,7 @@ class MemberConfig(_Section):
 class PFSPConfig(_Section):
     weighting: Literal["hard", "even", "uniform"] = "hard"
     power: Number = Field(2.0, gt=0)
-    window: Whole = Field(200, ge=1)
+    window: Whole = Field(200, ge=1, le=MAX_ROLLOUT)
     prior_games: Number = Field(4.0, ge=0)
     floor: Number = Field(0.02, ge=0)
 
@@ -58,8 +58,8 @@ class DuelLearnerConfig(_Section):
     """What a MaskablePPO learner in the duel needs (the league's and the best response's)."""
     seed: Whole = Field(0, ge=0, le=SEED_MAX)
     duel_kwargs: Mapping = {}                      # RuneDuelEnv's keywords (rank, battle_reward, ...)
-    n_envs: Whole = Field(16, ge=1)
-    torch_threads: Whole = Field(1, ge=1)
+    n_envs: Whole = Field(16, ge=1, le=MAX_ENVS)
+    torch_threads: Whole = Field(1, ge=1, le=MAX_THREADS)
     masking: Literal["fast", "sb3"] = "fast"
     ppo: PPOConfig = PPOConfig()
     policy_kwargs: Mapping = {}
@@ -69,11 +69,11 @@ class DuelLearnerConfig(_Section):
 class LeagueConfig(DuelLearnerConfig):
     """A league config (configs/league/*.yaml; keys in configs/league/README.md)."""
     name: str = Field("league", pattern="^" + RUN_NAME.pattern + "$")
-    total_timesteps: Whole = Field(1_000_000, ge=1)
+    total_timesteps: Whole = Field(1_000_000, ge=1, le=MAX_STEPS)
     members: list[MemberConfig] = Field(min_length=1)
-    snapshot_every: Whole = Field(250_000, ge=1)
-    max_snapshots: Whole = Field(8, ge=1)          # snapshots sampled as opponents: the latest
-    rating_games: Whole = Field(8, ge=2)
+    snapshot_every: Whole = Field(250_000, ge=1, le=MAX_STEPS)
+    max_snapshots: Whole = Field(8, ge=1, le=10_000)          # snapshots sampled as opponents: the latest
+    rating_games: Whole = Field(8, ge=2, le=MAX_RUNS)
     pfsp: PFSPConfig = PFSPConfig()
     final_eval_games: Whole = Field(200, ge=0, le=100_000)
     final_eval_seed: Whole = Field(0, ge=0, le=SEED_MAX)

@@ -35,7 +35,9 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, ValidationError, V
 from . import BASELINES, make_agent
 from .evaluation import eval_run_seed
 from .progress import CountRuns, bar
-from rune_env.files import read_text
+from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml
+
+from .script_args import MAX_RUNS
 from rune_env.run.opponents import Pool, ghost_count, save_pool
 from rune_env.run.ranks import rank_effects, rank_index
 
@@ -232,7 +234,8 @@ def _flag(value: Any) -> bool:
 
 
 Seed = Annotated[int, BeforeValidator(lambda v: _whole(v, 0))]
-Runs = Annotated[int, BeforeValidator(lambda v: _whole(v, 1))]
+# drafting runs of one agent: the scripts' bound for runs (agents/script_args.py, MAX_RUNS)
+Runs = Annotated[int, BeforeValidator(lambda v: _whole(v, 1, MAX_RUNS))]
 
 
 class _Spec(BaseModel):
@@ -436,9 +439,9 @@ def load_recipes(path: str | Path, rules, root: Path = REPO) -> dict[str, RankRe
     """Read and validate a recipe file; the recipes by rank, in the rules' order of ranks."""
     path = Path(path)
     source = str(path)
-    text = read_text(path, "the recipe file", RecipeError)
+    text = read_text(path, "the recipe file", RecipeError, limit=MAX_YAML_BYTES)
     try:
-        data = yaml.safe_load(text)
+        data = safe_load_yaml(text, source, RecipeError)
     except yaml.YAMLError as exc:
         raise RecipeError(f"{source}: not valid YAML ({exc})") from None
     names = [r.id for r in rules.spec.ranks]

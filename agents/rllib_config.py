@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from .script_args import SEED_MAX
+from .script_args import MAX_CPUS, MAX_ENVS, MAX_ROLLOUT, MAX_STEPS, MAX_THREADS, SEED_MAX
 from .training import (MAX_EPISODES, RUN_NAME, ConfigError, Mapping, Number, Whole, _Section,
                        read_yaml, validate_model)
 
@@ -31,9 +31,9 @@ class RLlibPPOConfig(_Section):
     use_kl_loss: bool = False
     kl_coeff: Number = Field(0.2, ge=0)
     kl_target: Number = Field(0.01, gt=0)
-    train_batch_size: Whole = Field(2048, ge=2)     # env steps per training iteration
-    minibatch_size: Whole = Field(256, ge=2)
-    num_epochs: Whole = Field(4, ge=1)
+    train_batch_size: Whole = Field(2048, ge=2, le=MAX_ROLLOUT)     # env steps per training iteration
+    minibatch_size: Whole = Field(256, ge=2, le=MAX_ROLLOUT)
+    num_epochs: Whole = Field(4, ge=1, le=10_000)
 
     @model_validator(mode="after")
     def _minibatch(self) -> "RLlibPPOConfig":
@@ -58,7 +58,7 @@ class ModelConfig(_Section):
 class RLlibEvalConfig(_Section):
     """The evaluation of the exported policy during and after training: RuneRun-v0 runs on the
     evaluation seeds (the measure train.py reports), or for the duel, duels against `opponent`."""
-    every: Whole = Field(0, ge=0)                   # env steps between evaluations; 0: none
+    every: Whole = Field(0, ge=0, le=MAX_STEPS)                 # env steps between evaluations; 0: none
     episodes: Whole = Field(20, ge=1, le=MAX_EPISODES)
     seed: Whole = Field(0, ge=0, le=SEED_MAX)
     opponent: str = "greedy"                        # the duel's evaluation opponent (an agent name)
@@ -70,13 +70,13 @@ class RLlibConfig(_Section):
     env_id: Literal[ENV_IDS] = "rune_env/RuneRun-v0"
     env_kwargs: Mapping = {}
     seed: Whole = Field(0, ge=0, le=SEED_MAX)
-    total_timesteps: Whole = Field(100_000, ge=1)
-    num_env_runners: Whole = Field(0, ge=0)         # 0: the driver samples (reproducible)
-    num_envs_per_env_runner: Whole = Field(4, ge=1)
-    torch_threads: Whole = Field(1, ge=1)
+    total_timesteps: Whole = Field(100_000, ge=1, le=MAX_STEPS)
+    num_env_runners: Whole = Field(0, ge=0, le=MAX_CPUS)       # 0: the driver samples (reproducible)
+    num_envs_per_env_runner: Whole = Field(4, ge=1, le=MAX_ENVS)
+    torch_threads: Whole = Field(1, ge=1, le=MAX_THREADS)
     ppo: RLlibPPOConfig = RLlibPPOConfig()
     model: ModelConfig = ModelConfig()
-    checkpoint_every: Whole = Field(50_000, ge=1)
+    checkpoint_every: Whole = Field(50_000, ge=1, le=MAX_STEPS)
     eval: RLlibEvalConfig = RLlibEvalConfig()
     final_eval_episodes: Whole = Field(100, ge=0, le=MAX_EPISODES)
 

@@ -34,6 +34,30 @@ from .progress import add_progress_argument
 # 2**30 + seed * 1_000_003 + episode) stay far inside the int64 that numpy and torch seed with.
 SEED_MAX = 2**32 - 1
 
+# Upper bounds of the counts the scripts take, one per kind of count. They are input bounds, not
+# game numbers: each is days of work or more on one machine, so a value above it is a typo (an
+# extra 0, a 10**12), refused at once instead of growing to gigabytes before anything is played.
+# Runs: whole runs of a draft (--episodes, --runs, --games); a run plays up to run.round_cap
+# battles in tens of milliseconds, so 10**6 of them are hours per agent.
+MAX_RUNS = 1_000_000
+# Battles: single board pairs (--battles, --pairs); the fast engine plays thousands a second.
+MAX_BATTLES = 10**8
+# Samples drawn for each item (ladder's pool boards per agent board): each is a battle kept in
+# memory for the rating fit, times runs x rounds.
+MAX_SAMPLES = 1000
+# Repeats of one measurement (benchmark's passes) and things shown or checked one by one.
+MAX_REPEATS = 100_000
+# Environment and training steps: 10**10 is months of PPO at the speeds in docs/RESULTS.md.
+MAX_STEPS = 10**10
+# CPUs handed to Ray, envs of one training (each a process with vec_env subproc) and torch
+# threads: more than any machine here holds.
+MAX_CPUS = 4096
+MAX_ENVS = 1024
+MAX_THREADS = 1024
+# A rollout's steps per env (PPO's n_steps, RLlib's batches): the rollout buffer holds that many
+# observations per env, allocated at once.
+MAX_ROLLOUT = 10**7
+
 
 class ScriptParser(argparse.ArgumentParser):
     """argparse that reports a bad argument as one `error: ...` line on stderr (exit status 2)."""
@@ -174,15 +198,25 @@ def non_negative_float(text: str) -> float:
     return _real(text, 0.0, False)
 
 
+def positive_float_to(high: float):
+    """A type check for a number > 0 and <= `high`."""
+    def check(text: str) -> float:
+        value = _real(text, 0.0, True)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be > 0 and <= {high:g}; got {text!r}")
+        return value
+    check.__name__ = f"positive_float_to_{high:g}"
+    return check
+
+
 # -- the options several scripts share ---------------------------------------------------------
 def add_count_argument(parser: argparse.ArgumentParser, option: str, default: int, what: str,
-                       metavar: str = "N", high: int | None = None) -> None:
-    """`option`, a whole number >= 1 (1..`high` if given), checked as it enters; its help reads
-    "<what>, >= 1 (default <default>)" (with `high`: "<what>, 1..<high> (default <default>)")."""
-    kind = positive_int if high is None else int_in(1, high)
-    bounds = ">= 1" if high is None else f"1..{high}"
-    parser.add_argument(option, type=kind, default=default, metavar=metavar,
-                        help=f"{what}, {bounds} (default {default})")
+                       *, high: int, metavar: str = "N", low: int = 1) -> None:
+    """`option`, a whole number in `low`..`high` (every count has an upper bound: one of the
+    MAX_ constants above), checked as it enters; its help reads "<what>, 1..<high> (default
+    <default>)"."""
+    parser.add_argument(option, type=int_in(low, high), default=default, metavar=metavar,
+                        help=f"{what}, {low}..{high} (default {default})")
 
 
 def add_seed_argument(parser: argparse.ArgumentParser, what: str = "evaluation seed") -> None:
@@ -252,8 +286,9 @@ def add_play_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="refuse a pool or a policy made under other rules (default: warn "
                              "and use it)")
-    parser.add_argument("--torch-threads", type=positive_int, default=1, metavar="N",
-                        help="torch threads for policies (default 1: fastest for one observation)")
+    parser.add_argument("--torch-threads", type=jobs_int, default=1, metavar="N",
+                        help=f"torch threads for policies, 1..{MAX_JOBS} (default 1: fastest for "
+                             f"one observation)")
     add_trust_pickle_argument(parser)
     add_progress_argument(parser)
 

@@ -34,11 +34,11 @@ import yaml
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictBool,
                       ValidationError, model_validator)
 
-from rune_env.files import read_text, write_text_atomic
+from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml, write_text_atomic
 
 from .evaluation import MAX_EPISODES, kind_shares, log_evaluation, summary_line, training_step
 from .progress import bar, say
-from .script_args import SEED_MAX
+from .script_args import MAX_ENVS, MAX_ROLLOUT, MAX_STEPS, MAX_THREADS, SEED_MAX
 
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=-]*")
 TIME_FORMAT = "%Y%m%dT%H%M%SZ"          # UTC, ISO 8601 basic: sortable, no ':'
@@ -95,9 +95,9 @@ class _Section(BaseModel):
 class PPOConfig(_Section):
     """MaskablePPO's keyword arguments; a key left out keeps SB3's default."""
     learning_rate: Number | None = Field(None, gt=0)
-    n_steps: Whole | None = Field(None, ge=1)
-    batch_size: Whole | None = Field(None, ge=2)
-    n_epochs: Whole | None = Field(None, ge=1)
+    n_steps: Whole | None = Field(None, ge=1, le=MAX_ROLLOUT)
+    batch_size: Whole | None = Field(None, ge=2, le=MAX_ROLLOUT)
+    n_epochs: Whole | None = Field(None, ge=1, le=10_000)
     gamma: Number | None = Field(None, ge=0, le=1)
     gae_lambda: Number | None = Field(None, ge=0, le=1)
     clip_range: Number | None = Field(None, gt=0)
@@ -107,7 +107,7 @@ class PPOConfig(_Section):
     vf_coef: Number | None = Field(None, ge=0)
     max_grad_norm: Number | None = Field(None, gt=0)
     target_kl: Number | None = Field(None, gt=0)
-    stats_window_size: Whole | None = Field(None, ge=1)
+    stats_window_size: Whole | None = Field(None, ge=1, le=MAX_ROLLOUT)
 
     def kwargs(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)
@@ -115,7 +115,7 @@ class PPOConfig(_Section):
 
 class EvalConfig(_Section):
     """The periodic evaluation during training."""
-    every: Whole = Field(0, ge=0)                  # timesteps between evaluations; 0: none
+    every: Whole = Field(0, ge=0, le=MAX_STEPS)    # timesteps between evaluations; 0: none
     episodes: Whole = Field(20, ge=1, le=MAX_EPISODES)
     seed: Whole = Field(0, ge=0, le=SEED_MAX)      # the evaluation seed (the final one's too)
 
@@ -125,17 +125,17 @@ class TrainConfig(_Section):
     name: str | None = Field(None, pattern="^" + RUN_NAME.pattern + "$")
     env_id: str = "rune_env/RuneRun-v0"
     env_kwargs: Mapping = {}
-    n_envs: Whole = Field(2, ge=1)
+    n_envs: Whole = Field(2, ge=1, le=MAX_ENVS)
     vec_env: Literal["dummy", "subproc"] = "dummy"
     seed: Whole = Field(0, ge=0, le=SEED_MAX)
-    total_timesteps: Whole = Field(10000, ge=1)
-    torch_threads: Whole = Field(1, ge=1)
+    total_timesteps: Whole = Field(10000, ge=1, le=MAX_STEPS)
+    torch_threads: Whole = Field(1, ge=1, le=MAX_THREADS)
     policy: Literal["MlpPolicy", "MultiInputPolicy", "CnnPolicy"] = "MlpPolicy"
     masking: Literal["fast", "sb3"] = "fast"       # the masked distribution (agents/masking.py)
     ppo: Annotated[PPOConfig, BeforeValidator(_mapping)] = PPOConfig()
     policy_kwargs: Mapping = {}
-    checkpoint_every: Whole = Field(10000, ge=1)
-    metrics_every: Whole = Field(2048, ge=1)
+    checkpoint_every: Whole = Field(10000, ge=1, le=MAX_STEPS)
+    metrics_every: Whole = Field(2048, ge=1, le=MAX_STEPS)
     eval: Annotated[EvalConfig, BeforeValidator(_mapping)] = EvalConfig()
     final_eval_episodes: Whole = Field(20, ge=0, le=MAX_EPISODES)
 
@@ -205,9 +205,9 @@ def read_yaml(path: str | Path, overrides: dict | None = None) -> Any:
     """A YAML config file's content (None: empty), with the command line's overrides (None: not
     given) over its top-level keys; a missing file or bad YAML is a ConfigError naming it."""
     path = Path(path)
-    text = read_text(path, "", ConfigError)
+    text = read_text(path, "", ConfigError, limit=MAX_YAML_BYTES)
     try:
-        data = yaml.safe_load(text)
+        data = safe_load_yaml(text, str(path), ConfigError)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -40,7 +40,7 @@ from agents.audit import (STAGES, AuditError, audit, check_auditable,  # noqa: E
 from agents.audit.verdicts import format_moved, format_verdicts, moved, verdicts  # noqa: E402
 from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
 from agents.progress import add_progress_argument, bar  # noqa: E402
-from agents.script_args import (fail, load_pool_once, positive_int, script_parser,  # noqa: E402
+from agents.script_args import (MAX_JOBS, fail, jobs_int, load_pool_once, script_parser,  # noqa: E402
                                 seed_int)
 from rune_env.rules import RulesError, load_rules  # noqa: E402
 from rune_env.rules.config import DEFAULT_RULES_PATH  # noqa: E402
@@ -88,8 +88,8 @@ def build_parser():
     p.add_argument("--seed", type=seed_int, default=0, metavar="S",
                    help="seed of the reference boards, their split and the search, "
                         "0..2**32-1 (default 0)")
-    p.add_argument("--jobs", type=positive_int, default=None, metavar="J",
-                   help="fast-engine threads, >= 1; the results do not depend on it "
+    p.add_argument("--jobs", type=jobs_int, default=None, metavar="J",
+                   help=f"fast-engine threads, 1..{MAX_JOBS}; the results do not depend on it "
                         "(default: every usable core)")
     p.add_argument("--against", default=None, metavar="FILE",
                    help="a rules file to compare with: the same audit under it, and what moved "

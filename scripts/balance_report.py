@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -41,6 +42,12 @@ from rune_env.run.drafter import HeuristicDrafter  # noqa: E402
 from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
 
 ROUNDS = 12
+# The whole runs' seeds start 100,000 after the per-round runs' (seed + 100_000 + i), so at most
+# that many of each keeps the two sets of runs apart; the report also keeps every battle's row
+# (about 12 a run) for its medians, a few hundred MB at this bound.
+MAX_REPORT_RUNS = 100_000
+# Tasks handed to the workers ahead of the results read: the task list is never built whole.
+WINDOW = 64
 
 
 def _play(args: tuple) -> list[dict]:
@@ -84,11 +91,20 @@ def _rate(rows: list[dict]) -> float:
     return sum(r["outcome"] == "win" for r in rows) / len(rows) if rows else float("nan")
 
 
-def _played(pool, tasks: list, progress) -> list[dict]:
-    """Every task's battles, in task order; `progress` (a bar) moves by one per task done."""
-    out = []
-    for chunk in pool.map(_play, tasks, chunksize=4):
-        out += chunk
+def _played(pool, tasks, progress) -> list[dict]:
+    """Every task's battles, in task order; `progress` (a bar) moves by one per task done.
+    `tasks` is read lazily, at most WINDOW tasks ahead of the results (Executor.map would
+    submit the whole iterable at once)."""
+    out: list[dict] = []
+    pending: deque = deque()
+    for task in tasks:
+        pending.append(pool.submit(_play, task))
+        if len(pending) >= WINDOW:
+            out += pending.popleft().result()
+            if progress is not None:
+                progress.update(1)
+    while pending:
+        out += pending.popleft().result()
         if progress is not None:
             progress.update(1)
     return out
@@ -101,12 +117,12 @@ def report(rules_path: str | None, battles: int, runs: int, seed: int, jobs: int
     variant = variant or rules.spec.variant
     duration = rules.spec.battle.duration_s
     od_start = rules.spec.overdrive.start_s
-    tasks_rounds = [(rules_path, seed + i, True, ROUNDS, variant) for i in range(battles)]
-    tasks_runs = [(rules_path, seed + 100_000 + i, False, 0, variant) for i in range(runs)]
+    tasks_rounds = ((rules_path, seed + i, True, ROUNDS, variant) for i in range(battles))
+    tasks_runs = ((rules_path, seed + MAX_REPORT_RUNS + i, False, 0, variant) for i in range(runs))
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, battles + runs))) as pool:
-        with bar(len(tasks_rounds), f"rounds 1..{ROUNDS}", progress) as b:
+        with bar(battles, f"rounds 1..{ROUNDS}", progress) as b:
             per_round = _played(pool, tasks_rounds, b)
-        with bar(len(tasks_runs), "whole runs", progress) as b:
+        with bar(runs, "whole runs", progress) as b:
             whole = _played(pool, tasks_runs, b)
     out: dict = {"rules_hash": rules.hash, "variant": variant, "rounds": {}, "runs": {}, "by_core": {},
                  "by_kind": {}, "by_relic": {}}
@@ -165,8 +181,9 @@ def format_report(rep: dict) -> str:
 
 def build_parser():
     p = script_parser(__doc__)
-    add_count_argument(p, "--battles", 200, "battles in each of the rounds 1..12")
-    add_count_argument(p, "--runs", 200, "whole apprentice runs")
+    add_count_argument(p, "--battles", 200, "battles in each of the rounds 1..12",
+                       high=MAX_REPORT_RUNS)
+    add_count_argument(p, "--runs", 200, "whole apprentice runs", high=MAX_REPORT_RUNS)
     add_seed_argument(p, "the first run seed of the per-round runs (the whole runs start at "
                          "S + 100000)")
     add_jobs_argument(p)

@@ -53,29 +53,32 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from agents.bench import BenchOptions, format_table, run, to_json  # noqa: E402
-from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
-                                add_rules_argument, add_seed_argument, fail, non_negative_float,
-                                non_negative_int, script_parser)
+from agents.script_args import (MAX_BATTLES, MAX_REPEATS, MAX_STEPS,  # noqa: E402
+                                add_count_argument, add_json_argument, add_rules_argument,
+                                add_seed_argument, fail, int_in, non_negative_float, script_parser)
 from rune_env.rules import RulesError, load_rules  # noqa: E402
 
 
 def build_parser():
     parser = script_parser(__doc__)
     add_json_argument(parser)
-    add_count_argument(parser, "--pairs", 1000, "board pairs")
+    add_count_argument(parser, "--pairs", 1000, "board pairs", high=MAX_BATTLES)
     add_seed_argument(parser, "seed of the pairs")
     add_rules_argument(parser)
     add_count_argument(parser, "--reference-passes", 2,
-                       "timed passes of the reference engine over the set")
+                       "timed passes of the reference engine over the set", high=MAX_REPEATS)
     add_count_argument(parser, "--fast-repeats", 20,
-                       "timed passes of the fast engine, one core and batched, at least")
+                       "timed passes of the fast engine, one core and batched, at least",
+                       high=MAX_REPEATS)
     parser.add_argument("--fast-seconds", type=non_negative_float, default=4.0, metavar="S",
                         help="more fast-engine passes until they have taken this long, >= 0 "
                              "(default 4)")
-    parser.add_argument("--env-steps", type=non_negative_int, default=10000, metavar="N",
-                        help="timed env steps after as many warm-up steps (0: skip; default 10000)")
-    parser.add_argument("--train-steps", type=non_negative_int, default=16384, metavar="N",
-                        help="timed MaskablePPO steps per env kind (0: skip; default 16384)")
+    parser.add_argument("--env-steps", type=int_in(0, MAX_STEPS), default=10000, metavar="N",
+                        help=f"timed env steps after as many warm-up steps, 0..{MAX_STEPS} (0: "
+                             f"skip; default 10000)")
+    parser.add_argument("--train-steps", type=int_in(0, MAX_STEPS), default=16384, metavar="N",
+                        help=f"timed MaskablePPO steps per env kind, 0..{MAX_STEPS} (0: skip; "
+                             f"default 16384)")
     parser.add_argument("--train-config", default=str(REPO / "configs" / "train" / "apprentice.yaml"),
                         metavar="FILE",
                         help="the training config whose n_envs and hyperparameters are used "
@@ -89,10 +92,13 @@ def read_train_config(path: str):
     import yaml
 
     from agents.training import ConfigError, validate_config
+    from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml
     try:
-        cfg = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"--train-config {path}: cannot read it ({exc.strerror or exc})") from None
+        text = read_text(Path(path), "it", ValueError, limit=MAX_YAML_BYTES)
+    except ValueError as exc:        # names the file; the option too
+        raise ValueError(f"--train-config {exc}") from None
+    try:
+        cfg = safe_load_yaml(text, f"--train-config {path}", ValueError)
     except yaml.YAMLError as exc:
         raise ValueError(f"--train-config {path}: not valid YAML ({exc})") from None
     if not isinstance(cfg, dict):

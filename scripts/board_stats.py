@@ -40,7 +40,7 @@ from agents.evaluation import MAX_EPISODES  # noqa: E402
 from agents.progress import bar  # noqa: E402
 from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
                                 add_play_arguments, add_seed_argument, apply_play_arguments,
-                                check_output, fail, int_in, load_pool_once, non_negative_int,
+                                check_output, fail, int_in, load_pool_once,
                                 script_parser)
 from rune_env.files import write_json_atomic  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
@@ -71,9 +71,12 @@ def build_parser():
                    default=DEFAULT_FROM_ROUND, metavar="R",
                    help=f"the overall line counts the boards of rounds >= R, 1..{cap} "
                         f"(default {DEFAULT_FROM_ROUND})")
-    p.add_argument("--max-casting", type=non_negative_int, default=DEFAULT_MAX_CASTING,
-                   metavar="K", help=f"the share of boards with <= K casting runes, K >= 0 "
-                                     f"(default {DEFAULT_MAX_CASTING})")
+    from rune_env.rules.geometry import geometry
+    cells = geometry(rules.radius).n_cells
+    p.add_argument("--max-casting", type=int_in(0, cells, "the cells of a board"),
+                   default=DEFAULT_MAX_CASTING, metavar="K",
+                   help=f"the share of boards with <= K casting runes, 0..{cells} (a board's "
+                        f"cells) (default {DEFAULT_MAX_CASTING})")
     add_json_argument(p, "the JSON report on stdout instead of the tables")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="also write the JSON report to FILE, atomically (default: not written)")

@@ -41,18 +41,33 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agents.pools import (BuildError, RecipeError, build_pools, git_commit,  # noqa: E402
+from agents.pools import (BuildError, RecipeError, build_pools, git_commit, scaled_runs,  # noqa: E402
                           load_recipes, plan_build)
 from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
 from agents.progress import add_progress_argument  # noqa: E402
 from agents.progress import say as progress_say  # noqa: E402
-from agents.script_args import (add_trust_pickle_argument, apply_trust_pickle,  # noqa: E402
-                                fail, positive_float, script_parser)
+from agents.script_args import (MAX_RUNS, add_trust_pickle_argument,  # noqa: E402
+                                apply_trust_pickle, fail, positive_float_to, script_parser)
 from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
 
 DEFAULT_CONFIG = ROOT / "configs" / "ranks.yaml"
 DEFAULT_OUT = ROOT / "configs" / "opponents"
+
+
+# --runs-scale's bound: recipes hold tens to hundreds of runs an agent, so a scale past 1000 is a
+# typo; every agent's scaled runs must also stay within the scripts' MAX_RUNS.
+MAX_RUNS_SCALE = 1000
+
+
+def _too_many_runs(recipes, wanted, runs_scale: float) -> str | None:
+    """Why the scaled recipes ask for too many runs (None: they do not)."""
+    for rank in (r for r in wanted if r in recipes):       # plan_build names unknown ranks
+        for agent in recipes[rank].agents:
+            if scaled_runs(agent.runs, runs_scale) > MAX_RUNS:
+                return (f"--runs-scale {runs_scale:g}: {rank}'s {agent.agent} would draft "
+                        f"{scaled_runs(agent.runs, runs_scale)} runs, more than {MAX_RUNS}")
+    return None
 
 
 def build_parser():
@@ -63,9 +78,11 @@ def build_parser():
                    help="the ranks to build (default: every rank with a recipe)")
     p.add_argument("--out-dir", default=str(DEFAULT_OUT), metavar="DIR",
                    help="where the pools <rank>.json.gz go (default configs/opponents)")
-    p.add_argument("--runs-scale", type=positive_float, default=1.0, metavar="X",
-                   help="multiply every agent's runs (at least 1 each), for trial builds; > 0 "
-                        "(default 1.0)")
+    p.add_argument("--runs-scale", type=positive_float_to(MAX_RUNS_SCALE), default=1.0,
+                   metavar="X",
+                   help=f"multiply every agent's runs (at least 1 each), for trial builds; > 0 "
+                        f"and <= {MAX_RUNS_SCALE}, and no agent's runs past {MAX_RUNS} "
+                        f"(default 1.0)")
     p.add_argument("--force", action="store_true",
                    help="replace existing pool files (default: keep them and stop)")
     p.add_argument("--json", action="store_true",
@@ -94,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         recipes = load_recipes(config, rules, ROOT)
         commit = git_commit(ROOT)    # once, before this build writes any pool file
         out_dir = Path(a.out_dir)
+        if problem := _too_many_runs(recipes, a.ranks or list(recipes), a.runs_scale):
+            return fail(problem)      # before plan_build loads the policies
         wanted = plan_build(recipes, a.ranks, rules, config, out_dir, a.force)
         report, refused = build_pools(recipes, wanted, rules, config, out_dir, a.runs_scale,
                                       commit, say, a.progress, ROOT, ray=a.ray)

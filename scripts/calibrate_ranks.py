@@ -33,6 +33,7 @@ from agents import make_agent  # noqa: E402
 from agents.evaluation import evaluate, grading, wilson  # noqa: E402
 from agents.fanout import add_ray_argument, evaluate_by_name, ray_problem  # noqa: E402
 from agents.progress import bar  # noqa: E402
+from agents.evaluation import MAX_EPISODES  # noqa: E402
 from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
                                 add_play_arguments, add_seed_argument, apply_play_arguments, fail,
                                 load_pool_once, script_parser)
@@ -47,7 +48,7 @@ def build_parser():
     p.add_argument("--agent", required=True,
                    help="the reference agent: random, scripted, greedy, greedy:NOISE or the path "
                         "of a saved model (.zip) or exported policy (.pt) (required)")
-    add_count_argument(p, "--episodes", 100, "runs per rank and measure")
+    add_count_argument(p, "--episodes", 100, "runs per rank and measure", high=MAX_EPISODES)
     add_seed_argument(p)
     p.add_argument("--pools-dir", default=str(DEFAULT_POOLS), metavar="DIR",
                    help="the directory of the pools <rank>.json.gz (or .json) (default configs/opponents)")

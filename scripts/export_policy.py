@@ -39,7 +39,8 @@ sys.path.insert(0, str(ROOT))
 from agents.policy import EXPORT_DTYPES, PolicyLoadError, limit_torch_threads  # noqa: E402
 from agents.progress import add_progress_argument, bar  # noqa: E402
 from agents.script_args import (add_json_argument, add_seed_argument, check_output,  # noqa: E402
-                                fail, non_negative_int, script_parser)
+                                fail, int_in, script_parser)
+from agents.evaluation import MAX_EPISODES  # noqa: E402
 
 
 def build_parser():
@@ -61,9 +62,9 @@ def build_parser():
                         "code, so only for files you made yourself (default: off)")
     p.add_argument("--dtype", choices=EXPORT_DTYPES, default="float16",
                    help="how the weights are stored (default float16: half the size)")
-    p.add_argument("--check", type=non_negative_int, default=20, metavar="N",
-                   help="evaluation runs on which the exported policy's choices are compared "
-                        "with the checkpoint's, >= 0 (0: no check; default 20)")
+    p.add_argument("--check", type=int_in(0, MAX_EPISODES), default=20, metavar="N",
+                   help=f"evaluation runs on which the exported policy's choices are compared "
+                        f"with the checkpoint's, 0..{MAX_EPISODES} (0: no check; default 20)")
     add_seed_argument(p, "evaluation seed of the check")
     p.add_argument("--note", default=None, metavar="TEXT",
                    help="a sentence for the card, e.g. what the policy is for (default: none)")

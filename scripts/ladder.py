@@ -31,7 +31,8 @@ from agents.progress import bar  # noqa: E402
 from agents.evaluation import evaluate  # noqa: E402
 from agents.fanout import add_ray_argument, evaluate_by_name, ray_problem  # noqa: E402
 from agents.ratings import fit_bradley_terry  # noqa: E402
-from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
+from agents.evaluation import MAX_EPISODES  # noqa: E402
+from agents.script_args import (MAX_SAMPLES, add_count_argument, add_json_argument,  # noqa: E402
                                 add_play_arguments, add_seed_argument, apply_play_arguments, fail,
                                 load_pool_once, script_parser)
 from rune_env.battle.engines import battle_function  # noqa: E402
@@ -49,6 +50,36 @@ def score(a: Board, b: Board, rules) -> list[float]:
     return out
 
 
+def matches(boards: dict, pools: dict, samples: int, rng):
+    """(agent, opponent, agent's board, opponent's board), one at a time: the list is never
+    built (runs x rounds x samples x pools pairs). Each agent meets every later agent on the
+    boards of the same run and round, then `samples` boards of each pool's round, drawn by
+    their counts."""
+    names = list(boards)
+    for i, x in enumerate(names):
+        for y in names[i + 1:]:
+            for key in sorted(set(boards[x]) & set(boards[y])):
+                yield x, y, boards[x][key], boards[y][key]
+        for pname, by_round in pools.items():
+            for (_, rnd), board in sorted(boards[x].items()):
+                options, weights = by_round.get(rnd, ([], None))
+                if not options:
+                    continue
+                for k in rng.choice(len(options), size=samples, p=weights / weights.sum()):
+                    yield x, pname, board, options[int(k)]
+
+
+def count_matches(boards: dict, pools: dict, samples: int) -> int:
+    """How many pairs `matches` yields (for the progress bar)."""
+    names = list(boards)
+    total = sum(len(set(boards[x]) & set(boards[y]))
+                for i, x in enumerate(names) for y in names[i + 1:])
+    for x in names:
+        for by_round in pools.values():
+            total += samples * sum(1 for (_, rnd) in boards[x] if by_round.get(rnd, ([], None))[0])
+    return total
+
+
 def build_parser():
     p = script_parser(__doc__)
     p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
@@ -57,9 +88,9 @@ def build_parser():
     p.add_argument("--pools", nargs="+", default=[], metavar="POOL",
                    help="opponent pool files rated beside the agents (default: none; then give "
                         "at least two agents)")
-    add_count_argument(p, "--episodes", 20, "runs each agent drafts")
+    add_count_argument(p, "--episodes", 20, "runs each agent drafts", high=MAX_EPISODES)
     add_count_argument(p, "--samples", 4, "pool boards per agent board, drawn by their counts",
-                       metavar="K")
+                       metavar="K", high=MAX_SAMPLES)
     add_seed_argument(p, "evaluation seed and the pool sampling's seed")
     add_json_argument(p, "the ladder as one JSON object instead of the table")
     p.add_argument("--out", default=None, metavar="DIR",
@@ -114,21 +145,9 @@ def main(argv: list[str] | None = None) -> int:
             boards[name] = {(i, b["round"]): Board.from_json(b["board"], rules)
                             for i, run in enumerate(res["runs"]) for b in run["battles"]}
     results: list[tuple[str, str, float]] = []
-    names = list(boards)
-    matches = []      # (agent, opponent, agent's board, opponent's board)
-    for i, x in enumerate(names):
-        for y in names[i + 1:]:
-            for key in sorted(set(boards[x]) & set(boards[y])):
-                matches.append((x, y, boards[x][key], boards[y][key]))
-        for pname, by_round in pools.items():
-            for (_, rnd), board in sorted(boards[x].items()):
-                options, weights = by_round.get(rnd, ([], None))
-                if not options:
-                    continue
-                for k in rng.choice(len(options), size=a.samples, p=weights / weights.sum()):
-                    matches.append((x, pname, board, options[int(k)]))
-    with bar(len(matches), "battles", a.progress, unit="pair") as progress:
-        for x, y, board, other in matches:
+    with bar(count_matches(boards, pools, a.samples), "battles", a.progress,
+             unit="pair") as progress:
+        for x, y, board, other in matches(boards, pools, a.samples, rng):
             for s in score(board, other, rules):
                 results.append((x, y, s))
             progress.update(1)

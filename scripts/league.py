@@ -36,7 +36,7 @@ import yaml  # noqa: E402
 
 from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
 from agents.script_args import (add_trust_pickle_argument, apply_trust_pickle,  # noqa: E402
-                                fail, positive_int, script_parser, seed_int)
+                                fail, int_in, script_parser, seed_int, MAX_STEPS)
 from agents.training import ConfigError, open_named_run  # noqa: E402
 
 
@@ -46,8 +46,9 @@ def build_parser():
                    help="the league config (configs/league/*.yaml); required")
     p.add_argument("--seed", type=seed_int, metavar="S",
                    help="the league's seed, 0..2**32-1 (default: the config's seed)")
-    p.add_argument("--total-timesteps", type=positive_int, dest="total_timesteps", metavar="N",
-                   help="learner steps in all, >= 1 (default: the config's total_timesteps)")
+    p.add_argument("--total-timesteps", type=int_in(1, MAX_STEPS), dest="total_timesteps",
+                   metavar="N", help=f"learner steps in all, 1..{MAX_STEPS} (default: the "
+                                     f"config's total_timesteps)")
     p.add_argument("--run-name", metavar="NAME",
                    help="the run directory's name under --runs-dir (default: the config's name)")
     p.add_argument("--resume", action="store_true",

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from agents.pools import (DRAFTING_OPPONENTS, by_round, draft_ghosts, make_agents,  # noqa: E402
                           summary, tally)
 from agents.progress import add_progress_argument  # noqa: E402
-from agents.script_args import (add_count_argument, add_seed_argument,  # noqa: E402
+from agents.script_args import (MAX_RUNS, add_count_argument, add_seed_argument,  # noqa: E402
                                 add_trust_pickle_argument, apply_trust_pickle, check_output,
                                 fail, int_in, script_parser)
 from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
@@ -52,7 +52,7 @@ def build_parser():
     p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
                    help="who drafts the ghosts: random, scripted, greedy, greedy:NOISE or paths "
                         "of saved models (.zip) or exported policies (.pt) (required)")
-    add_count_argument(p, "--runs", 20, "drafting runs per agent")
+    add_count_argument(p, "--runs", 20, "drafting runs per agent", high=MAX_RUNS)
     add_seed_argument(p, "the drafting seed (agent i drafts on evaluation seed S * 1000 + i)")
     cap = rules.spec.run.round_cap
     p.add_argument("--max-round", type=int_in(1, cap, "run.round_cap"), default=min(15, cap),

@@ -80,7 +80,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     import yaml
-    data = yaml.safe_load(args.rules.read_text(encoding="utf-8"))
+
+    from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml
+    try:
+        data = safe_load_yaml(read_text(args.rules, "rules file", ValueError, limit=MAX_YAML_BYTES),
+                              str(args.rules), ValueError)
+    except (ValueError, yaml.YAMLError) as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
     todo = mutations(data)
     if args.only:
         by_path = {m.path: m for m in todo}

@@ -33,7 +33,7 @@ from rune_env.battle import battle  # noqa: E402
 from rune_env.battle.fast import fast_battles  # noqa: E402
 from rune_env.battle.fast.parity import (compare, coverage_boards, hp_bits_equal,  # noqa: E402
                                          parity_pairs)
-from agents.script_args import (MAX_JOBS, fail, jobs_int, non_negative_int,  # noqa: E402
+from agents.script_args import (MAX_BATTLES, MAX_JOBS, MAX_REPEATS, fail, int_in, jobs_int,  # noqa: E402
                                 script_parser, seed_int, usable_cores)
 from rune_env.rules import RulesError, default_rules, load_rules  # noqa: E402
 
@@ -59,8 +59,9 @@ def all_pairs(n: int, seed: int, rules):
 
 def main(argv: list[str] | None = None) -> int:
     ap = script_parser(__doc__)
-    ap.add_argument("--pairs", type=non_negative_int, default=10000, metavar="N",
-                    help="seeded board pairs, besides the coverage pairs; >= 0 (default 10000)")
+    ap.add_argument("--pairs", type=int_in(0, MAX_BATTLES), default=10000, metavar="N",
+                    help=f"seeded board pairs, besides the coverage pairs; 0..{MAX_BATTLES} "
+                         f"(default 10000)")
     ap.add_argument("--seed", type=seed_int, default=0, metavar="S",
                     help="seed of the pairs, 0..2**32-1 (default 0)")
     ap.add_argument("--rules", default=None, metavar="FILE",
@@ -68,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=jobs_int, default=usable_cores(), metavar="N",
                     help=f"processes for the reference engine, 1..{MAX_JOBS} (default "
                          f"{usable_cores()}: every usable core)")
-    ap.add_argument("--show", type=non_negative_int, default=10, metavar="N",
-                    help="mismatches printed in full, >= 0 (default 10)")
+    ap.add_argument("--show", type=int_in(0, MAX_REPEATS), default=10, metavar="N",
+                    help=f"mismatches printed in full, 0..{MAX_REPEATS} (default 10)")
     ap.add_argument("--json", action="store_true",
                     help="print the summary as JSON (default off: as text)")
     args = ap.parse_args(argv)

@@ -58,9 +58,9 @@ import yaml  # noqa: E402
 
 from agents.fanout import LOCAL, add_ray_argument  # noqa: E402
 from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
-from agents.script_args import (add_json_argument, fail, positive_int,  # noqa: E402
+from agents.script_args import (MAX_CPUS, add_json_argument, fail, int_in,  # noqa: E402
                                 script_parser, seed_int, usable_cores)
-from agents.sweep import (asha_settings, format_table, plan_trials, read_sweep,  # noqa: E402
+from agents.sweep import (MAX_TRIALS, asha_settings, format_table, plan_trials, read_sweep,  # noqa: E402
                           run_sweep, sweep_summary, tune_problem)
 from agents.training import RUN_NAME, ConfigError, write_json  # noqa: E402
 
@@ -76,8 +76,8 @@ def build_parser():
                         "else its file name)")
     p.add_argument("--runs-dir", default=str(ROOT / "runs"), metavar="DIR",
                    help="where the sweep directory goes (default: runs/ of the repository)")
-    p.add_argument("--num-samples", type=positive_int, dest="num_samples", metavar="N",
-                   help="how many times the grid is repeated with fresh random draws, >= 1 "
+    p.add_argument("--num-samples", type=int_in(1, MAX_TRIALS), dest="num_samples", metavar="N",
+                   help=f"how many times the grid is repeated with fresh random draws, 1..{MAX_TRIALS} "
                         "(default: the YAML's num_samples)")
     p.add_argument("--search-seed", type=seed_int, dest="search_seed", metavar="S",
                    help="the seed of the random draws, 0..2**32-1 (default: the YAML's "
@@ -86,8 +86,8 @@ def build_parser():
     restate(p, "ray", LOCAL, "the Ray the trials run on: the cluster at ADDRESS (auto, or "
                              "HOST:PORT; docs/SCALE.md) (default, and --ray alone: a local Ray "
                              "started for the sweep with --num-cpus CPUs, shut down at its end)")
-    p.add_argument("--num-cpus", type=positive_int, dest="num_cpus", metavar="N",
-                   help=f"the local Ray's CPUs, >= 1 (default: all usable cores, {usable_cores()} "
+    p.add_argument("--num-cpus", type=int_in(1, MAX_CPUS), dest="num_cpus", metavar="N",
+                   help=f"the local Ray's CPUs, 1..{MAX_CPUS} (default: all usable cores, {usable_cores()} "
                         f"here); not with --ray ADDRESS")
     p.add_argument("--force", action="store_true",
                    help="delete an existing sweep directory of that name first (default: off; "

@@ -60,7 +60,7 @@ import yaml  # noqa: E402
 from agents.evaluation import training_step  # noqa: E402
 from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
 from agents.script_args import (add_trust_pickle_argument, apply_trust_pickle,  # noqa: E402
-                                fail, positive_int, script_parser, seed_int)
+                                fail, int_in, script_parser, seed_int, MAX_STEPS)
 # PPOConfig and make_env_fn are not used here: tests/test_train_eval.py reads them from the script
 from agents.training import (RUN_NAME, ConfigError, PPOConfig, TrainClock,  # noqa: E402,F401
                              check_env, claim_named_run, claim_run_dir, default_run_name,
@@ -80,8 +80,8 @@ def build_parser():
     p.add_argument("--seed", type=seed_int, metavar="S",
                    help="the model's seed, 0..2**32-1; env i is seeded S*1000+i (default: the "
                         "config's seed)")
-    p.add_argument("--total-timesteps", type=positive_int, dest="total_timesteps", metavar="N",
-                   help="env steps to train for in all, >= 1; with --resume, a larger N trains a "
+    p.add_argument("--total-timesteps", type=int_in(1, MAX_STEPS), dest="total_timesteps",
+                   metavar="N", help=f"env steps to train for in all, 1..{MAX_STEPS}; with --resume, a larger N trains a "
                         "run on (default: the config's total_timesteps)")
     p.add_argument("--run-name", metavar="NAME",
                    help="the run directory's name under --runs-dir; an existing one is refused "

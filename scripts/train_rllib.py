@@ -40,7 +40,7 @@ import yaml  # noqa: E402
 
 from agents.fanout import ray_problem  # noqa: E402
 from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
-from agents.script_args import fail, positive_int, script_parser, seed_int  # noqa: E402
+from agents.script_args import MAX_CPUS, MAX_STEPS, fail, int_in, script_parser, seed_int  # noqa: E402
 from agents.training import ConfigError, claim_run_dir, default_run_name, open_named_run  # noqa: E402
 
 
@@ -50,8 +50,8 @@ def build_parser():
                    help="the RLlib config (configs/rllib/*.yaml) (required)")
     p.add_argument("--seed", type=seed_int, metavar="S",
                    help="the run's seed, 0..2**32-1 (default: the config's seed)")
-    p.add_argument("--total-timesteps", type=positive_int, dest="total_timesteps", metavar="N",
-                   help="env steps to train for, >= 1 (default: the config's total_timesteps; "
+    p.add_argument("--total-timesteps", type=int_in(1, MAX_STEPS), dest="total_timesteps",
+                   metavar="N", help=f"env steps to train for, 1..{MAX_STEPS} (default: the config's total_timesteps; "
                         "whole iterations, so it may end a little past)")
     p.add_argument("--run-name", metavar="NAME",
                    help="the run directory's name under --runs-dir (default: "
@@ -66,8 +66,8 @@ def build_parser():
     p.add_argument("--ray", metavar="ADDRESS", default=None,
                    help="the Ray cluster to join (auto, or HOST:PORT; docs/SCALE.md) (default: "
                         "a local Ray started for this run)")
-    p.add_argument("--num-cpus", type=positive_int, dest="num_cpus", metavar="N",
-                   help="CPUs of the local Ray, >= 1 (default: every core; ignored with --ray)")
+    p.add_argument("--num-cpus", type=int_in(1, MAX_CPUS), dest="num_cpus", metavar="N",
+                   help=f"CPUs of the local Ray, 1..{MAX_CPUS} (default: every core; ignored with --ray)")
     add_progress_argument(p)
     return p
 

@@ -277,7 +277,9 @@ def test_truncated_saved_run_refused(rules):
 
 # -- pool files -------------------------------------------------------------------------------------
 def _ghost(b, rnd, agent="greedy", seed=0):
-    return {"board": b.to_json(frozen_rules()), "agent": agent, "seed": seed, "round": rnd,
+    # a ghost's board is of the round it is filed under (load_pool refuses another round)
+    return {"board": b.replace(round=rnd).to_json(frozen_rules()), "agent": agent, "seed": seed,
+            "round": rnd,
             "rank": "apprentice"}
 
 

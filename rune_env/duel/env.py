@@ -32,6 +32,10 @@ def max_duel_steps(rules: Rules) -> int:
     return run.round_cap * (run.action_cap + 3 + 1)
 
 
+# max_cycles' bound, an input bound: a duel's steps are a few hundred (max_duel_steps); a limit past
+# 10**9 steps is no limit a duel could reach in days.
+MAX_CYCLES = 10**9
+
 class RuneDuelEnv(ParallelEnv):
     """RuneDuel: two players, `player_0` and `player_1`, each with a whole run of its own; each
     round their two boards fight each other.
@@ -97,7 +101,7 @@ class RuneDuelEnv(ParallelEnv):
         self.unlocked = check_unlocked(unlocked)
         self.battle_reward = check_real("battle_reward", battle_reward, lo=0.0)
         self.illegal_penalty = check_real("illegal_penalty", illegal_penalty, hi=0.0)
-        self.max_cycles = check_int("max_cycles", max_cycles, 1, allow_none=True,
+        self.max_cycles = check_int("max_cycles", max_cycles, 1, MAX_CYCLES, allow_none=True,
                                     none_means=" (max_duel_steps of the rules)") \
             or max_duel_steps(self.rules)
         self.illegal_action = illegal_action

@@ -12,16 +12,15 @@ A board file:
      "relics": ["ember_jar"], "max_hp": 100, "boss_rules": [], "label": "free text"}
 Only "runes" is required. Defaults: no core, round 1, no artifacts, empty hand, no ring-3 sector
 open, no relics, no boss rules, max HP from the round. The round is a whole number in
-1..run.round_cap (the last round of a run).
+1..run.round_cap (the last round of a run); max_hp, where given, a number in (0, 10**9].
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..files import read_text, write_json_atomic
+from ..files import load_json, read_text, write_json_atomic
 from .config import KINDS, Rules, default_rules
 from .geometry import Geometry, geometry
 
@@ -31,6 +30,10 @@ class BoardError(ValueError):
 
 
 INT32_MAX = 2**31 - 1    # the fast engine encodes boards (round included) as int32 records
+# A board's max HP: an input bound, not a game number. Runs reach HP in the thousands (base_hp +
+# hp_per_round per round, times the bonuses); 10**9 is far past any of them and keeps every HP,
+# damage and heal sum of a battle exact in float64 (a 400-digit or 1e308 max_hp only overflows).
+MAX_HP_BOUND = 10**9
 
 
 def max_round(rules: Rules) -> int:
@@ -60,11 +63,9 @@ class Board:
         rules = rules or default_rules()
         if isinstance(data, (str, bytes)):
             try:
-                data = json.loads(data, object_pairs_hook=_no_duplicate_keys)
-            except json.JSONDecodeError as exc:
-                raise BoardError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno}, "
-                                 f"column {exc.colno})") from None
-            except BoardError as exc:   # a duplicate key, found while parsing
+                data = load_json(data if isinstance(data, str) else data.decode("utf-8", "replace"),
+                                 source, BoardError, object_pairs_hook=_no_duplicate_keys)
+            except _DuplicateKey as exc:    # found while parsing, before the source is known
                 raise BoardError(f"{source}: {exc}") from None
         return _parse(data, rules, source)
 
@@ -115,11 +116,15 @@ def save_board(board: Board, path: str | Path, rules: Rules | None = None) -> No
 
 
 # -- validation -------------------------------------------------------------------------------
+class _DuplicateKey(BoardError):
+    """A key given twice in one JSON object (the message does not name the file yet)."""
+
+
 def _no_duplicate_keys(pairs: list) -> dict:
     out = {}
     for key, value in pairs:
         if key in out:
-            raise BoardError(f"key {key!r} given twice (a JSON object keeps only one of them)")
+            raise _DuplicateKey(f"key {key!r} given twice (a JSON object keeps only one of them)")
         out[key] = value
     return out
 
@@ -132,11 +137,16 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+def _known(name: Any, known) -> bool:
+    """`name` is a string among `known` (a list, a hashable check would fail on a list)."""
+    return isinstance(name, str) and name in known
+
+
 def _rune(value: Any, where: str, rules: Rules) -> tuple[str, int]:
     if not isinstance(value, list) or len(value) != 2:
         raise BoardError(f"{where}: a rune is [kind, grade], e.g. [\"fire\", 1]; got {value!r}")
     kind, grade = value
-    if kind not in KINDS:
+    if not _known(kind, KINDS):
         raise BoardError(f"{where}: unknown rune kind {kind!r} (one of {', '.join(KINDS)})")
     if not _is_int(grade) or not 1 <= grade <= rules.max_grade:
         raise BoardError(f"{where}: grade must be a whole number 1..{rules.max_grade}; got {grade!r}")
@@ -147,7 +157,7 @@ def _names(value: Any, where: str, what: str, known: dict) -> tuple[str, ...]:
     if not isinstance(value, list):
         raise BoardError(f"{where}: expected a list of names")
     for name in value:
-        if name not in known:
+        if not _known(name, known):
             raise BoardError(f"{where}: unknown {what} {name!r} (one of {', '.join(known)})")
     if len(set(value)) != len(value):
         raise BoardError(f"{where}: each may appear only once")
@@ -207,7 +217,7 @@ def _parse(data: Any, rules: Rules, source: str) -> Board:
         cell = _cell(name, where, geo, open_sectors)
         if cell in artifacts:
             raise BoardError(f"{where}: cell given twice")
-        if art not in spec.artifacts:
+        if not _known(art, spec.artifacts):
             raise BoardError(f"{where}: unknown artifact {art!r} (one of {', '.join(spec.artifacts)})")
         artifacts[cell] = art
 
@@ -219,7 +229,7 @@ def _parse(data: Any, rules: Rules, source: str) -> Board:
     hand = tuple(_rune(v, f"{source}: hand[{i}]", rules) for i, v in enumerate(raw_hand))
 
     core = data.get("core")
-    if core is not None and core not in spec.cores:
+    if core is not None and not _known(core, spec.cores):
         raise BoardError(f"{source}: unknown core {core!r} (one of {', '.join(spec.cores)})")
     sun_element = data.get("sun_element")
     flows_from_core = core is not None and spec.cores[core].core_flow_strength > 0
@@ -227,7 +237,7 @@ def _parse(data: Any, rules: Rules, source: str) -> Board:
         if not flows_from_core:
             raise BoardError(f"{source}: sun_element is only for a core that flows (sun); "
                              f"core is {core!r}")
-        if sun_element not in rules.casting_kinds:
+        if not _known(sun_element, rules.casting_kinds):
             raise BoardError(f"{source}: sun_element {sun_element!r} is not an element "
                              f"(one of {', '.join(sorted(rules.casting_kinds))})")
     elif flows_from_core:
@@ -246,8 +256,11 @@ def _parse(data: Any, rules: Rules, source: str) -> Board:
                          f"got {rnd!r}")
     max_hp = data.get("max_hp")
     if max_hp is not None and (isinstance(max_hp, bool) or not isinstance(max_hp, (int, float))
-                               or not max_hp > 0 or max_hp != max_hp or max_hp == float("inf")):
-        raise BoardError(f"{source}: max_hp must be a positive number; got {max_hp!r}")
+                               or not 0 < max_hp <= MAX_HP_BOUND):     # NaN fails the comparison
+        shown = repr(max_hp) if len(repr(max_hp)) <= 40 else f"{repr(max_hp)[:20]}... " \
+            f"({len(repr(max_hp))} characters)"
+        raise BoardError(f"{source}: max_hp must be a number in (0, {MAX_HP_BOUND:.0e}] (an "
+                         f"input bound: no run reaches such HP); got {shown}")
     label = data.get("label", "")
     if not isinstance(label, str):
         raise BoardError(f"{source}: label must be a string")

@@ -18,7 +18,7 @@ import yaml
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt,
                       StrictStr, ValidationError)
 
-from ..files import read_text
+from ..files import MAX_YAML_BYTES, read_text, safe_load_yaml
 from ..resources import default_rules_path  # configs/: the checkout's, or the wheel's package data
 
 DEFAULT_RULES_PATH = default_rules_path()
@@ -433,9 +433,9 @@ def _apply_override(data: dict, dotted: str, value: Any) -> None:
 
 
 def _read_yaml(path: Path) -> dict:
-    text = read_text(path, "rules file", RulesError)
+    text = read_text(path, "rules file", RulesError, limit=MAX_YAML_BYTES)
     try:
-        data = yaml.safe_load(text)
+        data = safe_load_yaml(text, str(path), RulesError)
     except yaml.YAMLError as exc:
         detail = " ".join(str(exc).split())
         raise RulesError(f"{path}: not valid YAML ({detail})") from None

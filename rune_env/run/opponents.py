@@ -18,13 +18,14 @@ Pool file (JSON, written atomically):
      "provenance": {...free...},
      "rounds": {"1": [{"board": {board file}, "agent": "greedy", "seed": 3, "round": 1,
                         "rank": "apprentice", "count": 4}, ...], ...}}
-`count` (optional, a whole number >= 1, default 1): how many drafting runs drafted this very
+`count` (optional, a whole number 1..2**31-1, default 1): how many drafting runs drafted this very
 board, so a pool keeps each distinct board once and still fields it as often as its agents
 drafted it. A file without counts is sampled uniformly, exactly as before counts existed.
 """
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -33,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from ..files import is_gzip_name, read_text, write_json_atomic, write_text_atomic
-from ..rules.board import Board, BoardError
+from ..files import is_gzip_name, load_json, read_text, write_json_atomic, write_text_atomic
+from ..rules.board import Board, BoardError, max_round
 from ..rules.config import Rules
 from .drafter import HeuristicDrafter, draft
 from .loop import new_draft
@@ -162,15 +163,24 @@ def pool_rules_hash(path: str | Path) -> str | None:
     return m.group(1) if m else None
 
 
+# A ghost's count: an input bound, not a game number. Counts are drafting runs (a pool's largest is
+# 10); a round's counts are summed in int64 to draw one, and 2**31 - 1 each keeps that sum exact
+# for the most ghosts a 64 MiB file can hold (2**62 each overflowed at battle time).
+MAX_GHOST_COUNT = 2**31 - 1
+_ROUND_KEY = re.compile(r"[1-9][0-9]{0,9}")     # ASCII digits only: "²".isdigit() is True
+
+
 def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
-    """Read and validate a pool file. A rules-hash mismatch warns (refused with `strict`)."""
+    """Read and validate a pool file. A rules-hash mismatch warns (refused with `strict`).
+
+    Everything is checked here, so a pool that loads never fails at battle time: the file at
+    most 64 MiB decompressed (read in chunks), JSON nested at most 64 deep with finite numbers
+    (`rune_env.files.load_json`), round keys whole numbers 1..run.round_cap, each ghost's count
+    1..MAX_GHOST_COUNT and its board valid (`Board.from_json`: max HP bounded too) and of the
+    round it is filed under. Anything else is a PoolError naming the file and the entry."""
     path = Path(path)
-    text = read_text(path, "pool file", PoolError)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PoolError(f"{path}: not valid JSON, truncated or corrupt? ({exc.msg} at line "
-                        f"{exc.lineno})") from None
+    data = load_json(read_text(path, "pool file", PoolError), str(path), PoolError,
+                     object_pairs_hook=_no_duplicate_keys(path))
     if not isinstance(data, dict) or data.get("format") != POOL_FORMAT:
         raise PoolError(f"{path}: not a rune-env pool file (missing \"format\": \"{POOL_FORMAT}\")")
     if data.get("version") != POOL_VERSION:
@@ -187,26 +197,70 @@ def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
         warnings.warn(msg, stacklevel=2)
     if not isinstance(data["rounds"], dict):
         raise PoolError(f"{path}: \"rounds\" must be an object {{round: [ghosts]}}")
-    rounds: dict[int, list[dict]] = {}
-    for key, ghosts in data["rounds"].items():
-        if not str(key).isdigit() or int(key) < 1:
-            raise PoolError(f"{path}: rounds[{key!r}]: not a round number")
-        if not isinstance(ghosts, list):
-            raise PoolError(f"{path}: rounds[{key!r}]: expected a list of ghosts")
-        for i, g in enumerate(ghosts):
-            if not isinstance(g, dict) or "board" not in g:
-                raise PoolError(f"{path}: rounds[{key!r}][{i}]: a ghost needs a \"board\"")
-            count = g.get("count", 1)
-            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-                raise PoolError(f"{path}: rounds[{key!r}][{i}].count: expected a whole number "
-                                f">= 1 (drafting runs that drafted this board), got {count!r}")
-            try:
-                Board.from_json(g["board"], rules, source=f"rounds[{key!r}][{i}].board")
-            except BoardError as exc:
-                raise PoolError(f"{path}: {exc}") from None
-        rounds[int(key)] = ghosts
+    if not isinstance(data.get("provenance", {}), dict):
+        raise PoolError(f"{path}: \"provenance\" must be an object")
+    rounds = {_round_key(path, key, rules): _ghosts(path, key, ghosts, rules)
+              for key, ghosts in data["rounds"].items()}
     return Pool(rules_hash=data["rules_hash"], rank=str(data["rank"]), rounds=rounds,
                 provenance=data.get("provenance", {}))
+
+
+def _no_duplicate_keys(path: Path):
+    """A JSON object hook refusing a key given twice (json keeps the last one silently: a round
+    or a board's field given twice would be half read), as board files do."""
+    def hook(pairs: list) -> dict:
+        out = dict(pairs)
+        if len(out) != len(pairs):      # rare: only then look for the key, to name it
+            seen: set = set()
+            for key, _ in pairs:
+                if key in seen:
+                    raise PoolError(f"{path}: key {key!r} given twice (a JSON object keeps only "
+                                    f"one of them)")
+                seen.add(key)
+        return out
+    return hook
+
+
+def _round_key(path: Path, key: str, rules: Rules) -> int:
+    """A round key: a whole decimal number in 1..run.round_cap (checked before int(): a key of
+    5,000 digits is past Python's int-from-text limit)."""
+    top = max_round(rules)
+    if not _ROUND_KEY.fullmatch(key) or int(key) > top:
+        shown = repr(key) if len(key) <= 20 else f"{key[:12]!r}... ({len(key)} characters)"
+        raise PoolError(f"{path}: rounds[{shown}]: not a round number (a whole number in "
+                        f"1..{top}, run.round_cap)")
+    return int(key)
+
+
+def _ghosts(path: Path, key: str, ghosts: Any, rules: Rules) -> list[dict]:
+    """The ghosts filed under round `key`, each with a count in range and a valid board of that
+    round."""
+    if not isinstance(ghosts, list):
+        raise PoolError(f"{path}: rounds[{key!r}]: expected a list of ghosts")
+    round_ = int(key)
+    for i, g in enumerate(ghosts):
+        where = f"rounds[{key!r}][{i}]"
+        if not isinstance(g, dict) or "board" not in g:
+            raise PoolError(f"{path}: {where}: a ghost needs a \"board\"")
+        count = g.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int) or \
+                not 1 <= count <= MAX_GHOST_COUNT:
+            shown = repr(count) if len(repr(count)) <= 24 else f"a number of {len(str(count))} digits"
+            raise PoolError(f"{path}: {where}.count: expected a whole number in "
+                            f"1..{MAX_GHOST_COUNT} (drafting runs that drafted this board), got "
+                            f"{shown}")
+        try:
+            board = Board.from_json(g["board"], rules, source=f"{where}.board")
+        except BoardError as exc:
+            raise PoolError(f"{path}: {exc}") from None
+        # a board without "round" (pools before boards kept it) is fielded as of the key's round
+        explicit = not isinstance(g["board"], dict) or "round" in g["board"]
+        said = board.round if explicit else g.get("round", round_)
+        if said != round_ or g.get("round", round_) != round_:
+            said = said if said != round_ else g.get("round")
+            raise PoolError(f"{path}: {where}: a ghost of round {said!r} filed under round "
+                            f"{round_} (its board's round and its \"round\" must be the key)")
+    return ghosts
 
 
 @dataclass

@@ -6,11 +6,10 @@ clearing a run opens the next rank; achievements (config `achievements`) unlock 
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..files import write_json_atomic
+from ..files import load_json, read_text, write_json_atomic
 from ..rules.config import KINDS, Rules
 from .state import RunState
 
@@ -62,10 +61,7 @@ class Profile:
         path = Path(path)
         if not path.exists():
             return cls()
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ProfileError(f"{path}: cannot read profile ({exc})") from None
+        data = load_json(read_text(path, "profile", ProfileError), str(path), ProfileError)
         if not isinstance(data, dict) or data.get("version") != PROFILE_VERSION:
             raise ProfileError(f"{path}: not a version-{PROFILE_VERSION} rune-env profile")
         try:

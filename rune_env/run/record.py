@@ -5,7 +5,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..files import write_json_atomic
+from ..files import load_json, read_text, write_json_atomic
 from ..rules.config import Rules
 from .loop import OpponentSource, apply, new_run
 from .opponents import default_opponents
@@ -59,7 +59,8 @@ class RunRecord:
     @classmethod
     def load(cls, path: str | Path) -> "RunRecord":
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            data = load_json(read_text(Path(path), "run record", RecordError), str(path),
+                             RecordError)
             if data.get("version") != RECORD_VERSION:
                 raise RecordError(f"{path}: not a version-{RECORD_VERSION} run record")
             return cls(seed=int(data["seed"]), rules_hash=str(data["rules_hash"]),

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..files import load_json
 from ..rules.board import Board
 from ..rules.config import Rules, default_rules
 from ..rules.geometry import geometry
@@ -266,11 +267,8 @@ class RunState:
 
     @classmethod
     def loads(cls, text: str, rules: Rules | None = None) -> "RunState":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise RunStateError(f"saved run is not valid JSON ({exc.msg} at line {exc.lineno})") from None
-        return cls.from_json(data, rules)
+        # the pools' and boards' bounds: nesting, huge integers, NaN (a save file travels too)
+        return cls.from_json(load_json(text, "saved run", RunStateError), rules)
 
 
 def _check_content(state: RunState) -> None:
