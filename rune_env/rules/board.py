@@ -12,7 +12,7 @@ A board file:
      "relics": ["ember_jar"], "max_hp": 100, "boss_rules": [], "label": "free text"}
 Only "runes" is required. Defaults: no core, round 1, no artifacts, empty hand, no ring-3 sector
 open, no relics, no boss rules, max HP from the round. The round is a whole number in
-1..run.round_cap (the last round of a run); max_hp, where given, a number in (0, 10**9].
+1..run.round_cap (the last round of a run); max_hp, where given, a number in (0, 10**15].
 """
 from __future__ import annotations
 
@@ -31,9 +31,10 @@ class BoardError(ValueError):
 
 INT32_MAX = 2**31 - 1    # the fast engine encodes boards (round included) as int32 records
 # A board's max HP: an input bound, not a game number. Runs reach HP in the thousands (base_hp +
-# hp_per_round per round, times the bonuses); 10**9 is far past any of them and keeps every HP,
-# damage and heal sum of a battle exact in float64 (a 400-digit or 1e308 max_hp only overflows).
-MAX_HP_BOUND = 10**9
+# hp_per_round per round, times the bonuses); 10**15 is far past any of them (the tolerance tests
+# use 1.6e12 to put HP ratios 1e-9 apart) and far from float64's overflow (a 400-digit or 1e308
+# max_hp only overflows).
+MAX_HP_BOUND = 10**15
 
 
 def max_round(rules: Rules) -> int:
