@@ -62,7 +62,7 @@ def entropy(weights: np.ndarray) -> float:
     """Shannon entropy in nats (exp of it is the mixture's effective size)."""
     p = np.asarray(weights, dtype=np.float64)
     p = p[p > 0]
-    return float(-(p * np.log(p)).sum()) if len(p) else 0.0
+    return float(-(p * np.log(p)).sum()) + 0.0 if len(p) else 0.0   # + 0.0: no -0.0
 
 
 def effective_size(weights: np.ndarray) -> float:
