@@ -67,7 +67,7 @@ TABLE = np.array([
 ])
 
 
-def _exact_oracle(strategies, weights):
+def _exact_oracle(strategies, weights, iteration, attempt):
     # the best response over the whole table to the mixture, every strategy best first
     mix = np.zeros(len(TABLE))
     mix[list(strategies)] = weights

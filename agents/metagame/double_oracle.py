@@ -17,9 +17,10 @@ import numpy as np
 
 from .solver import Solution, solve_zero_sum
 
-# payoff(rows, cols) -> matrix; oracle(strategies, weights) -> [(strategy, payoff vs mixture)]
+# payoff(rows, cols) -> matrix;
+# oracle(strategies, weights, iteration, attempt) -> [(strategy, payoff vs mixture)]
 PayoffFn = Callable[[Sequence, Sequence], np.ndarray]
-OracleFn = Callable[[Sequence, np.ndarray], list]
+OracleFn = Callable[[Sequence, np.ndarray, int, int], list]
 
 
 @dataclass
@@ -49,11 +50,13 @@ def _grow(matrix: np.ndarray, strategies: list, new: list, payoff: PayoffFn) -> 
 
 def double_oracle(initial: Sequence, payoff: PayoffFn, oracle: OracleFn,
                   key: Callable[[object], Hashable], iterations: int, tolerance: float = 0.01,
-                  max_add: int = 3,
+                  max_add: int = 3, retries: int = 0,
                   progress: Callable[[int, dict], None] | None = None) -> DoubleOracleResult:
     """Up to `iterations` rounds of: solve the game among the strategies so far, ask the oracle
     for its best responses to the mixture, add those (at most `max_add`, best first) that are
-    new and beat the mixture by more than `tolerance`; stop when none does (converged)."""
+    new and beat the mixture by more than `tolerance`; stop when none does (converged). A
+    search oracle can miss what is there: before calling it converged the oracle is asked again
+    up to `retries` times (attempt 1, 2, ...; a search oracle looks harder each time)."""
     strategies: list = []
     seen: set = set()
     start = []
@@ -66,15 +69,20 @@ def double_oracle(initial: Sequence, payoff: PayoffFn, oracle: OracleFn,
     history: list[dict] = []
     for it in range(iterations):
         sol = solve_zero_sum(matrix)
-        found = oracle(strategies, sol.weights)
-        best = max((v for _, v in found), default=float("nan"))
-        new = []
-        for s, v in found:
-            if v > 0.5 + tolerance and key(s) not in seen and len(new) < max_add:
-                seen.add(key(s))
-                new.append(s)
+        new: list = []
+        best = float("nan")
+        for attempt in range(retries + 1):
+            found = oracle(strategies, sol.weights, it, attempt)
+            best = max((v for _, v in found), default=float("nan"))
+            for s, v in found:
+                if v > 0.5 + tolerance and key(s) not in seen and len(new) < max_add:
+                    seen.add(key(s))
+                    new.append(s)
+            if new:
+                break
         step = {"iteration": it, "strategies": len(strategies), "support": len(sol.support),
-                "best_response": best, "added": len(new)}
+                "value": sol.value, "best_response": best, "attempts": attempt + 1,
+                "added": len(new)}
         history.append(step)
         if progress:
             progress(it, step)

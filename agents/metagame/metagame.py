@@ -41,13 +41,14 @@ MIXTURE_TOTAL = 1000     # counts a mixture is fielded with: weights to 0.1%
 class MetaSettings:
     rounds: tuple[int, ...]
     budget: str = "player"
-    iterations: int = 20
+    iterations: int = 40
     initial: int = 4                 # drafted boards the set starts with
     max_add: int = 3                 # best responses added an iteration
     tolerance: float = 0.02          # a board beating the mixture by at most this is not added
     support_starts: int = 4          # heaviest support boards among the oracle's starts
+    retries: int = 2                 # harder searches (2x, 4x) before calling it converged
     search: SearchSettings = field(default_factory=lambda: SearchSettings(
-        budget=2400, starts=5, mutants=32, patience=5, drafted=4, towers=2))
+        budget=4000, starts=5, mutants=32, patience=5, drafted=4, towers=2))
     gap_factor: int = 4
     target: float = 0.60
     seed: int = 0
@@ -62,7 +63,8 @@ def quick_meta_settings(rounds, seed: int = 0, budget: str = "player",
                         iterations: int | None = None) -> MetaSettings:
     search = SearchSettings(budget=300, starts=2, mutants=16, patience=3, drafted=2, towers=1)
     return MetaSettings(rounds=tuple(rounds), budget=budget, iterations=iterations or 4,
-                        initial=3, max_add=2, support_starts=2, search=search, gap_factor=2,
+                        initial=3, max_add=2, support_starts=2, retries=1, search=search,
+                        gap_factor=2,
                         seed=seed)
 
 
@@ -159,16 +161,18 @@ def metagame_round(rules: Rules, round_: int, settings: MetaSettings,
         [settings.seed, round_, INITIAL_STREAM, i])), round_) for i in range(settings.initial)]
     starts = search_starts(rules, round_, budget, settings.search, settings.seed)
 
-    def oracle(strategies, weights):
+    def oracle(strategies, weights, iteration, attempt):
+        # a retry looks twice as hard each time, with mutations of its own
         mix = _mixture(list(strategies), weights)
         heavy = [mix.boards[i] for i in np.argsort(-mix.weights, kind="stable")]
         found = best_responses(evaluator, mix, heavy[:settings.support_starts] + starts,
-                               round_, budget, settings.search, settings.seed)
+                               round_, budget, settings.search.scaled(2 ** attempt),
+                               (settings.seed, iteration, attempt))
         return [(b, s.payoff) for b, s in found]
 
     result = double_oracle(initial, lambda a, b: payoff_matrix(rules, a, b, settings.jobs),
                            oracle, lambda b: board_key(b, rules), settings.iterations,
-                           settings.tolerance, settings.max_add, progress)
+                           settings.tolerance, settings.max_add, settings.retries, progress)
     mix = _mixture(result.strategies, result.solution.weights)
     gap_search = settings.search.scaled(settings.gap_factor)
     fresh = search_starts(rules, round_, budget, gap_search, settings.seed + 1, GAP_STREAM)

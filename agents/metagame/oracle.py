@@ -164,8 +164,10 @@ def search_starts(rules: Rules, round_: int, budget: int, settings: SearchSettin
 
 def best_responses(evaluator: PayoffEvaluator, opponents: Opponents, starts: Sequence[Board],
                    round_: int, budget: int, settings: SearchSettings,
-                   seed: int) -> list[tuple[Board, PayoffScore]]:
-    """The climbed boards against `opponents`, best first (the module docstring)."""
+                   seed: int | Sequence[int]) -> list[tuple[Board, PayoffScore]]:
+    """The climbed boards against `opponents`, best first (the module docstring). `seed`: an
+    int or a sequence of them (a double oracle's seed, iteration and attempt), which seeds the
+    mutations together with the round."""
     rules = evaluator.rules
     legal, seen = [], set()
     for b in starts:
@@ -184,7 +186,9 @@ def best_responses(evaluator: PayoffEvaluator, opponents: Opponents, starts: Seq
             picked.append(legal[i])
         if len(picked) >= settings.starts:
             break
-    mutator = Mutator(rules, round_, budget, np.random.default_rng([seed, round_, MUTATE_STREAM]))
+    seeds = [seed] if isinstance(seed, int) else list(seed)
+    mutator = Mutator(rules, round_, budget,
+                      np.random.default_rng([*seeds, round_, MUTATE_STREAM]))
     score = lambda boards: evaluator.payoffs(boards, opponents)  # noqa: E731
     out: dict[str, tuple[Board, PayoffScore]] = {}
     for start in picked:
