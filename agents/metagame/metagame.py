@@ -33,7 +33,7 @@ from .oracle import (PayoffEvaluator, PayoffScore, SearchSettings, best_response
                      payoff_matrix, search_budget, search_starts)
 from .solver import entropy
 
-INITIAL_STREAM, GAP_STREAM = 13, 14
+INITIAL_STREAM, GAP_STREAM, RETRY_STREAM = 13, 14, 15
 MIXTURE_TOTAL = 1000     # counts a mixture is fielded with: weights to 0.1%
 
 
@@ -46,7 +46,7 @@ class MetaSettings:
     max_add: int = 3                 # best responses added an iteration
     tolerance: float = 0.02          # a board beating the mixture by at most this is not added
     support_starts: int = 4          # heaviest support boards among the oracle's starts
-    retries: int = 2                 # harder searches (2x, 4x) before calling it converged
+    retries: int = 3                 # harder searches (2x, 4x, 8x) before calling it converged
     search: SearchSettings = field(default_factory=lambda: SearchSettings(
         budget=4000, starts=5, mutants=32, patience=5, drafted=4, towers=2))
     gap_factor: int = 4
@@ -162,10 +162,14 @@ def metagame_round(rules: Rules, round_: int, settings: MetaSettings,
     starts = search_starts(rules, round_, budget, settings.search, settings.seed)
 
     def oracle(strategies, weights, iteration, attempt):
-        # a retry looks twice as hard each time, with mutations of its own
+        # a retry looks twice as hard each time, with mutations and drafted starts of its own
+        # (the first full runs stopped on misses that fresh starts then beat)
         mix = _mixture(list(strategies), weights)
         heavy = [mix.boards[i] for i in np.argsort(-mix.weights, kind="stable")]
-        found = best_responses(evaluator, mix, heavy[:settings.support_starts] + starts,
+        fresh = [] if attempt == 0 else search_starts(
+            rules, round_, budget, settings.search, (settings.seed, iteration, attempt),
+            RETRY_STREAM, towers_too=False)
+        found = best_responses(evaluator, mix, heavy[:settings.support_starts] + starts + fresh,
                                round_, budget, settings.search.scaled(2 ** attempt),
                                (settings.seed, iteration, attempt))
         return [(b, s.payoff) for b, s in found]

@@ -20,6 +20,7 @@ search's seed, so a search is reproducible bit for bit.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Sequence
 
@@ -54,7 +55,12 @@ class SearchSettings:
         return max(1, self.budget // (self.starts * self.mutants))
 
     def scaled(self, factor: int) -> "SearchSettings":
-        return replace(self, budget=self.budget * factor)
+        """`factor` x the budget, spent on sqrt(factor) x the starts and the patience (rounded
+        up): a climb that has stalled for `patience` generations stops whatever the budget, so
+        a larger budget alone would buy nothing."""
+        root = math.ceil(math.sqrt(factor) - 1e-9)
+        return replace(self, budget=self.budget * factor, starts=self.starts * root,
+                       patience=self.patience * root)
 
     def to_json(self) -> dict:
         return dict(self.__dict__, generations=self.generations)
@@ -150,13 +156,16 @@ def search_budget(rules: Rules, round_: int, kind: str, rank: str | None = None)
 
 
 def search_starts(rules: Rules, round_: int, budget: int, settings: SearchSettings,
-                  seed: int, stream: int = DRAFT_STREAM) -> list[Board]:
-    """The drafted and tower starts of a search (the given boards are added by the caller)."""
-    drafted = [field_reference(draft_board(rules, round_, budget,
-                                           np.random.default_rng([seed, round_, stream, i])),
-                               round_) for i in range(settings.drafted)]
+                  seed: int | Sequence[int], stream: int = DRAFT_STREAM,
+                  towers_too: bool = True) -> list[Board]:
+    """The drafted and tower starts of a search (the given boards are added by the caller).
+    Drafted board i comes from the generator seeded [*seed, round, stream, i]; the towers are
+    built greedily (no draw), so `towers_too=False` leaves out what an earlier call gave."""
+    seeds = [seed] if isinstance(seed, int) else list(seed)
+    drafted = [field_reference(draft_board(rules, round_, budget, np.random.default_rng(
+        [*seeds, round_, stream, i])), round_) for i in range(settings.drafted)]
     towers: list[Board] = []
-    if settings.towers > 0:
+    if settings.towers > 0 and towers_too:
         towers = tower_boards(rules, round_, budget,
                               AuditSettings(rounds=(round_,), tower_structures=settings.towers))
     return drafted + towers
