@@ -3,7 +3,7 @@
 
     python scripts/metagame.py [--rules FILE] [--rounds 3 6 9 12] [--budget player|rank]
                                [--iterations N] [--search-budget N] [--seed S] [--json]
-                               [--out DIR] [--quick] [--jobs J] [--no-progress]
+                               [--out DIR [--charts]] [--quick] [--jobs J] [--no-progress]
 
 Per round: a set of boards grows by the best responses a search finds against the current
 mixture, the mixture being the zero-sum game's solution among the set (linprog, HiGHS; the
@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from agents.metagame import (MetaSettings, SearchSettings, metagame_round,  # noqa: E402
                              mixture_pool, quick_meta_settings)
+from agents.metagame.charts import charts_problem, matrix_chart, shares_chart  # noqa: E402
 from agents.metagame.cli import add_common, parse_rounds  # noqa: E402
 from agents.progress import add_progress_argument, bar  # noqa: E402
 from agents.script_args import (add_json_argument, add_rules_argument, check_output,  # noqa: E402
@@ -53,6 +54,10 @@ def build_parser():
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write the mixtures as DIR/meta_<rules hash>.json.gz (default: not "
                         "written)")
+    p.add_argument("--charts", action="store_true",
+                   help="also draw PNGs beside the pool in --out: the mixture's core and kind "
+                        "shares by round, and the support's payoff matrices (needs matplotlib, "
+                        "the 'charts' extra; default off)")
     p.add_argument("--jobs", type=jobs_int, default=None, metavar="J",
                    help="fast-engine threads, >= 1; results do not depend on it (default: every "
                         "usable core)")
@@ -117,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
             return fail(f"--out {a.out}: not a directory")
         if (problem := check_output(out_path, "--out")):
             return fail(problem)
+    if a.charts and a.out is None:
+        return fail("--charts: give --out DIR to write the charts in")
+    if a.charts and (problem := charts_problem()):
+        return fail(f"--charts: {problem}")
     settings = settings_of(a, rounds)
     t0 = time.perf_counter()
     results = []
@@ -130,6 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     if out_path is not None:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         save_pool(mixture_pool(results, rules, settings), out_path, compact=True)
+    if a.charts:
+        data = [r.to_json(rules) for r in results]
+        title = f"rules {rules.hash}, seed {a.seed}"
+        shares_chart(data, out_path.parent / f"meta_{rules.hash}_shares.png", title)
+        matrix_chart(data, out_path.parent / f"meta_{rules.hash}_matrix.png", title)
     if a.json:
         print(json.dumps({"rules_hash": rules.hash, "settings": settings.to_json(),
                           "pool": None if out_path is None else str(out_path),
