@@ -157,3 +157,15 @@ def test_scripts_reject_bad_input(capsys):
     assert exploitability.main(["--pool", "/nonexistent.json"]) == 2
     err = capsys.readouterr().err
     assert all(line.startswith("error: ") for line in err.strip().splitlines())
+
+
+def test_charts_write_pngs(tmp_path):
+    pytest.importorskip("matplotlib")
+    from agents.metagame.charts import exploitability_chart, matrix_chart, shares_chart
+    rounds = [{"round": 3, "support_size": 2, "shares": {"core": {"moon": 0.5, "star": 0.5},
+                                                         "kind": {"fire": 1.0}},
+               "support_matrix": [[0.5, 1.0], [0.0, 0.5]],
+               "mixture": [{"weight": 0.5}, {"weight": 0.5}]}]
+    for path in (shares_chart(rounds, tmp_path / "s.png"), matrix_chart(rounds, tmp_path / "m.png"),
+                 exploitability_chart({"sage": {3: 0.5, 6: 0.4}}, tmp_path / "e.png")):
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
