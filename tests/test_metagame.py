@@ -169,3 +169,12 @@ def test_charts_write_pngs(tmp_path):
     for path in (shares_chart(rounds, tmp_path / "s.png"), matrix_chart(rounds, tmp_path / "m.png"),
                  exploitability_chart({"sage": {3: 0.5, 6: 0.4}}, tmp_path / "e.png")):
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_script_option_states_its_default():
+    import exploitability
+    import metagame
+    for script in (exploitability, metagame):
+        for action in script.build_parser()._actions:
+            if action.option_strings and action.dest != "help":
+                assert "default" in (action.help or ""), (script.__name__, action.dest)
