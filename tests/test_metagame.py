@@ -178,3 +178,15 @@ def test_every_script_option_states_its_default():
         for action in script.build_parser()._actions:
             if action.option_strings and action.dest != "help":
                 assert "default" in (action.help or ""), (script.__name__, action.dest)
+
+
+def test_exploitability_without_split_measures_in_sample():
+    # the shipped metagame pool's round 9: its ghosts with counts summing to 1000 (it has fewer
+    # ghosts than the 300 draws asked for, so each is drawn as often as its count); without
+    # the split the choose and report sets are one set of all of them
+    rules = load_rules(None)
+    pool = load_pool(REPO / "configs/meta/meta_184758c7a8528bca.json.gz", rules)
+    settings = ExploitSettings(rounds=(9,), split=False)
+    choose, report = split_pool(pool, rules, 9, settings)
+    assert choose is report and choose.total == sum(pool.counts(9)) == 1000
+    assert len(choose.boards) == len(pool.counts(9))
