@@ -3,7 +3,8 @@
 
     python scripts/metagame.py [--rules FILE] [--rounds 3 6 9 12] [--budget player|rank]
                                [--iterations N] [--search-budget N] [--seed S] [--json]
-                               [--out DIR [--charts]] [--quick] [--jobs J] [--no-progress]
+                               [--out DIR [--charts]] [--quick] [--jobs J] [--ray [ADDRESS]]
+                               [--no-progress]
 
 Per round: a set of boards grows by the best responses a search finds against the current
 mixture, the mixture being the zero-sum game's solution among the set (linprog, HiGHS; the
@@ -27,7 +28,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from agents.metagame import (MetaSettings, SearchSettings, metagame_round,  # noqa: E402
+from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
+from agents.metagame import (MetaSettings, SearchSettings, metagame_rounds,  # noqa: E402
                              mixture_pool, quick_meta_settings)
 from agents.metagame.charts import charts_problem, matrix_chart, shares_chart  # noqa: E402
 from agents.metagame.cli import add_common, parse_rounds  # noqa: E402
@@ -63,6 +65,7 @@ def build_parser():
                         "usable core)")
     add_json_argument(p)
     add_progress_argument(p)
+    add_ray_argument(p)
     return p
 
 
@@ -106,6 +109,8 @@ def format_round(r, rules) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    if a.ray is not None and (problem := ray_problem()):
+        return fail(problem)
     try:
         rules = load_rules(a.rules)
     except RulesError as exc:
@@ -130,12 +135,15 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     results = []
     with bar(len(rounds) * settings.iterations, "metagame", a.progress, unit="it") as b:
-        for r in rounds:
-            def step(it, info, r=r):
-                b.set_description(f"round {r}: {info['strategies']} boards, best response "
-                                  f"{100 * info['best_response']:.0f}%")
-                b.update(1)
-            results.append(metagame_round(rules, r, settings, step))
+        def step(r, it, info):
+            b.set_description(f"round {r}: {info['strategies']} boards, best response "
+                              f"{100 * info['best_response']:.0f}%")
+            b.update(1)
+
+        def round_done(_):
+            if a.ray is not None:       # Ray: no iteration ticks, a round's worth at its end
+                b.update(settings.iterations)
+        results = metagame_rounds(rules, settings, a.ray, step, round_done)
     if out_path is not None:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         save_pool(mixture_pool(results, rules, settings), out_path, compact=True)

@@ -190,3 +190,22 @@ def test_exploitability_without_split_measures_in_sample():
     choose, report = split_pool(pool, rules, 9, settings)
     assert choose is report and choose.total == sum(pool.counts(9)) == 1000
     assert len(choose.boards) == len(pool.counts(9))
+
+
+def test_metagame_rounds_through_the_fanout_equal_the_loop(monkeypatch):
+    # the Ray path hands metagame_round to agents.fanout.run_tasks; with Ray replaced by the
+    # fanout's in-process loop (address None) it must give what the plain loop gives
+    from agents import fanout
+    from agents.metagame import metagame_rounds, quick_meta_settings
+    rules = load_rules(None)
+    settings = quick_meta_settings((3,), iterations=1)
+    plain = metagame_rounds(rules, settings)
+    real = fanout.run_tasks
+    monkeypatch.setattr(fanout, "run_tasks", lambda fn, tasks, address, progress=None:
+                        real(fn, tasks, None, progress))
+    done = []
+    fanned = metagame_rounds(rules, settings, ray="local", round_done=done.append)
+    strip = [{k: v for k, v in r.to_json(rules).items() if k != "seconds"} for r in plain]
+    assert strip == [{k: v for k, v in r.to_json(rules).items() if k != "seconds"}
+                     for r in fanned]
+    assert done == [1]

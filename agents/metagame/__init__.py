@@ -17,6 +17,7 @@ from .double_oracle import DoubleOracleResult, double_oracle
 from .exploitability import (ExploitSettings, RoundExploit, exploit_round, exploitability,
                              format_exploit, quick_exploit_settings, split_pool)
 from .metagame import (MIXTURE_TOTAL, MetaSettings, RoundMeta, casting_runes, metagame_round,
+                       metagame_rounds,
                        mixture_counts, mixture_pool, mixture_shares, quick_meta_settings)
 from .oracle import (PayoffEvaluator, PayoffScore, SearchSettings, best_responses,
                      payoff_matrix, player_budget, search_budget, search_starts)
@@ -29,5 +30,5 @@ __all__ = [
     "quick_exploit_settings", "split_pool", "exploit_round", "exploitability", "format_exploit",
     "DoubleOracleResult", "double_oracle", "MIXTURE_TOTAL", "MetaSettings", "RoundMeta",
     "quick_meta_settings", "mixture_counts", "casting_runes", "mixture_shares",
-    "metagame_round", "mixture_pool",
+    "metagame_round", "metagame_rounds", "mixture_pool",
 ]

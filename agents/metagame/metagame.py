@@ -197,6 +197,36 @@ def metagame_round(rules: Rules, round_: int, settings: MetaSettings,
                      time.perf_counter() - t0)
 
 
+class _Ticks:
+    """`run_tasks`' progress (`.update(weight)` per finished task) onto a callable."""
+
+    def __init__(self, done: Callable[[int], None]):
+        self.update = done
+
+
+def metagame_rounds(rules: Rules, settings: MetaSettings, ray: str | None = None,
+                    progress: Callable[[int, int, dict], None] | None = None,
+                    round_done: Callable[[int], None] | None = None) -> list[RoundMeta]:
+    """Every round of `settings.rounds`: here, one after the other (`progress(round, iteration,
+    step)` after each iteration), or with `ray` (an address, agents/fanout.py) as Ray tasks, one
+    a round on one fast-engine thread unless settings.jobs says otherwise (a round draws and
+    plays only from its own seeds, so the results are the same; `round_done` then hears each
+    round as it finishes)."""
+    if ray is not None:
+        from ..fanout import run_tasks
+        tick = None if round_done is None else _Ticks(round_done)
+        single = settings if settings.jobs else MetaSettings(**{**settings.__dict__, "jobs": 1})
+        return run_tasks(metagame_round, [(rules, r, single) for r in settings.rounds], ray,
+                         tick)
+    out = []
+    for r in settings.rounds:
+        step = None if progress is None else (lambda it, info, r=r: progress(r, it, info))
+        out.append(metagame_round(rules, r, settings, step))
+        if round_done is not None:
+            round_done(1)
+    return out
+
+
 def mixture_pool(rounds: list[RoundMeta], rules: Rules, settings: MetaSettings) -> Pool:
     """The mixtures as a pool (`save_pool`): each support board a ghost with its count."""
     rank = rules.spec.ranks[0].id
