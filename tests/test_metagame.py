@@ -209,3 +209,16 @@ def test_metagame_rounds_through_the_fanout_equal_the_loop(monkeypatch):
     assert strip == [{k: v for k, v in r.to_json(rules).items() if k != "seconds"}
                      for r in fanned]
     assert done == [1]
+
+
+def test_exploitability_through_the_fanout_equals_the_loop(monkeypatch):
+    from agents import fanout
+    from agents.metagame import exploitability
+    rules = load_rules(None)
+    pool = load_pool(REPO / "configs/opponents/sage.json.gz", rules)
+    settings = quick_exploit_settings((3,), search_budget_=100)
+    plain = [r.to_json(rules) for r in exploitability(rules, pool, settings)]
+    real = fanout.run_tasks
+    monkeypatch.setattr(fanout, "run_tasks", lambda fn, tasks, address, progress=None:
+                        real(fn, tasks, None, progress))
+    assert plain == [r.to_json(rules) for r in exploitability(rules, pool, settings, ray="x")]
