@@ -1,0 +1,97 @@
+"""PNG charts of the metagame and of exploitability (matplotlib's Agg backend: no display).
+
+matplotlib is an optional extra (`pip install rune-env[charts]`); `charts_problem()` says why
+charts cannot be drawn, so a script can refuse the option before any work.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+
+def charts_problem() -> str | None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return "charts need matplotlib: pip install 'rune-env[charts]' (or pip install matplotlib)"
+    return None
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _stacked(ax, rounds: Sequence[int], shares: list[dict], title: str) -> None:
+    names = sorted({k for s in shares for k, v in s.items() if v > 0})
+    cmap = _plt().get_cmap("tab20")
+    bottom = [0.0] * len(rounds)
+    labels = [str(r) for r in rounds]
+    for i, name in enumerate(names):
+        vals = [s.get(name, 0.0) for s in shares]
+        ax.bar(labels, vals, bottom=bottom, label=name, color=cmap(i % 20))
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_title(title)
+    ax.set_xlabel("round")
+    ax.set_ylabel("share of the mixture")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+
+
+def shares_chart(rounds: list[dict], path: str | Path, title: str = "") -> Path:
+    """Core and kind shares of each round's mixture (`RoundMeta.to_json` dicts), stacked."""
+    plt = _plt()
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    numbers = [r["round"] for r in rounds]
+    _stacked(a, numbers, [r["shares"]["core"] for r in rounds], "cores")
+    _stacked(b, numbers, [r["shares"]["kind"] for r in rounds], "rune kinds")
+    fig.suptitle(title or "the metagame's mixture by round")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return Path(path)
+
+
+def matrix_chart(rounds: list[dict], path: str | Path, title: str = "") -> Path:
+    """Each round's payoff matrix among the support (row board's payoff against the column's),
+    boards in the mixture's order (heaviest first), as heat maps."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(rounds), figsize=(3.6 * len(rounds), 3.6), squeeze=False)
+    image = None
+    for ax, r in zip(axes[0], rounds):
+        m = r["support_matrix"]
+        image = ax.imshow(m, vmin=0, vmax=1, cmap="RdBu_r")
+        ax.set_title(f"round {r['round']} (support {r['support_size']})")
+        ticks = range(len(m))
+        ax.set_xticks(list(ticks), [f"{100 * x['weight']:.0f}%" for x in r["mixture"]],
+                      fontsize=6, rotation=90)
+        ax.set_yticks(list(ticks), [f"{100 * x['weight']:.0f}%" for x in r["mixture"]],
+                      fontsize=6)
+    if image is not None:
+        fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="payoff (row vs column)")
+    fig.suptitle(title or "payoffs among the support")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return Path(path)
+
+
+def exploitability_chart(table: dict[str, dict[int, float]], path: str | Path,
+                         title: str = "") -> Path:
+    """Exploitability (best response's report win rate - 1/2) by round, a line per pool."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for name, by_round in table.items():
+        rounds = sorted(by_round)
+        ax.plot(rounds, [by_round[r] for r in rounds], marker="o", label=name)
+    ax.set_xlabel("round")
+    ax.set_ylabel("exploitability (win rate - 0.5)")
+    ax.set_ylim(-0.05, 0.55)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title or "exploitability by pool and round")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return Path(path)

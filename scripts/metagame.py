@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""The metagame of each round: a double oracle over budget-legal boards.
+
+    python scripts/metagame.py [--rules FILE] [--rounds 3 6 9 12] [--budget player|rank]
+                               [--iterations N] [--search-budget N] [--seed S] [--json]
+                               [--out DIR [--charts]] [--quick] [--jobs J] [--ray [ADDRESS]]
+                               [--no-progress]
+
+Per round: a set of boards grows by the best responses a search finds against the current
+mixture, the mixture being the zero-sum game's solution among the set (linprog, HiGHS; the
+payoff a board's win rate over both seatings, draws one half). Reported: the mixture (boards,
+weights, costs, casting runes), its support size, entropy H and exp(H), core, sun-element and
+kind shares, and the gap: a fresh best response (another seed, 4x the search budget) against
+the final mixture, its win rate with a Wilson 95% interval. A round whose fresh best response
+wins more than 60% is said so (NOT REACHED). The mixtures are written as a pool file
+DIR/meta_<rules hash>.json.gz (`source: metagame`, counts proportional to the weights), which
+any script taking --pool can field. The method is in agents/metagame/ (its docstrings).
+
+A bad option is one `error: ...` line on stderr and exit status 2. Progress goes to stderr only.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
+from agents.metagame import (MetaSettings, SearchSettings, metagame_rounds,  # noqa: E402
+                             mixture_pool, quick_meta_settings)
+from agents.metagame.charts import charts_problem, matrix_chart, shares_chart  # noqa: E402
+from agents.metagame.cli import add_common, parse_rounds  # noqa: E402
+from agents.progress import add_progress_argument, bar  # noqa: E402
+from agents.script_args import (add_json_argument, add_rules_argument, check_output,  # noqa: E402
+                                fail, jobs_int, positive_int, script_parser, seed_int)
+from rune_env.rules import RulesError, load_rules  # noqa: E402
+from rune_env.run.opponents import save_pool  # noqa: E402
+
+DEFAULT_ROUNDS, QUICK_ROUNDS = "3 6 9 12", "3 6"
+DEFAULTS = MetaSettings(rounds=())
+
+
+def build_parser():
+    p = script_parser(__doc__)
+    add_rules_argument(p)
+    add_common(p, DEFAULT_ROUNDS, QUICK_ROUNDS, DEFAULTS.search.budget,
+               quick_meta_settings(()).search.budget)
+    p.add_argument("--iterations", type=positive_int, default=None, metavar="N",
+                   help=f"double-oracle iterations at most a round, >= 1 (default "
+                        f"{DEFAULTS.iterations}; with --quick {quick_meta_settings(()).iterations})")
+    p.add_argument("--seed", type=seed_int, default=0, metavar="S",
+                   help="seed of the drafted boards and the searches, 0..2**32-1 (default 0)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write the mixtures as DIR/meta_<rules hash>.json.gz (default: not "
+                        "written)")
+    p.add_argument("--charts", action="store_true",
+                   help="also draw PNGs beside the pool in --out: the mixture's core and kind "
+                        "shares by round, and the support's payoff matrices (needs matplotlib, "
+                        "the 'charts' extra; default off)")
+    p.add_argument("--jobs", type=jobs_int, default=None, metavar="J",
+                   help="fast-engine threads, >= 1; results do not depend on it (default: every "
+                        "usable core)")
+    add_json_argument(p)
+    add_progress_argument(p)
+    add_ray_argument(p)
+    return p
+
+
+def settings_of(a, rounds) -> MetaSettings:
+    if a.quick:
+        s = quick_meta_settings(rounds, a.seed, a.budget, a.iterations)
+    else:
+        s = MetaSettings(rounds=rounds, budget=a.budget, seed=a.seed,
+                         iterations=a.iterations or DEFAULTS.iterations)
+    if a.search_budget:
+        s = MetaSettings(**{**s.__dict__, "search": SearchSettings(
+            **{**s.search.__dict__, "budget": a.search_budget})})
+    return MetaSettings(**{**s.__dict__, "jobs": a.jobs})
+
+
+def format_round(r, rules) -> str:
+    j = r.to_json(rules)
+    g = j["gap"]
+    verdict = "reached" if g["passed"] else "NOT REACHED"
+    lines = [f"round {r.round} (budget {r.budget}): {len(r.result.strategies)} boards, support "
+             f"{j['support_size']}, entropy {j['entropy']:.3f} (exp {j['effective_size']:.2f}), "
+             f"{'converged' if j['converged'] else 'iterations used up'}, {r.seconds:.0f} s",
+             f"  gap: a fresh best response wins {100 * g['win_rate']:.1f}% "
+             f"[{100 * g['ci'][0]:.1f}, {100 * g['ci'][1]:.1f}] (payoff {100 * g['payoff']:.1f}%)"
+             f" against the mixture: target <= {100 * g['target']:.0f}% {verdict}",
+             f"    {g['describe']} (cost {g['cost']})"]
+    sh = j["shares"]
+    lines.append("  cores: " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in sh["core"].items()))
+    if sh["sun_element"]:
+        lines.append("  sun elements: " + ", ".join(f"{k} {100 * v:.0f}%"
+                                                    for k, v in sh["sun_element"].items()))
+    lines.append("  kinds: " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in sh["kind"].items()
+                                         if v > 0.005))
+    lines.append(f"  mean casting runes {sh['mean_casting_runes']:.2f}, mean cost "
+                 f"{sh['mean_cost']:.1f}")
+    for m in j["mixture"]:
+        lines.append(f"  {100 * m['weight']:5.1f}%  cost {m['cost']:>3}  casting "
+                     f"{m['casting_runes']}  {m['describe']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    if a.ray is not None and (problem := ray_problem()):
+        return fail(problem)
+    try:
+        rules = load_rules(a.rules)
+    except RulesError as exc:
+        return fail(f"--rules: {exc}")
+    try:
+        rounds = parse_rounds(a.rounds or (QUICK_ROUNDS if a.quick else DEFAULT_ROUNDS).split(),
+                              rules.spec.run.round_cap)
+    except ValueError as exc:
+        return fail(f"--rounds: {exc}")
+    out_path = None
+    if a.out is not None:
+        out_path = Path(a.out) / f"meta_{rules.hash}.json.gz"
+        if Path(a.out).exists() and not Path(a.out).is_dir():
+            return fail(f"--out {a.out}: not a directory")
+        if (problem := check_output(out_path, "--out")):
+            return fail(problem)
+    if a.charts and a.out is None:
+        return fail("--charts: give --out DIR to write the charts in")
+    if a.charts and (problem := charts_problem()):
+        return fail(f"--charts: {problem}")
+    settings = settings_of(a, rounds)
+    t0 = time.perf_counter()
+    results = []
+    with bar(len(rounds) * settings.iterations, "metagame", a.progress, unit="it") as b:
+        def step(r, it, info):
+            b.set_description(f"round {r}: {info['strategies']} boards, best response "
+                              f"{100 * info['best_response']:.0f}%")
+            b.update(1)
+
+        def round_done(_):
+            if a.ray is not None:       # Ray: no iteration ticks, a round's worth at its end
+                b.update(settings.iterations)
+        results = metagame_rounds(rules, settings, a.ray, step, round_done)
+    if out_path is not None:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        save_pool(mixture_pool(results, rules, settings), out_path, compact=True)
+    if a.charts:
+        data = [r.to_json(rules) for r in results]
+        title = f"rules {rules.hash}, seed {a.seed}"
+        shares_chart(data, out_path.parent / f"meta_{rules.hash}_shares.png", title)
+        matrix_chart(data, out_path.parent / f"meta_{rules.hash}_matrix.png", title)
+    if a.json:
+        print(json.dumps({"rules_hash": rules.hash, "settings": settings.to_json(),
+                          "pool": None if out_path is None else str(out_path),
+                          "rounds": [r.to_json(rules) for r in results]}, indent=1))
+    else:
+        print(f"metagame under rules {rules.hash}, seed {a.seed}")
+        for r in results:
+            print(format_round(r, rules))
+        print(f"{sum(r.passed for r in results)} of {len(results)} rounds reach the target; "
+              f"{time.perf_counter() - t0:.0f} s" + (f"; pool {out_path}" if out_path else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
