@@ -32,10 +32,10 @@ from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
 from agents.metagame import (MetaSettings, SearchSettings, metagame_rounds,  # noqa: E402
                              mixture_pool, quick_meta_settings)
 from agents.metagame.charts import charts_problem, matrix_chart, shares_chart  # noqa: E402
-from agents.metagame.cli import add_common, parse_rounds  # noqa: E402
+from agents.metagame.cli import MAX_ITERATIONS, add_common, parse_rounds  # noqa: E402
 from agents.progress import add_progress_argument, bar  # noqa: E402
 from agents.script_args import (add_json_argument, add_rules_argument, check_output,  # noqa: E402
-                                fail, jobs_int, positive_int, script_parser, seed_int)
+                                fail, int_in, jobs_int, script_parser, seed_int)
 from rune_env.rules import RulesError, load_rules  # noqa: E402
 from rune_env.run.opponents import save_pool  # noqa: E402
 
@@ -48,8 +48,8 @@ def build_parser():
     add_rules_argument(p)
     add_common(p, DEFAULT_ROUNDS, QUICK_ROUNDS, DEFAULTS.search.budget,
                quick_meta_settings(()).search.budget)
-    p.add_argument("--iterations", type=positive_int, default=None, metavar="N",
-                   help=f"double-oracle iterations at most a round, >= 1 (default "
+    p.add_argument("--iterations", type=int_in(1, MAX_ITERATIONS), default=None, metavar="N",
+                   help=f"double-oracle iterations at most a round, 1..{MAX_ITERATIONS} (default "
                         f"{DEFAULTS.iterations}; with --quick {quick_meta_settings(()).iterations})")
     p.add_argument("--seed", type=seed_int, default=0, metavar="S",
                    help="seed of the drafted boards and the searches, 0..2**32-1 (default 0)")

@@ -3,7 +3,13 @@ from __future__ import annotations
 
 import argparse
 
-from ..script_args import positive_int
+from ..script_args import int_in
+
+# the searched boards of one best response: a battle of each against each opponent, so a bound on
+# the battles a search plays (the audit's full search scores about 10**4 boards)
+MAX_SEARCH_BUDGET = 10**6
+# double-oracle iterations a round: each adds at most a few boards to the support
+MAX_ITERATIONS = 10_000
 
 BUDGETS = ("player", "rank")
 
@@ -35,9 +41,10 @@ def add_common(p: argparse.ArgumentParser, default_rounds: str, quick_rounds: st
                    help="the searched boards' mana: player = a player's mana by the round "
                         "(run.start_mana + run.income x (round - 1)), rank = the rank's "
                         "opponent budget (D-44) (default player)")
-    p.add_argument("--search-budget", type=positive_int, default=None, metavar="N",
+    p.add_argument("--search-budget", type=int_in(1, MAX_SEARCH_BUDGET), default=None, metavar="N",
                    help=f"boards the best-response search scores at most, all starts together, "
-                        f">= 1 (default {search_default}; with --quick {quick_search})")
+                        f"1..{MAX_SEARCH_BUDGET} (default {search_default}; with --quick "
+                        f"{quick_search})")
     p.add_argument("--quick", action="store_true",
                    help="fewer rounds, boards and a smaller search: a first look in well under "
                         "a minute (default off)")
