@@ -129,8 +129,11 @@ class ResumableEnv(gym.Wrapper):
 
     def resume_state(self) -> dict:
         stack, env = self._stack()
+        # the fields this Gymnasium version's wrapper has (PassiveEnvChecker's differ between
+        # 1.2, which the ray extra installs, and 1.4)
         return {"wrappers": [[type(x).__name__, {f: _jsonable(getattr(x, f))
-                                                 for f in _WRAPPER_FIELDS[type(x).__name__]}]
+                                                 for f in _WRAPPER_FIELDS[type(x).__name__]
+                                                 if hasattr(x, f)}]
                              for x in stack],
                 "env": _jsonable(env.get_state())}
 
