@@ -39,6 +39,7 @@ from agents.audit import (STAGES, AuditError, audit, check_auditable,  # noqa: E
                           format_report, full_settings, quick_settings)
 from agents.audit.verdicts import format_moved, format_verdicts, moved, verdicts  # noqa: E402
 from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
+from agents.metagame.cli import parse_rounds as parse_round_items  # noqa: E402
 from agents.progress import add_progress_argument, bar  # noqa: E402
 from agents.script_args import (MAX_JOBS, fail, jobs_int, load_pool_once, script_parser,  # noqa: E402
                                 seed_int)
@@ -52,21 +53,8 @@ QUICK_ROUNDS = "3,6,9"
 
 def parse_rounds(text: str, round_cap: int) -> tuple[int, ...]:
     """'1-12', '3,6,9' or a mix ('2-4,9') -> sorted distinct rounds, each within 1..round_cap;
-    a ValueError says what is wrong."""
-    rounds: set[int] = set()
-    for part in text.split(","):
-        part = part.strip()
-        lo, sep, hi = part.partition("-")
-        try:
-            first, last = int(lo), int(hi if sep else lo)
-        except ValueError:
-            raise ValueError(f"{part!r} is not a round or a range like 1-12") from None
-        if first > last:
-            raise ValueError(f"the range {part!r} runs backwards")
-        if first < 1 or last > round_cap:
-            raise ValueError(f"rounds are 1..{round_cap} (run.round_cap); got {part!r}")
-        rounds.update(range(first, last + 1))
-    return tuple(sorted(rounds))
+    a ValueError says what is wrong (the metagame scripts' parser, on one argument)."""
+    return parse_round_items([text], round_cap)
 
 
 def build_parser():

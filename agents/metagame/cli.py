@@ -23,7 +23,7 @@ def parse_rounds(items: list[str], round_cap: int) -> tuple[int, ...]:
         try:
             first, last = int(lo), int(hi if sep else lo)
         except ValueError:
-            raise ValueError(f"{part!r} is not a round or a range like 3-6") from None
+            raise ValueError(f"{part!r} is not a round or a range like 3-6 or 1-12") from None
         if first > last:
             raise ValueError(f"the range {part!r} runs backwards")
         if first < 1 or last > round_cap:
