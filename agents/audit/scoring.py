@@ -144,17 +144,24 @@ class Opponents:
         return self.groups[rules.hash]
 
 
-def split_opponents(draws: Sequence[Board], choose_share: float, rules: Rules,
-                    rng: np.random.Generator) -> tuple[Opponents, Opponents]:
-    """Split draws into disjoint choose and report sets (see the package docstring): identical
-    boards merge into one weighted board, the distinct boards are shuffled and dealt to the
-    choose set until it holds `choose_share` of the weight; the rest is the report set."""
+def merge_draws(draws: Sequence[Board], rules: Rules) -> tuple[dict[str, Board], dict[str, int]]:
+    """Identical boards merged: (board key -> its first board, board key -> how often it was
+    drawn), both in first-seen order."""
     weight: dict[str, int] = {}
     first: dict[str, Board] = {}
     for b in draws:
         key = board_key(b, rules)
         weight[key] = weight.get(key, 0) + 1
         first.setdefault(key, b)
+    return first, weight
+
+
+def split_opponents(draws: Sequence[Board], choose_share: float, rules: Rules,
+                    rng: np.random.Generator) -> tuple[Opponents, Opponents]:
+    """Split draws into disjoint choose and report sets (see the package docstring): identical
+    boards merge into one weighted board, the distinct boards are shuffled and dealt to the
+    choose set until it holds `choose_share` of the weight; the rest is the report set."""
+    first, weight = merge_draws(draws, rules)
     keys = list(first)
     if len(keys) < 2:
         raise AuditError(f"round {draws[0].round if draws else '?'}: only {len(keys)} distinct "
