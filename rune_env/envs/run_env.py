@@ -514,7 +514,7 @@ class RuneRunEnv(gym.Env):
         if self.render_mode == "rgb_array":
             from ..pictures import state_rgb_array
             return state_rgb_array(self.state)
-        from ..run.view import view
+        from ..terminal.screen import view
         lines = view(self.state)
         b = self._last_battle
         if b:
