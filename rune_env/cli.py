@@ -101,7 +101,7 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from .play import main_args
+    from .terminal.play import main_args
     return main_args(args)
 
 

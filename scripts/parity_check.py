@@ -4,7 +4,7 @@
     python scripts/parity_check.py [--pairs 100000] [--seed 0] [--rules FILE] [--jobs N]
                                    [--show 10] [--json]
 
-Plays `--pairs` seeded board pairs (`rune_env.battle.fast.parity.parity_pairs`: two thirds from
+Plays `--pairs` seeded board pairs (`agents.devtools.parity.parity_pairs`: two thirds from
 the game's sampler over rounds 1..12, one third crowded "stress" boards) plus every pair of the
 coverage boards (every core with every sun element, boss rule, relic, artifact and rune kind)
 against a sample of them, with the fast engine (`fast_battles`) and with the reference
@@ -31,8 +31,8 @@ if str(REPO) not in sys.path:
 
 from rune_env.battle import battle  # noqa: E402
 from rune_env.battle.fast import fast_battles  # noqa: E402
-from rune_env.battle.fast.parity import (compare, coverage_boards, hp_bits_equal,  # noqa: E402
-                                         parity_pairs)
+from agents.devtools.parity import (compare, coverage_boards, hp_bits_equal,  # noqa: E402
+                                    parity_pairs)
 from agents.script_args import (MAX_BATTLES, MAX_JOBS, MAX_REPEATS, fail, int_in, jobs_int,  # noqa: E402
                                 script_parser, seed_int, usable_cores)
 from rune_env.rules import RulesError, default_rules, load_rules  # noqa: E402

@@ -327,7 +327,7 @@ def test_a_saved_run_has_the_same_json_bounds():
 
 
 def test_run_records_and_profiles_have_the_same_json_bounds(tmp_path):
-    from rune_env.run.profile import Profile, ProfileError
+    from rune_env.terminal.profile import Profile, ProfileError
     from rune_env.run.record import RecordError, RunRecord
     path = tmp_path / "deep.json"
     path.write_text("[" * 200_000 + "]" * 200_000)

@@ -3,7 +3,7 @@
 Not a rules test: nothing here is worked out by hand. Every expectation is the reference engine
 (`rune_env.battle.battle`, the source of truth) run on the same boards now; the fast engine must
 give the same winner, time, casts, turns, seals and reason, and HP / max HP within 1e-9 relative
-(`rune_env.battle.fast.parity.compare`). The boards:
+(`agents.devtools.parity.compare`). The boards:
 - 2,000 seeded pairs from `parity_pairs` (two thirds `random_board` over rounds 1..12, one third
   crowded `stress_board`s), plus the coverage boards (every core with every sun element, boss
   rule, relic, artifact and rune kind) against a sample of them;
@@ -35,7 +35,7 @@ from conftest import FROZEN_RULES, frozen_rules
 
 from rune_env.battle import battle
 from rune_env.battle.fast import fast_battle, fast_battles
-from rune_env.battle.fast.parity import compare, coverage_boards, parity_pairs, stress_board
+from agents.devtools.parity import compare, coverage_boards, parity_pairs, stress_board
 from rune_env.rules import Board, load_board, load_rules
 from rune_env.rules.config import CASTING_KINDS, KINDS, Rules
 
@@ -509,7 +509,7 @@ def test_sample_exercises_the_amplify_cap():
     cap (D-54) most of those towers have a rune whose amplifies multiply past it, so parity runs
     check the capped branch of both engines, and the pairs with towers match the reference."""
     from rune_env.battle.analysis import SideSetup, analyse
-    from rune_env.battle.fast.parity import amplify_board
+    from agents.devtools.parity import amplify_board
     rules = load_rules(ROOT / "configs" / "rules" / "default.yaml")
     assert rules.spec.runes.amplify.max_factor is not None
     rng = np.random.default_rng(11)

@@ -1,6 +1,6 @@
 """`python -m rune_env play`: the terminal game, driven by scripted standard input.
 
-Most tests call `rune_env.play.play(...)` with io.StringIO streams (fast); two run the real CLI in
+Most tests call `rune_env.terminal.play.play(...)` with io.StringIO streams (fast); two run the real CLI in
 a subprocess. They check the interface (commands -> action ids, the board diagram, reasons for bad
 input, whole runs to their end, the profile), not the rules' numbers, and always read the frozen
 rules file, never RUNE_TEST_RULES; a few whole runs take a few seconds, so the module is marked
@@ -21,10 +21,10 @@ import pytest
 
 from conftest import FROZEN_RULES
 
-from rune_env.play import GAME_COMMANDS, HELP, OTHER_COMMANDS, draw_board, parse_command, play
+from rune_env.terminal.diagram import board_width, draw_board
+from rune_env.terminal.play import GAME_COMMANDS, HELP, OTHER_COMMANDS, parse_command, play
 from rune_env.rules import Board, load_rules
 from rune_env.run import PendingChoice, action_table, legal_mask, new_run
-from rune_env.run.view import board_width
 
 pytestmark = pytest.mark.slow
 
@@ -309,10 +309,11 @@ def test_cli_play_subcommand(capsys):
 
 
 # -- the 80 x 24 terminal: screens, info, warnings, max HP, sides -------------------------------
-from rune_env.play import PAUSE, REPORT_LINES, SCREEN_LINES, Session, battle_report  # noqa: E402
+from rune_env.terminal.play import PAUSE, REPORT_LINES, SCREEN_LINES, Session, battle_report  # noqa: E402
 from rune_env.run.loop import apply as apply_action  # noqa: E402
-from rune_env.run.view import (VIEW_LINES, WIDTH, hp_why, info_lines,  # noqa: E402
-                               placement_warnings, view)
+from rune_env.terminal.diagram import WIDTH  # noqa: E402
+from rune_env.terminal.screen import VIEW_LINES, view  # noqa: E402
+from rune_env.terminal.words import hp_why, info_lines, placement_warnings  # noqa: E402
 
 
 def test_screens_fit_80_columns_and_24_lines():

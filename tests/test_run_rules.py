@@ -23,7 +23,7 @@ from rune_env.run.loop import (EFFECTS, IllegalAction, apply, field_opponent, in
                                legal_actions, legal_mask, new_draft, new_run, player_seat,
                                why_illegal)
 from rune_env.run.opponents import opponent_budget
-from rune_env.run.profile import Profile
+from rune_env.terminal.profile import Profile
 from rune_env.run.ranks import rank_effects
 from rune_env.run.state import PENDING_KINDS, PendingChoice
 

@@ -16,7 +16,7 @@ from rune_env.battle.fast import fast_battles
 from rune_env.rules import Board, Rules
 from rune_env.run.loop import units
 from rune_env.run.opponents import Pool, draft_board, opponent_budget
-from rune_env.run.profile import Profile
+from rune_env.terminal.profile import Profile
 from rune_env.run.ranks import rank_effects
 
 from ..evaluation import wilson

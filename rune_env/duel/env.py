@@ -262,7 +262,7 @@ class RuneDuelEnv(ParallelEnv):
     def render(self):
         if self.duel is None or self.render_mode is None:
             return None
-        from ..run.view import view
+        from ..terminal.screen import view
         lines = []
         for i, agent in enumerate(AGENTS):
             p = self.duel.players[i]

@@ -10,7 +10,7 @@ The board's powers come from the battle kernel's analysis, the one the battles u
 The layouts (the constants below name every index):
 
 The step record (int32): the player's board record in the battle kernel's layout
-(rune_env/battle/fast/compile.py, REC_*), at offset 0: round 1, no hand, no boss rules, so the
+(rune_env.battle.fast.BOARD_RECORD), at offset 0: round 1, no hand, no boss rules, so the
 powers are those at battle start. Then, where the board record ends, the run record: RUN_HEADER
 ints (RUN_*: mana, round, lamps, wins, losses, draws, hand slots, artifact slots, preparation
 actions, rank, over, the pending choice's kind (-1: none, else its index in PENDING_KINDS), the
@@ -31,9 +31,10 @@ tables_f (float64): TF_* the divisors of the observation's scalars, the grade an
 
 numba keys the disk cache of this file by this file alone, yet it compiles in the battle
 kernel's constants and links the kernel's `setup_side` and `analyse`: `SIGNATURE` hashes the
-sources of this file, kernel.py and compile.py (and the kinds, the action groups and the pending
-kinds it compiles in), and `load()` recompiles this module's functions when the cached ones were
-compiled from other sources (`rune_env.battle.fast.fresh_module`).
+sources of this file and of the battle kernel (`rune_env.battle.fast.signature_with_kernel`;
+and the kinds, the action groups and the pending kinds it compiles in), and `load()` recompiles
+this module's functions when the cached ones were compiled from other sources
+(`rune_env.battle.fast.fresh_module`).
 """
 from __future__ import annotations
 
@@ -45,14 +46,14 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from ..battle.fast import fresh_module, loaded_kernel
-from ..battle.fast.compile import (ANF_POWER, KERNEL_SOURCES, N_CASTING, N_KINDS, REC_CORE,
-                                   REC_HEADER, REC_N_ARTS, REC_N_RELICS, REC_N_RUNES, REC_SUN,
-                                   RI_N_CELLS, ROW_SCALARS, S_ANALYSIS, source_signature)
-from ..battle.fast.kernel import analyse, make_state, setup_side
+from ..battle.fast import (ANALYSIS_LAYOUT, BOARD_RECORD, analyse, fresh_module, loaded_kernel,
+                           make_state, setup_side, signature_with_kernel)
 from ..rules.config import CASTING_KINDS, KINDS, default_rules
 from ..run.actions import action_table
 from ..run.state import PENDING_KINDS
+
+N_KINDS = len(KINDS)             # kind ids 0..N_KINDS-1, the casting kinds first
+N_CASTING = len(CASTING_KINDS)
 
 # -- the run record -----------------------------------------------------------------------------
 (RUN_MANA, RUN_ROUND, RUN_LAMPS, RUN_WINS, RUN_LOSSES, RUN_DRAWS, RUN_HAND_SLOTS, RUN_ART_SLOTS,
@@ -80,8 +81,8 @@ CHOICE_GROUP = tuple(ACTION_GROUPS.index("choose_" + kind) for kind in PENDING_K
 (TF_MANA, TF_ROUND_CAP, TF_LAMPS, TF_WINS, TF_HAND_MAX, TF_ART_MAX, TF_COST_MAX, TF_ACTION_CAP,
  TF_BOSS_EVERY, TF_RANKS, TF_MAX_GRADE, TF_LOG_SCALE, TF_HEADER) = range(13)
 
-SOURCES = (*KERNEL_SOURCES, Path(__file__).resolve())
-SIGNATURE = source_signature(SOURCES, (KINDS, CASTING_KINDS, ACTION_GROUPS, PENDING_KINDS))
+SIGNATURE = signature_with_kernel((Path(__file__).resolve(),),
+                                  (KINDS, CASTING_KINDS, ACTION_GROUPS, PENDING_KINDS))
 
 
 _CHECKED = False
@@ -122,21 +123,21 @@ def board_features(rules_i, rules_f, cells, cells_f, sides, sides_f, enc, off, o
     if not setup_side(rules_i, rules_f, cells, sides, sides_f, 0, enc, off, np.nan):
         return False
     analyse(rules_i, rules_f, cells, cells_f, sides, sides_f, 0)
-    r = sides[0, ROW_SCALARS, S_ANALYSIS]
-    for c in range(rules_i[RI_N_CELLS]):
+    r = sides[0, ANALYSIS_LAYOUT.scalars_row, ANALYSIS_LAYOUT.analysis_row]
+    for c in range(rules_i[ANALYSIS_LAYOUT.n_cells]):
         out[c * width + col_open] = open_cells[c]
-    nr = enc[off + REC_N_RUNES]
-    p_runes = off + REC_HEADER
+    nr = enc[off + BOARD_RECORD.n_runes]
+    p_runes = off + BOARD_RECORD.lists
     for i in range(nr):
         c = enc[p_runes + 3 * i]
         k = enc[p_runes + 3 * i + 1]
         out[c * width + k] = 1.0
         out[c * width + col_grade] = enc[p_runes + 3 * i + 2] / max_grade
         if k < N_CASTING:     # a casting rune: unsealed at battle start, so it has a power
-            v = math.log1p(cells_f[r, c, ANF_POWER]) / log_scale
+            v = math.log1p(cells_f[r, c, ANALYSIS_LAYOUT.power]) / log_scale
             out[c * width + col_power] = 1.0 if v > 1.0 else v
     p_arts = p_runes + 3 * nr
-    for i in range(enc[off + REC_N_ARTS]):
+    for i in range(enc[off + BOARD_RECORD.n_arts]):
         out[enc[p_arts + 2 * i] * width + col_art + enc[p_arts + 2 * i + 1]] = 1.0
     return True
 
@@ -150,7 +151,8 @@ def _clip01(v):
 def _run_record(rec):
     """Where the run record's parts start: (the run record, hand, shop runes, shop artifacts,
     inventory, open sectors, boss rules, pending options)."""
-    r0 = REC_HEADER + 3 * rec[REC_N_RUNES] + 2 * rec[REC_N_ARTS] + rec[REC_N_RELICS]
+    r0 = BOARD_RECORD.lists + 3 * rec[BOARD_RECORD.n_runes] + 2 * rec[BOARD_RECORD.n_arts] \
+        + rec[BOARD_RECORD.n_relics]
     p_hand = r0 + RUN_HEADER
     p_shop_runes = p_hand + 2 * rec[r0 + RUN_N_HAND]
     p_shop_arts = p_shop_runes + rec[r0 + RUN_N_SHOP_RUNES]
@@ -231,16 +233,16 @@ def _observe_scalars(tables_i, tables_f, rec, parts, hp_bonus, out):
 def _observe_choices(tables_i, rec, parts, out):
     """The core, relics, bosses and pending parts of the observation."""
     r0, _, _, _, _, _, p_boss, p_opts = parts
-    core = rec[REC_CORE]
-    sun = rec[REC_SUN]
+    core = rec[BOARD_RECORD.core]
+    sun = rec[BOARD_RECORD.sun]
     base = tables_i[OBS_CORE]
     if core >= 0:
         out[base + core] = 1.0
     if sun >= 0:
         out[base + tables_i[T_N_CORES] + sun] = 1.0
     base = tables_i[OBS_RELICS]
-    p_rel = r0 - rec[REC_N_RELICS]
-    for i in range(rec[REC_N_RELICS]):
+    p_rel = r0 - rec[BOARD_RECORD.n_relics]
+    for i in range(rec[BOARD_RECORD.n_relics]):
         out[base + rec[p_rel + i] - tables_i[T_RELIC_MOD0]] = 1.0
     base = tables_i[OBS_BOSSES]
     for i in range(rec[r0 + RUN_N_BOSSES]):
@@ -290,7 +292,7 @@ def _mask_merges(tables_i, rec, parts, mask):
     r0, p_hand, _, _, _, _, _, _ = parts
     starts = tables_i[T_ACTION_STARTS]
     n_hand = rec[r0 + RUN_N_HAND]
-    nr = rec[REC_N_RUNES]
+    nr = rec[BOARD_RECORD.n_runes]
     need = tables_i[T_MERGE_COUNT]
     top = tables_i[T_MAX_GRADE]
     counts = np.zeros((N_KINDS, top + 1), np.int64)
@@ -300,9 +302,9 @@ def _mask_merges(tables_i, rec, parts, mask):
         if 0 <= g <= top:
             counts[rec[p_hand + 2 * h], g] += 1
     for i in range(nr):
-        g = rec[REC_HEADER + 3 * i + 2]
+        g = rec[BOARD_RECORD.lists + 3 * i + 2]
         if 0 <= g <= top:
-            counts[rec[REC_HEADER + 3 * i + 1], g] += 1
+            counts[rec[BOARD_RECORD.lists + 3 * i + 1], g] += 1
     start = tables_i[starts + GROUP.merge_hand]
     for h in range(n_hand):
         k = rec[p_hand + 2 * h]
@@ -311,10 +313,10 @@ def _mask_merges(tables_i, rec, parts, mask):
             mask[start + h] = True
     start = tables_i[starts + GROUP.merge_board]
     for i in range(nr):
-        k = rec[REC_HEADER + 3 * i + 1]
-        g = rec[REC_HEADER + 3 * i + 2]
+        k = rec[BOARD_RECORD.lists + 3 * i + 1]
+        g = rec[BOARD_RECORD.lists + 3 * i + 2]
         if g < top and counts[k, g] >= need:
-            mask[start + rec[REC_HEADER + 3 * i]] = True
+            mask[start + rec[BOARD_RECORD.lists + 3 * i]] = True
 
 
 @njit(cache=True, inline='always')
@@ -326,15 +328,15 @@ def _mask_preparation(tables_i, rec, parts, is_open, mask):
     n_hand = rec[r0 + RUN_N_HAND]
     n_inv = rec[r0 + RUN_N_INVENTORY]
     n_open = rec[r0 + RUN_N_OPEN]
-    nr = rec[REC_N_RUNES]
-    nart = rec[REC_N_ARTS]
-    p_arts = REC_HEADER + 3 * nr
+    nr = rec[BOARD_RECORD.n_runes]
+    nart = rec[BOARD_RECORD.n_arts]
+    p_arts = BOARD_RECORD.lists + 3 * nr
     mana = rec[r0 + RUN_MANA]
-    core = rec[REC_CORE]
+    core = rec[BOARD_RECORD.core]
     mask[tables_i[starts + GROUP.ready]] = True
     if core >= 0 and tables_i[tables_i[T_FLOWING] + core]:
         for e in range(N_CASTING):
-            if e != rec[REC_SUN]:
+            if e != rec[BOARD_RECORD.sun]:
                 mask[tables_i[starts + GROUP.set_sun_element] + e] = True
     if n_hand < rec[r0 + RUN_HAND_SLOTS]:
         start = tables_i[starts + GROUP.buy_rune]
@@ -344,7 +346,7 @@ def _mask_preparation(tables_i, rec, parts, is_open, mask):
                 mask[start + i] = True
         start = tables_i[starts + GROUP.pick_up]
         for i in range(nr):
-            mask[start + rec[REC_HEADER + 3 * i]] = True
+            mask[start + rec[BOARD_RECORD.lists + 3 * i]] = True
     if nart + n_inv < rec[r0 + RUN_ART_SLOTS]:
         start = tables_i[starts + GROUP.buy_artifact]
         for i in range(rec[r0 + RUN_N_SHOP_ARTS]):
@@ -355,7 +357,7 @@ def _mask_preparation(tables_i, rec, parts, is_open, mask):
         mask[tables_i[starts + GROUP.reroll]] = True
     if n_hand > 0:
         # place (hand slot, cell): the open cells free of runes, for each held rune
-        _slot_rows(mask, is_open, rec, REC_HEADER, 3, nr, tables_i[starts + GROUP.place],
+        _slot_rows(mask, is_open, rec, BOARD_RECORD.lists, 3, nr, tables_i[starts + GROUP.place],
                    tables_i[starts + GROUP.sell], n_hand)
     cost = rec[r0 + RUN_SECTOR_COST]
     if cost >= 0 and mana >= cost:
@@ -403,7 +405,7 @@ def observe(rules_i, rules_f, cells, cells_f, sides, sides_f, rec, tables_i, tab
     pending = rec[r0 + RUN_PENDING]
     if pending < 0:
         _mask_preparation(tables_i, rec, parts, is_open, mask)
-        if rec[r0 + RUN_N_HAND] > 0 or rec[REC_N_RUNES] > 0:
+        if rec[r0 + RUN_N_HAND] > 0 or rec[BOARD_RECORD.n_runes] > 0:
             _mask_merges(tables_i, rec, parts, mask)
         return True
     n_opts = rec[r0 + RUN_N_OPTIONS]

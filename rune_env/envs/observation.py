@@ -26,8 +26,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..battle.fast import BoardAnalyser, encode_board
-from ..battle.fast.compile import compile_rules
+from ..battle.fast import BoardAnalyser, compile_rules, encode_board
 from ..rules.config import CASTING_KINDS, KINDS, Rules
 from ..rules.geometry import geometry
 from ..run.actions import action_table

@@ -18,7 +18,7 @@ from ..rules.board import Board, load_board
 from ..rules.config import KINDS, Rules, default_rules, load_rules
 from ..run.actions import action_table
 from ..run.legal import legal_mask, why_illegal
-from ..run.loop import IllegalAction, apply, end_run, new_draft, new_run
+from ..run.loop import ApplyResult, IllegalAction, apply, end_run, new_draft, new_run
 from ..run.opponents import BudgetOpponents, PoolOpponents, load_pool, pool_rules_hash
 from ..run.state import BattleSummary, RunState
 from ..battle.engines import battle_function, default_engine
@@ -394,16 +394,22 @@ class RuneRunEnv(gym.Env):
             info = self._info()
             info["illegal"] = reason
             return self._obs(), float(self.illegal_penalty), False, False, info
-        step = apply(self.state, action, self.opponents, self.battle_fn, self.variant,
-                     assume_legal=True)
+        step = self._apply(action)
         self._last_battle = step.battle
         reward = self._reward(step.battle)
-        terminated = self.state.over
-        truncated = False
-        if not terminated and self.max_rounds is not None and step.battle is not None \
-                and step.battle.round >= self.max_rounds:
-            truncated = True
-        return self._obs(), reward, terminated, truncated, self._info(step.battle)
+        return (self._obs(), reward, self.state.over, self._truncated(step.battle),
+                self._info(step.battle))
+
+    def _apply(self, action: int) -> ApplyResult:
+        """The loop's transition of a legal action (the episode's end is the run's)."""
+        return apply(self.state, action, self.opponents, self.battle_fn, self.variant,
+                     assume_legal=True)
+
+    def _truncated(self, battle: BattleSummary | None) -> bool:
+        """max_rounds reached by a battle after which the run went on (the loop moved to the
+        next round: a run the loop ended is terminated, not truncated)."""
+        return self.max_rounds is not None and battle is not None \
+            and self.state.round > battle.round and battle.round >= self.max_rounds
 
     def _reward(self, battle: BattleSummary | None) -> float:
         s = self.state
@@ -439,14 +445,19 @@ class RuneRunEnv(gym.Env):
         s = self.state
         self._legal()
         # a copy: the env checks actions against its own mask, which callers must not edit
-        info = InfoDict(action_mask=self._mask.copy(), round=s.round, mana=s.mana, lamps=s.lamps,
-                        wins=s.wins, losses=s.losses, draws=s.draws, cleared=s.cleared,
-                        over=s.over, rules_hash=self.rules.hash, env_version=ENV_VERSION)
+        info = InfoDict(action_mask=self._mask.copy(), round=self._info_round(battle),
+                        mana=s.mana, lamps=s.lamps, wins=s.wins, losses=s.losses, draws=s.draws,
+                        cleared=s.cleared, over=s.over, rules_hash=self.rules.hash,
+                        env_version=ENV_VERSION)
         # "battle" only in steps that fought one (Gymnasium's vector envs batch info keys and
         # mark presence with "_battle"; a None in other steps would break that)
         if battle is not None:
             info["battle"] = battle.to_json()
         return info
+
+    def _info_round(self, battle: BattleSummary | None) -> int:
+        """info["round"]: the run's round now (after a battle, the next one's)."""
+        return self.state.round
 
     def action_masks(self) -> np.ndarray:
         """Legal actions now (sb3-contrib MaskablePPO reads this method). Never all False: once
@@ -503,7 +514,7 @@ class RuneRunEnv(gym.Env):
         if self.render_mode == "rgb_array":
             from ..pictures import state_rgb_array
             return state_rgb_array(self.state)
-        from ..run.view import view
+        from ..terminal.screen import view
         lines = view(self.state)
         b = self._last_battle
         if b:
@@ -550,16 +561,25 @@ class RuneDraftEnv(RuneRunEnv):
                          core=self.core, unlocked=self.unlocked, board=self.start_board,
                          later_bosses=False)
 
-    def step(self, action):
-        obs, reward, terminated, truncated, info = super().step(action)
-        if info.get("battle") is not None:
-            terminated = True
-            end_run(self.state)
-            info["over"] = True
-            info["round"] = info["battle"]["round"]   # the run loop has already moved on
-            self._mask = self._end_mask()
-            info["action_mask"] = self._mask.copy()
-        return obs, reward, terminated, truncated, info
+    def _apply(self, action: int) -> ApplyResult:
+        return apply_draft_action(self.state, action, self.opponents, self.battle_fn,
+                                  self.variant)
+
+    def _info_round(self, battle: BattleSummary | None) -> int:
+        """info["round"]: the episode's round, its battle's once fought (the state has moved on
+        to the next round by then, see `apply_draft_action`)."""
+        return self.state.round if battle is None else battle.round
 
     def _reward(self, battle: BattleSummary | None) -> float:
         return 0.0 if battle is None else self._battle_reward(battle)
+
+
+def apply_draft_action(state: RunState, action: int, opponents, battle_fn, variant) -> ApplyResult:
+    """RuneDraft-v0's transition: the loop's `apply` of a legal action, and the draft's end at
+    its one battle. The loop has then moved the run on as a run goes on (the next round's
+    income and shop: the episode's last observation shows them) or ended it itself; either
+    way the draft's run ends there (`end_run`), whatever the run would do next."""
+    step = apply(state, action, opponents, battle_fn, variant, assume_legal=True)
+    if step.battle is not None:
+        end_run(state)
+    return step

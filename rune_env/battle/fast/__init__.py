@@ -30,25 +30,106 @@ compiled; dice battles are handed to the reference engine with their seed (see `
 A battle that would overflow a fixed-size buffer of the kernel (more than 256 warding-seal unseals
 scheduled at once on one side: no real board comes near) is replayed by the reference engine, so
 the results are always the reference's.
+
+The public API (`__all__`); the rest of the package (compile.py's tables, kernel.py) is its own:
+    fast_battle, fast_battles, warm_up   battles, as above
+    BoardAnalyser                        a board's analysis at battle start, compiled
+    compile_rules(rules)                 the rules as the kernel's tables: (rules_i, rules_f, ids)
+    encode_board(board, rules)           one board as a kernel record (rules_i, rules_f, enc,
+                                         hand_cap, mods_cap)
+    BOARD_RECORD                         where a board record keeps its fields (BoardRecordLayout)
+    ANALYSIS_LAYOUT                      where the work arrays keep a board's analysis
+                                         (AnalysisLayout)
+    make_state, setup_side, analyse      the kernel's compiled pieces, for compiled code that
+                                         analyses boards itself (the env's observation): work
+                                         arrays, a side set up from a board record, its analysis;
+                                         loaded on first use, checked (`loaded_kernel`)
+    loaded_kernel, fresh_module          the checked kernel module; the check, for modules that
+                                         compile in the kernel's constants
+    signature_with_kernel(files, values) the source signature of such a module: its own files
+                                         and the kernel's sources
 """
 from __future__ import annotations
 
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from ...rules.board import Board
 from ...rules.config import Rules, default_rules
 from ..result import BattleResult
-from .compile import RI_N_CELLS, RI_N_FLOWS, compile_rules, encode_board, encode_pairs
+from .compile import (ANF_POWER, KERNEL_SOURCES, REC_CORE, REC_HEADER, REC_N_ARTS, REC_N_BOSSES,
+                      REC_N_HAND, REC_N_RELICS, REC_N_RUNES, REC_ROUND, REC_SUN, RI_N_CELLS,
+                      RI_N_FLOWS, ROW_SCALARS, S_ANALYSIS, compile_rules, encode_board,
+                      encode_pairs, source_signature)
 
-__all__ = ["BoardAnalyser", "encode_board", "fast_battle", "fast_battles", "fresh_module",
-           "loaded_kernel", "warm_up"]
+__all__ = ["ANALYSIS_LAYOUT", "AnalysisLayout", "BOARD_RECORD", "BoardAnalyser",
+           "BoardRecordLayout", "analyse", "compile_rules", "encode_board", "fast_battle",
+           "fast_battles", "fresh_module", "loaded_kernel", "make_state", "setup_side",
+           "signature_with_kernel", "warm_up"]
 
 MIN_PER_THREAD = 32      # fewer battles than this per thread: play them on one thread
 CHUNKS_PER_THREAD = 8    # the batch is cut into about this many chunks per thread
+
+
+
+
+class BoardRecordLayout(NamedTuple):
+    """The offsets of a board record's header fields (from the record's start, `encode_board`'s
+    `enc`), in the header's order. The lists follow the header, from `lists`: n_runes x (cell,
+    kind id, grade), n_arts x (cell, artifact id), then the hand, the boss rules, and n_relics x
+    relic modifier id. (A namedtuple of ints: compiled code reads its fields as constants.)"""
+
+    round: int        # the battle's round
+    core: int         # the core's index, -1: none
+    sun: int          # the sun element's kind id, -1: none
+    n_runes: int
+    n_arts: int
+    n_hand: int
+    n_bosses: int
+    n_relics: int
+    lists: int        # where the lists start: the header's length
+
+
+BOARD_RECORD = BoardRecordLayout(
+    round=REC_ROUND, core=REC_CORE, sun=REC_SUN, n_runes=REC_N_RUNES, n_arts=REC_N_ARTS,
+    n_hand=REC_N_HAND, n_bosses=REC_N_BOSSES, n_relics=REC_N_RELICS, lists=REC_HEADER)
+
+
+class AnalysisLayout(NamedTuple):
+    """Where the kernel's work arrays (`make_state`: cells, cells_f, sides, sides_f) keep a side's
+    board analysis after `setup_side` and `analyse`: `row = sides[side, scalars_row,
+    analysis_row]` is the analysis' row of `cells_f`, and `cells_f[row, cell, power]` a casting
+    rune's power; `rules_i[n_cells]` is the number of cells."""
+
+    n_cells: int         # index in rules_i
+    scalars_row: int     # the row of `sides` with a side's int scalars
+    analysis_row: int    # the scalar that names the side's current analysis row
+    power: int           # the power's column of an analysis row of cells_f
+
+
+ANALYSIS_LAYOUT = AnalysisLayout(n_cells=RI_N_CELLS, scalars_row=ROW_SCALARS,
+                                 analysis_row=S_ANALYSIS, power=ANF_POWER)
+
+# the kernel's compiled functions this package exports, loaded on first use (`__getattr__`)
+KERNEL_FUNCTIONS = ("make_state", "setup_side", "analyse")
+
+
+def __getattr__(name: str):
+    if name in KERNEL_FUNCTIONS:
+        return getattr(loaded_kernel(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def signature_with_kernel(files, values=()) -> int:
+    """The source signature (`fresh_module`) of a compiled module that compiles in the kernel's
+    constants or links its functions: its own `files` and `values`, the kernel's sources and
+    this file (the layouts above)."""
+    return source_signature((*KERNEL_SOURCES, Path(__file__).resolve(), *files), values)
 
 
 _KERNEL = None

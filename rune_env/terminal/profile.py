@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..files import load_json, read_text, write_json_atomic
 from ..rules.config import KINDS, Rules
-from .state import RunState
+from ..run.state import RunState
 
 PROFILE_VERSION = 1
 

@@ -1,167 +1,18 @@
-"""Text views of boards and run states: the hex diagram, the status panel, things described in
-words (runes, cores, relics, boss rules, artifacts, rewards, flows), and placement warnings.
-
-Used by `python -m rune_env play` and by the envs' render_mode="ansi". The diagram: flat-topped
-hexes, column = axial q, row = 2r + q (half rows), the core in the middle; a cell shows its rune
-as a kind code and grade digit (`Fi2` = fire, grade II), `..` when empty and open, `##` when in a
-closed sector; an artifact on a cell adds its lower-case letter (`Fi2w`, `..m`).
-
-`view(state)` is one screen of an 80 x 24 terminal: the diagram with the status beside it, then
-the shop, hand, artifacts, a pending choice and warnings, at most `VIEW_LINES` lines of at most
-`WIDTH` columns (the game adds a result line above it and the prompt below it). Every number in
-the words comes from the rules config.
+"""Things of the rules described in words, every number from the rules config: runes, cores,
+relics, boss rules, artifacts, rewards and flows (`info_lines`, the game's `info NAME`), max HP
+and why, and the placement warnings (supports that do nothing where they stand).
 """
 from __future__ import annotations
 
 import difflib
-import textwrap
 
-from ..rules.board import Board
 from ..rules.config import ATTACK_KINDS, CASTING_KINDS, KINDS, Rules
 from ..rules.geometry import geometry
-from .legal import sector_cost
-from .loop import income, player_seat
-from .ranks import rank_effects
-from .state import RunState
+from ..run.state import RunState
+from .diagram import RUNE_CODES, WIDTH, wrap, wrap_items
 
-WIDTH = 80            # columns of the terminal the game is drawn for
-VIEW_LINES = 21       # lines of one screen: with the typed command and the "ok" line above it
-#                       and the prompt below it, 24
-CELL_WIDTH = 4        # columns per hex column of the diagram (4 columns ~ 2 lines: near true hexes)
-GAP = 2               # columns between the diagram and the status beside it
 HEAL_KINDS = ("water", "light")
 ROMAN = ("I", "II", "III", "IV", "V", "VI")
-
-
-# -- codes and the diagram ----------------------------------------------------------------------
-def _unique_codes(names, make) -> dict[str, str]:
-    codes: dict[str, str] = {}
-    for name in names:
-        for cand in make(name):
-            if cand not in codes.values():
-                codes[name] = cand
-                break
-        else:  # pragma: no cover - only with very many similar names
-            raise ValueError(f"no unique code for {name!r}")
-    return codes
-
-
-def _rune_candidates(name: str):
-    letters = name.replace("_", "")
-    for ch in letters[1:]:
-        yield letters[0].upper() + ch.lower()
-    for a in "abcdefghijklmnopqrstuvwxyz":
-        yield letters[0].upper() + a
-
-
-def _artifact_candidates(name: str):
-    words = name.split("_")
-    for w in words:
-        yield w[0].lower()
-    for ch in name.replace("_", ""):
-        yield ch.lower()
-    yield from "abcdefghijklmnopqrstuvwxyz"
-
-
-RUNE_CODES: dict[str, str] = _unique_codes(KINDS, _rune_candidates)
-
-
-def artifact_codes(rules: Rules) -> dict[str, str]:
-    return _unique_codes(list(rules.spec.artifacts), _artifact_candidates)
-
-
-def rune_code(kind: str, grade: int) -> str:
-    """`Fi2` for fire grade II."""
-    return f"{RUNE_CODES[kind]}{grade}"
-
-
-def _core_token(core: str | None) -> str:
-    return "(" + (core[:3].capitalize() if core else "--") + ")"
-
-
-def board_width(rules: Rules) -> int:
-    """Columns of the diagram (28 for radius 3)."""
-    return (2 * rules.radius + 1) * CELL_WIDTH
-
-
-def draw_board(rules: Rules, runes: dict[int, tuple[str, int]], artifacts: dict[int, str],
-               open_sectors, core: str | None, names: bool = False) -> list[str]:
-    """The hex diagram, one string per line: 2*radius+1 columns of flat-topped hexes, a cell's
-    neighbours in the next column half a row up or down. With `names`, cells show "ring:index"."""
-    geo = geometry(rules.radius)
-    R = geo.radius
-    width = CELL_WIDTH
-    art_code = artifact_codes(rules)
-    rows = [[" "] * ((2 * R + 1) * width) for _ in range(4 * R + 1)]
-
-    def put(q: int, r: int, token: str) -> None:
-        row = rows[2 * r + q + 2 * R]
-        x = (q + R) * width + (width - len(token)) // 2
-        row[x:x + len(token)] = list(token)
-
-    put(0, 0, _core_token(core))
-    for cell in range(geo.n_cells):
-        q, r = geo.coords[cell]
-        if names:
-            token = geo.name(cell)
-        else:
-            sec = geo.sector[cell]
-            if cell in runes:
-                token = rune_code(*runes[cell])
-            elif sec >= 0 and sec not in open_sectors:
-                token = "##"
-            else:
-                token = ".."
-            if cell in artifacts:
-                token += art_code[artifacts[cell]]
-        put(q, r, token)
-    return ["".join(row).rstrip() for row in rows]
-
-
-def board_lines(rules: Rules, board: Board) -> list[str]:
-    return draw_board(rules, board.runes, board.artifacts, board.open_sectors, board.core)
-
-
-def beside(left: list[str], right: list[str], left_width: int, gap: int = GAP) -> list[str]:
-    """Two columns of text: `left` padded to `left_width`, `right` after `gap` spaces."""
-    out = []
-    for i in range(max(len(left), len(right))):
-        a = left[i] if i < len(left) else ""
-        b = right[i] if i < len(right) else ""
-        out.append((a.ljust(left_width + gap) + b).rstrip() if b else a.rstrip())
-    return out
-
-
-def wrap(text: str, width: int = WIDTH, indent: str = "  ") -> list[str]:
-    """One logical line as screen lines of at most `width` columns."""
-    return textwrap.wrap(text, width, subsequent_indent=indent, break_long_words=True,
-                         break_on_hyphens=False) or [""]
-
-
-def wrap_items(head: str, items: list[str], width: int = WIDTH, indent: str = "  ",
-               sep: str = "  ") -> list[str]:
-    """`head` then the items, wrapped between items (an item is split only when it is longer
-    than a whole line)."""
-    lines: list[str] = []
-    line, fresh = head, True          # fresh: nothing after the head or indent yet
-    tail = len(sep.rstrip())          # a line that goes on ends with the separator's mark
-    for n, item in enumerate(items):
-        cand = item if fresh else sep + item
-        if len(line) + len(cand) + (tail if n < len(items) - 1 else 0) <= width:
-            line, fresh = line + cand, False
-            continue
-        if not fresh:
-            lines.append((line + sep.rstrip()).rstrip())
-            line, fresh = indent, True
-            if len(line) + len(item) + (tail if n < len(items) - 1 else 0) <= width:
-                line, fresh = line + item, False
-                continue
-            cand = item
-        parts = wrap(line + cand, width, indent)
-        lines += parts[:-1]
-        line, fresh = parts[-1], False
-    lines.append(line.rstrip())
-    return lines
 
 
 # -- numbers in words -----------------------------------------------------------------------------
@@ -178,7 +29,7 @@ def _share(v: float) -> str:
     return f"{round(v * 100, 4):g}%"
 
 
-def _plural(n: int | float, word: str) -> str:
+def plural(n: int | float, word: str) -> str:
     return f"{n:g} {word}" + ("" if n == 1 else "s")
 
 
@@ -220,11 +71,11 @@ def modifier_phrases(rules: Rules, m) -> list[str]:
     if m.hp_x != 1.0:
         out.append(f"max HP {_x(m.hp_x)}")
     if m.extra_erosions:
-        out.append(f"+{_plural(m.extra_erosions, 'erosion')} per cycle")
+        out.append(f"+{plural(m.extra_erosions, 'erosion')} per cycle")
     if m.outermost_wards:
-        out.append(f"every rune in its outermost ring holds {_plural(m.outermost_wards, 'ward')}")
+        out.append(f"every rune in its outermost ring holds {plural(m.outermost_wards, 'ward')}")
     if m.hand_slots:
-        out.append(f"+{_plural(m.hand_slots, 'hand slot')}")
+        out.append(f"+{plural(m.hand_slots, 'hand slot')}")
     if m.income:
         out.append(f"{m.income:+d} income per round")
     if m.lamp_saves:
@@ -264,11 +115,11 @@ def artifact_phrases(rules: Rules, art: str) -> list[str]:
     top = ROMAN[rules.max_grade - 1] if rules.max_grade <= len(ROMAN) else str(rules.max_grade)
     out = []
     if a.wards:
-        out.append(f"every rune it reaches at battle start holds {_plural(a.wards, 'ward')}")
+        out.append(f"every rune it reaches at battle start holds {plural(a.wards, 'ward')}")
     if a.income_per_runes:
         out.append(f"+1 income per round for every {a.income_per_runes} runes it reaches")
     if a.grade_bonus:
-        out.append(f"runes it reaches count {_plural(a.grade_bonus, 'grade')} higher "
+        out.append(f"runes it reaches count {plural(a.grade_bonus, 'grade')} higher "
                    f"({top} at most)")
     if a.absorbs:
         out.append(f"the opponent's erosions spend it first: it absorbs {a.absorbs}")
@@ -285,9 +136,9 @@ def reward_text(rules: Rules, option: str) -> str:
     if option == "mana":
         return f"+{run.reward_mana} mana"
     if option == "hand_slot":
-        return f"+{_plural(run.reward_hand_slots, 'hand slot')} (up to {run.hand_slots_max})"
+        return f"+{plural(run.reward_hand_slots, 'hand slot')} (up to {run.hand_slots_max})"
     if option == "artifact_slot":
-        return (f"+{_plural(run.reward_artifact_slots, 'artifact slot')} "
+        return (f"+{plural(run.reward_artifact_slots, 'artifact slot')} "
                 f"(up to {run.artifact_slots_max})")
     if option == "base_stat":
         return f"max HP +{_share(run.reward_base_stat_hp_x)} for the rest of the run"
@@ -335,7 +186,7 @@ def hp_why(rules: Rules, round_: int, hp_bonus: float = 0.0, core: str | None = 
     spec = rules.spec
     b = spec.battle
     base = round_hp(rules, round_)
-    rounds = f"{round_ - 1}" if short else _plural(round_ - 1, "round")
+    rounds = f"{round_ - 1}" if short else plural(round_ - 1, "round")
     parts = f"{b.base_hp:g}" if round_ == 1 or not b.hp_per_round else \
         f"{b.base_hp:g} + {rounds} x {b.hp_per_round:g}"
     total = base * (1.0 + hp_bonus)
@@ -358,7 +209,6 @@ def boss_hp_text(rules: Rules, round_: int, boss_rules) -> str | None:
     x = _hp_x(rules, hp_rules, spec.boss_rules)
     base = round_hp(rules, round_)
     return f"{base * x:g} = {base:g} {_x(x)} ({'+'.join(hp_rules)})"
-
 
 
 # -- placement warnings -------------------------------------------------------------------------
@@ -400,7 +250,7 @@ def placement_warnings(rules: Rules, board: dict[int, tuple[str, int]]) -> list[
             linked = [n for n in geo.neighbors[c] if kind(n) is not None and kind(n) != "node"]
             if len(linked) < 2:
                 out.append(f"node at {name} does nothing: it links "
-                           f"{_plural(len(linked), 'rune')}, and needs 2 neighbours (nodes "
+                           f"{plural(len(linked), 'rune')}, and needs 2 neighbours (nodes "
                            f"do not count)")
     return out
 
@@ -432,7 +282,7 @@ def _rune_effect(rules: Rules, kind: str) -> list[str]:
                 f"of its sealed runes (grade {g})"]
     if kind == "earth":
         return [f"gives its side {r.barrier:g} barrier; in the outermost ring it also holds "
-                f"{_plural(r.outermost_wards, 'ward')}"]
+                f"{plural(r.outermost_wards, 'ward')}"]
     if kind == "amplify":
         factors = [1.0 + r.increase * x for x in rules.spec.grades.power_x]
         return [f"multiplies the power of its outward-adjacent casting runes by 1 + "
@@ -457,11 +307,11 @@ def _rune_effect(rules: Rules, kind: str) -> list[str]:
 def _flow_extras(f) -> list[str]:
     out = []
     if f.erosions:
-        out.append(f"+{_plural(f.erosions, 'erosion')} per cast")
+        out.append(f"+{plural(f.erosions, 'erosion')} per cast")
     if f.reflect:
         out.append(f"reflects {_share(f.reflect)} of attack damage while it has barrier")
     if f.drizzle_charges:
-        out.append(f"gives the opponent {_plural(f.drizzle_charges, 'drizzle charge')}")
+        out.append(f"gives the opponent {plural(f.drizzle_charges, 'drizzle charge')}")
     if f.barrier_strip:
         out.append(f"strips {_share(f.barrier_strip)} of the opponent's barrier")
     if f.extra_casts:
@@ -611,132 +461,4 @@ def info_lines(rules: Rules, name: str, state: RunState | None = None) -> list[s
     out: list[str] = []
     for line in lines:
         out += wrap(line, WIDTH, "    " if line.startswith("  ") else "  ")
-    return out
-
-
-# -- the screen -----------------------------------------------------------------------------------
-def status_items(state: RunState) -> list[tuple[int, str]]:
-    """The status beside the diagram, as (priority, text): counters, max HP and why, the core in
-    words, relics, bosses, sectors, actions. When room is short the lowest priorities go
-    first. (The side you are in this round's battle is in the screen's header.)"""
-    rules = state.rules
-    spec = rules.spec
-    run = spec.run
-    lamps_max = rank_effects(rules, state.rank).lamps
-    items = [
-        (9, f"mana {state.mana}   income {income(state)} a round   reroll {run.reroll_cost}"),
-        (9, f"lamps {state.lamps}/{lamps_max}"
-            + (f" (+{state.lamp_saves} feather)" if state.lamp_saves else "")
-            + f"   wins {state.wins}/{run.wins_to_clear}   losses {state.losses}"
-            f"   draws {state.draws}"),
-        (8, "max HP " + hp_why(rules, state.round, state.hp_bonus, state.core, state.relics)),
-    ]
-    if state.core:
-        core = state.core + (f" (element {state.sun_element})" if state.sun_element else "")
-        items.append((8, f"core {core}: {modifier_text(rules, spec.cores[state.core])}"))
-    else:
-        items.append((8, "core not chosen yet"))
-    items.append((7, f"relics: {', '.join(state.relics) or 'none'}"))
-    now = state.boss_rules
-    if now:
-        items.append((9, f"BOSS this round: {'+'.join(now)} "
-                         f"({'; '.join(modifier_text(rules, spec.boss_rules[b]) for b in now)})"))
-        hp = boss_hp_text(rules, state.round, now)
-        if hp:
-            items.append((8, f"boss max HP {hp}"))
-    later = [f"{r} {'+'.join(b)}" for r, b in sorted(state.boss_schedule.items())
-             if r > state.round]
-    if later:
-        items.append((3, "bosses: round " + ", ".join(later[:3])))
-    cost = sector_cost(state)
-    opened = ", ".join(map(str, sorted(state.open_sectors))) or "none"
-    items.append((4, f"sectors open: {opened}"
-                     + (f"; the next costs {cost} mana" if cost is not None else "")))
-    items.append((5, f"actions {state.prep_actions}/{run.action_cap} this round"))
-    return items
-
-
-def status_lines(state: RunState, width: int, limit: int | None = None) -> list[str]:
-    """The status items wrapped to `width`, at most `limit` lines (dropping the lowest
-    priorities first)."""
-    items = [(p, wrap(text, width, "  ")) for p, text in status_items(state)]
-    while limit is not None and sum(len(ls) for _, ls in items) > limit and items:
-        low = min(p for p, _ in items)
-        i = max(i for i, (p, _) in enumerate(items) if p == low)
-        del items[i]
-    return [ln for _, ls in items for ln in ls]
-
-
-def view(state: RunState) -> list[str]:
-    """The whole state as the player sees it, on one 80 x 24 screen: the diagram with the status
-    beside it, the shop, hand, artifacts, a pending choice and placement warnings (at most
-    VIEW_LINES lines of at most WIDTH columns)."""
-    rules = state.rules
-    spec = rules.spec
-    run = spec.run
-    geo = geometry(rules.radius)
-    art_code = artifact_codes(rules)
-    bw = board_width(rules)
-    panel_w = WIDTH - bw - GAP
-    seat = player_seat(state.round)
-    head = [f"== Round {state.round} of {run.round_cap}, {spec.ranks[state.rank].id}, seed "
-            f"{state.seed} == you are side {seat}"
-            f"{' (first to move)' if seat == 0 else ''}"[:WIDTH].rstrip()]
-    diagram = draw_board(rules, state.board, state.artifacts, state.open_sectors, state.core)
-    offers = [f"[{i}] sold" if o is None else f"[{i}] {o} {rules.prices[o]}"
-              for i, o in enumerate(state.shop_runes)]
-    offers += [f"art [{i}] sold" if o is None else f"art [{i}] {o} {spec.artifacts[o].price}"
-               for i, o in enumerate(state.shop_artifacts)]
-    shop = wrap_items("shop (mana): ", offers)
-    hand = wrap_items(f"hand {len(state.hand)}/{state.hand_slots}: ",
-                      [f"[{i}] {rune_code(k, g)} {k}" for i, (k, g) in enumerate(state.hand)]
-                      or ["empty"])
-    inv = [f"[{i}] {a}" for i, a in enumerate(state.artifact_inventory)]
-    placed = [f"{art_code[a]}={a} at {geo.name(c)}" for c, a in sorted(state.artifacts.items())]
-    if inv:
-        inv[0] = "inventory " + inv[0]
-    if placed:
-        placed[0] = "placed " + placed[0]
-    arts = wrap_items(f"artifacts {len(state.artifacts) + len(state.artifact_inventory)}/"
-                      f"{state.artifact_slots}: ", inv + placed or ["none"])
-    pend = pending_lines(state)
-    warnings = [] if pend else [f"! {w}" for w in placement_warnings(rules, state.board)]
-    # what must be below the diagram (and a line for warnings); the status may run past the
-    # diagram into what is left
-    body = pend if pend else shop + hand + arts
-    spare = VIEW_LINES - len(head) - len(diagram) - len(body) - (1 if warnings else 0)
-    panel = status_lines(state, panel_w, len(diagram) + max(0, spare))
-    lines = head + beside(diagram, panel[:len(diagram)], bw) + panel[len(diagram):]
-    budget = VIEW_LINES - len(lines)
-    if pend:
-        # only the choice's options are legal now: it comes first, the shop and hand if room
-        out = pend[:budget]
-        for part in (shop, hand, arts):
-            if len(out) + len(part) <= budget:
-                out += part
-        return lines + out
-    out = body[:budget]
-    room = budget - len(out)
-    if warnings and room > 0:
-        shown: list[str] = []
-        for i, w in enumerate(warnings):
-            ws = wrap(w, WIDTH, "  ")
-            last = i == len(warnings) - 1
-            if len(shown) + len(ws) + (0 if last else 1) > room:
-                more = len(warnings) - i
-                shown.append(f"! {_plural(more, 'support')} {'does' if more == 1 else 'do'} "
-                             f"nothing{' more' if shown else ''} where they stand: type check")
-                break
-            shown += ws
-        out += shown[:room]
-    return lines + out
-
-
-def pending_lines(state: RunState) -> list[str]:
-    pend = state.pending
-    if not pend:
-        return []
-    out = [f"Choose a {pend.kind}: choose N (or its name); info NAME explains one"]
-    for i, opt in enumerate(pend.options):
-        out += wrap(f"  [{i}] {describe_option(state.rules, pend.kind, opt)}", WIDTH, "      ")
     return out

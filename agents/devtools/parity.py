@@ -25,10 +25,10 @@ import math
 
 import numpy as np
 
-from ...rules.board import Board
-from ...rules.config import CASTING_KINDS, KINDS, Rules
-from ...rules.geometry import geometry
-from ...rules.sampling import random_board
+from rune_env.rules.board import Board
+from rune_env.rules.config import CASTING_KINDS, KINDS, Rules
+from rune_env.rules.geometry import geometry
+from rune_env.rules.sampling import random_board
 
 HP_REL = 1e-9
 

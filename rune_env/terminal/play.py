@@ -37,20 +37,20 @@ import shlex
 import sys
 from typing import Any, TextIO
 
-from .battle.engine import battle as reference_battle
-from .rules.board import Board, BoardError
-from .rules.config import KINDS, Rules, default_rules
-from .rules.geometry import Geometry, geometry
-from .run.actions import action_table
-from .run.legal import why_illegal
-from .run.loop import IllegalAction, apply, new_run
-from .run.opponents import default_opponents
-from .run.profile import Profile, ProfileError
-from .run.ranks import rank_effects, rank_index
-from .run.state import BattleSummary, RunState
-from .run.view import (WIDTH, beside, board_lines, board_width, boss_hp_text,
-                       draw_board, fmt, hp_why, info_lines, placement_warnings, rune_code, view,
-                       wrap)
+from ..battle.engine import battle as reference_battle
+from ..rules.board import Board, BoardError
+from ..rules.config import KINDS, Rules, default_rules
+from ..rules.geometry import Geometry, geometry
+from ..run.actions import action_table
+from ..run.legal import why_illegal
+from ..run.loop import IllegalAction, apply, new_run
+from ..run.opponents import default_opponents
+from ..run.ranks import rank_effects, rank_index
+from ..run.state import BattleSummary, RunState
+from .diagram import WIDTH, beside, board_lines, board_width, draw_board, rune_code, wrap
+from .profile import Profile, ProfileError
+from .screen import view
+from .words import boss_hp_text, fmt, hp_why, info_lines, placement_warnings
 
 PROMPT = "> "
 SCREEN_LINES = 24          # the terminal the game is drawn for: 80 x 24
@@ -487,7 +487,7 @@ class Session:
         return True
 
     def explain(self) -> None:
-        from .battle.explain import explain, format_explain
+        from ..battle.explain import explain, format_explain
         s = self.state
         if not s.board:
             self.say("the board is empty")
@@ -577,7 +577,7 @@ def play(seed: int | None = None, rank: int | str = 0, core: str | None = None,
 
 def main_args(args: Any) -> int:
     """The `play` subcommand's handler (see rune_env/cli.py)."""
-    from .rules import load_rules
+    from ..rules import load_rules
     rules = load_rules(args.rules) if args.rules else default_rules()
     return play(seed=args.seed, rank=args.rank, core=args.core, profile_path=args.profile,
                 rules=rules)
