@@ -2,13 +2,16 @@
 RUNE_TEST_RULES (scripts/mutation_check.py points it at a mutated copy)."""
 from __future__ import annotations
 
+import copy
 import os
 import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from rune_env.rules import Board, load_rules
+from rune_env.rules.config import Rules
 
 # The key that signs the checkpoints the tests save (agents/trust.py): a fresh one per session,
 # never the user's own (~/.config/rune-env/checkpoint.key); the scripts the tests start inherit it.
@@ -75,3 +78,82 @@ def soak(k=3, sector=5):
     """k grade-III resonators in ring 3 sector `sector` (open it with open_sectors=[sector]):
     the opponent's erosions seal them first, so the runes under test stay unsealed."""
     return {f"3:{3 * sector + j}": ("resonator", 3) for j in range(k)}
+
+
+# -- shared by the engines' parity, the run invariants and the compiled observation -------------
+# The cores a random run picks from (None: no core).
+CORES = (None, "sun", "star", "moon", "eclipse", "tree")
+
+
+def make_battle_fn(state, rng, real_share: float):
+    """A battle function: a real battle with probability `real_share`, else a seeded outcome for
+    the player's seat (win 45%, loss 35%, draw 20%)."""
+    from rune_env.battle.engine import battle
+    from rune_env.battle.result import BattleResult
+    from rune_env.run.loop import player_seat
+
+    def fn(b0, b1, rules):
+        u = rng.random()
+        if u < real_share:
+            return battle(b0, b1, rules)
+        seat = player_seat(state.round)
+        v = rng.random()
+        winner = seat if v < 0.45 else (1 - seat if v < 0.8 else None)
+        return BattleResult(winner=winner, time=60.0, hp=(1.0, 1.0), max_hp=(1.0, 1.0),
+                            casts=(0, 0))
+    return fn
+
+
+def retuned_rules() -> Rules:
+    """The frozen rules with most battle numbers moved off their values (a radius-4 circle, four
+    grades): the engines' parity and the compiled observation are checked on a second rules set,
+    so a kernel that hard-coded a frozen number would show."""
+    data = yaml.safe_load(FROZEN_RULES.read_text(encoding="utf-8"))
+    d = copy.deepcopy(data)
+    b = d["battle"]
+    b.update(duration_s=45, base_interval_s=0.37, base_hp=80, hp_per_round=40, curse_heal_x=0.3)
+    d["rings"]["power_x"] = [1.0, 1.3, 1.6, 1.9]                     # radius 4: 60 cells
+    d["grades"]["power_x"] = [1.0, 1.7, 2.9, 4.4]                    # four grades
+    r = d["runes"]
+    r["light"]["unseals_by_grade"] = [1, 1, 2, 3]
+    r["mimic"]["copy_x_by_grade"] = [0.5, 0.7, 0.9, 1.1]
+    r["wind"]["hits"] = 3
+    r["dark"]["curse_s"] = 2.2
+    r["ice"]["freeze_s"] = 1.7
+    r["thunder"]["barrier_wear"] = 2.5
+    r["delay"].update(period=3, power_x=3.1)
+    r["amplify"]["increase"] = 0.6
+    r["earth"]["outermost_wards"] = 2
+    for f in d["flows"]:
+        f["multiplier"] = round(f["multiplier"] * 1.07, 3)
+        if f["id"] == "firestorm":
+            f.update(erosions=1, storm_delay_s=0.2)
+        if f["id"] == "blizzard":
+            f.update(extra_casts=1, curse_s=1.1)
+        if f["id"] == "drizzle":
+            f.update(drizzle_charges=2, reflect=0.15)
+        if f["id"] == "discharge":
+            f["barrier_strip"] = 0.45
+        if f["id"] == "umbra":
+            f["freeze_duration_x"] = 1.3
+    d["flow_limits"].update(reflect_cap=0.7, drizzle_max_charges=3, drizzle_attack_x=0.65,
+                            storm_budget_s=0.9)
+    d["attunement"]["multiplier"] = 1.4
+    for p in d["resonance"]["patterns"]:
+        p["normal"] += 0.1
+        p["loose"] += 0.15
+    d["opposition"].update(pairs=[["fire", "water"], ["light", "dark"], ["wind", "earth"]],
+                           multiplier=0.7)
+    d["affinity"].update(slope=0.5, min=0.7, max=1.5)
+    d["overdrive"].update(start_s=10, per_second=0.2)
+    d["erosion"].update(per_cycle=2, seal_cap_divisor=3)
+    d["cores"]["moon"]["power_x_by_kind"] = {"fire": 1.1, "earth": 0.8}
+    d["cores"]["sun"]["core_flow_strength"] = 0.4
+    d["cores"]["eclipse"]["outermost_power_x"] = 0.75
+    d["boss_rules"]["mirror"]["resonance_add"] = 0.1
+    d["boss_rules"]["swift"]["power_x"] = 1.05
+    d["relics"]["warding_seal"]["unseal_after_s"] = 2.5
+    d["relics"]["hourglass"]["seal_cap_divisor"] = 4
+    d["artifacts"]["ward_stone"]["wards"] = 2
+    d["artifacts"]["scapegoat_doll"]["absorbs"] = 3
+    return Rules.from_dict(d, source="retuned test rules")

@@ -13,7 +13,7 @@ import pytest
 
 from agents.audit.verdicts import format_moved, format_verdicts, moved, verdicts
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _family(win, fast=0.0, ci=(0.0, 1.0), name="x"):

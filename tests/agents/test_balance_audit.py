@@ -26,7 +26,7 @@ from rune_env.run.opponents import Pool, load_pool
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "balance_audit.py"
 DEFAULT = REPO / "configs" / "rules" / "default.yaml"
 LITERAL = REPO / "configs" / "rules" / "seed_literal.yaml"

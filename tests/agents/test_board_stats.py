@@ -29,7 +29,7 @@ from rune_env.run.opponents import Pool, load_pool, save_pool
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "board_stats.py"
 RULES = default_rules()
 RELIC = next(iter(RULES.spec.relics))

@@ -10,7 +10,7 @@ import pytest
 
 from agents.evaluation import grading
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _rank(rate, lo, hi, clear):

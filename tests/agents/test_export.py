@@ -17,7 +17,7 @@ import yaml
 from rune_env.files import gzip_bytes, read_text, write_text_atomic
 from rune_env.rules import default_rules, load_rules
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RULES = default_rules()
 LITERAL = load_rules(REPO / "configs" / "rules" / "seed_literal.yaml")
 

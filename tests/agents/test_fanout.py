@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed (pip install -e \".[ray]\")")
 

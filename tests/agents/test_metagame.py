@@ -16,7 +16,7 @@ from agents.metagame import (ExploitSettings, double_oracle, entropy, mixture_co
 from rune_env.rules import load_rules
 from rune_env.run.opponents import load_pool
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
 
 # rock, paper, scissors: row's payoff +1 win, -1 loss

@@ -20,7 +20,7 @@ from rune_env.run.ranks import rank_effects
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts"
 POLICY = "agents/models/apprentice_s0_2000k.pt"
 RULES = default_rules()      # build_pools drafts under the default rules

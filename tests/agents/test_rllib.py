@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRAIN_RLLIB = ROOT / "scripts" / "train_rllib.py"
 QUICK = ROOT / "configs" / "rllib" / "quick.yaml"
 DUEL_QUICK = ROOT / "configs" / "rllib" / "duel_quick.yaml"

@@ -21,7 +21,7 @@ from agents.sweep import (Dimension, TrainRun, asha_settings, best_trial, draw_v
                           format_table, get_path, plan_trials, read_sweep, set_path,
                           train_path_problem)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "sweep.py"
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(not HAVE_RAY,

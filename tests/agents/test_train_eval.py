@@ -28,7 +28,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TRAIN = REPO / "scripts" / "train.py"
 EVALUATE = REPO / "scripts" / "evaluate.py"
 QUICK = REPO / "configs" / "train" / "quick.yaml"

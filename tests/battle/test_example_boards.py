@@ -15,7 +15,7 @@ from rune_env.battle import battle
 from rune_env.battle.explain import explain, format_explain
 from rune_env.rules import default_rules, geometry, load_board
 
-BOARDS_DIR = Path(__file__).resolve().parents[1] / "configs" / "boards"
+BOARDS_DIR = Path(__file__).resolve().parents[2] / "configs" / "boards"
 PATHS = sorted(BOARDS_DIR.glob("*.json"))
 
 

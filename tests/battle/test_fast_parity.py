@@ -23,7 +23,6 @@ kernel compiles, then is cached on disk), 15-20 s after. RUNE_SLOW=1 plays 20,00
 """
 from __future__ import annotations
 
-import copy
 import json
 import os
 from pathlib import Path
@@ -31,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from conftest import FROZEN_RULES, frozen_rules
+from conftest import FROZEN_RULES, frozen_rules, retuned_rules
 
 from rune_env.battle import battle
 from rune_env.battle.fast import fast_battle, fast_battles
@@ -41,7 +40,7 @@ from rune_env.rules.config import CASTING_KINDS, KINDS, Rules
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SLOW = os.environ.get("RUNE_SLOW") == "1"
 N_PAIRS = 20000 if SLOW else 2000
 
@@ -157,60 +156,8 @@ def test_example_boards_match():
     _check([(a, b) for a in boards for b in boards], rules)
 
 
-def _retuned_rules() -> Rules:
-    data = yaml.safe_load(FROZEN_RULES.read_text(encoding="utf-8"))
-    d = copy.deepcopy(data)
-    b = d["battle"]
-    b.update(duration_s=45, base_interval_s=0.37, base_hp=80, hp_per_round=40, curse_heal_x=0.3)
-    d["rings"]["power_x"] = [1.0, 1.3, 1.6, 1.9]                     # radius 4: 60 cells
-    d["grades"]["power_x"] = [1.0, 1.7, 2.9, 4.4]                    # four grades
-    r = d["runes"]
-    r["light"]["unseals_by_grade"] = [1, 1, 2, 3]
-    r["mimic"]["copy_x_by_grade"] = [0.5, 0.7, 0.9, 1.1]
-    r["wind"]["hits"] = 3
-    r["dark"]["curse_s"] = 2.2
-    r["ice"]["freeze_s"] = 1.7
-    r["thunder"]["barrier_wear"] = 2.5
-    r["delay"].update(period=3, power_x=3.1)
-    r["amplify"]["increase"] = 0.6
-    r["earth"]["outermost_wards"] = 2
-    for f in d["flows"]:
-        f["multiplier"] = round(f["multiplier"] * 1.07, 3)
-        if f["id"] == "firestorm":
-            f.update(erosions=1, storm_delay_s=0.2)
-        if f["id"] == "blizzard":
-            f.update(extra_casts=1, curse_s=1.1)
-        if f["id"] == "drizzle":
-            f.update(drizzle_charges=2, reflect=0.15)
-        if f["id"] == "discharge":
-            f["barrier_strip"] = 0.45
-        if f["id"] == "umbra":
-            f["freeze_duration_x"] = 1.3
-    d["flow_limits"].update(reflect_cap=0.7, drizzle_max_charges=3, drizzle_attack_x=0.65,
-                            storm_budget_s=0.9)
-    d["attunement"]["multiplier"] = 1.4
-    for p in d["resonance"]["patterns"]:
-        p["normal"] += 0.1
-        p["loose"] += 0.15
-    d["opposition"].update(pairs=[["fire", "water"], ["light", "dark"], ["wind", "earth"]],
-                           multiplier=0.7)
-    d["affinity"].update(slope=0.5, min=0.7, max=1.5)
-    d["overdrive"].update(start_s=10, per_second=0.2)
-    d["erosion"].update(per_cycle=2, seal_cap_divisor=3)
-    d["cores"]["moon"]["power_x_by_kind"] = {"fire": 1.1, "earth": 0.8}
-    d["cores"]["sun"]["core_flow_strength"] = 0.4
-    d["cores"]["eclipse"]["outermost_power_x"] = 0.75
-    d["boss_rules"]["mirror"]["resonance_add"] = 0.1
-    d["boss_rules"]["swift"]["power_x"] = 1.05
-    d["relics"]["warding_seal"]["unseal_after_s"] = 2.5
-    d["relics"]["hourglass"]["seal_cap_divisor"] = 4
-    d["artifacts"]["ward_stone"]["wards"] = 2
-    d["artifacts"]["scapegoat_doll"]["absorbs"] = 3
-    return Rules.from_dict(d, source="retuned test rules")
-
-
 def test_retuned_rules_match():
-    rules = _retuned_rules()
+    rules = retuned_rules()
     assert rules.radius == 4 and rules.max_grade == 4
     pairs = parity_pairs(400, 99, rules)
     cover = coverage_boards(rules)
@@ -324,7 +271,7 @@ def test_board_analyser_is_the_reference_analysis(which):
     reference analysis at battle start exactly: every casting rune's power to the last bit, the
     delay, the effective grade, the acting flows in table order, the interval."""
     from rune_env.battle.fast import BoardAnalyser
-    rules = frozen_rules() if which == "frozen" else _retuned_rules()
+    rules = frozen_rules() if which == "frozen" else retuned_rules()
     an = BoardAnalyser(rules)
     flow_index = {f.id: i for i, f in enumerate(rules.spec.flows)}
     boards = [b for pair in _sample(rules)[:600] for b in pair] if which == "frozen" else \
@@ -464,7 +411,7 @@ def test_balance_rules_match(which):
     if which == "frozen+balance":
         rules = _balance_rules()
     elif which == "retuned+balance":
-        data = _retuned_rules().to_dict()
+        data = retuned_rules().to_dict()
         data["battle"]["min_cycle_turns"] = 6
         data["erosion"]["seal_cap_min"] = 2
         data["freeze"]["max_frozen"] = 2

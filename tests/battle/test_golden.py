@@ -33,7 +33,7 @@ import pytest
 from conftest import frozen_rules
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "data" / "golden.json"
 
 

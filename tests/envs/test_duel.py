@@ -27,7 +27,7 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, see
 from rune_env import duel as rune_duel  # noqa: E402
 from rune_env.duel import AGENTS, DuelVsAgent, RuneDuelEnv  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "agents" / "models" / "apprentice_s0.pt"
 
 

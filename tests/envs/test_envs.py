@@ -4,7 +4,7 @@ against their class docstrings (spaces, masks, rewards, termination, options, cl
 These are API tests, not battle-rule tests: only the tests whose outcome hangs on a battle rule
 name it in a `Covers:` line. Opponents are cheap fixed boards (module-level functions, so the envs
 pickle) except where the default budget drafter is the point. The SB3 / torch / vector-env tests
-live in tests/test_envs_training.py.
+live in tests/envs/test_envs_training.py.
 
 Marked `slow` (the project's marker for non-battle-rule tests: a plain `pytest` runs them, ~15 s;
 scripts/mutation_check.py skips them). The exhaustive mask walk also needs RUNE_SLOW=1.
@@ -469,7 +469,7 @@ def test_same_seed_same_run_across_processes_and_hash_seeds():
     """Python's string hashing is salted per process: a run must not depend on it (set
     iteration order, say). Two fresh interpreters with different PYTHONHASHSEED agree, default
     opponents included."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     digests = []
     for hash_seed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=hash_seed)

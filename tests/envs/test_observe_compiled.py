@@ -15,9 +15,7 @@ import copy
 import numpy as np
 import pytest
 import yaml
-from conftest import FROZEN_RULES, board, frozen_rules
-from test_fast_parity import _retuned_rules
-from test_run_invariants import CORES, make_battle_fn
+from conftest import CORES, FROZEN_RULES, board, frozen_rules, make_battle_fn, retuned_rules
 
 from rune_env.envs.observation import Encoder
 from rune_env.rules.config import Rules
@@ -76,7 +74,7 @@ def _walk_and_compare(rules: Rules, n_steps: int, seed0: int) -> dict:
 
 @pytest.mark.parametrize("which", ["default", "retuned", "radius5"])
 def test_compiled_observation_and_mask_equal_the_python_ones(which):
-    rules = {"default": frozen_rules, "retuned": _retuned_rules, "radius5": _radius_5_rules}[which]()
+    rules = {"default": frozen_rules, "retuned": retuned_rules, "radius5": _radius_5_rules}[which]()
     seen = _walk_and_compare(rules, 6_000 if which == "default" else 4_000, seed0=300)
     # the walk went through every kind of state the encoder and the mask distinguish
     assert seen["pending"] == {"core", "reward", "relic"}, seen["pending"]
@@ -138,7 +136,7 @@ def _random_state(rng: np.random.Generator, rules: Rules, k: int):
 
 @pytest.mark.parametrize("which", ["default", "retuned", "radius5"])
 def test_compiled_observation_and_mask_on_random_states(which):
-    rules = {"default": frozen_rules, "retuned": _retuned_rules, "radius5": _radius_5_rules}[which]()
+    rules = {"default": frozen_rules, "retuned": retuned_rules, "radius5": _radius_5_rules}[which]()
     enc = Encoder(rules)
     table = action_table(rules)
     rng = np.random.default_rng(77)

@@ -37,7 +37,7 @@ from rune_env.rules import geometry, load_board
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BOARDS = sorted((REPO / "configs" / "boards").glob("*.json"))
 SVG_NS = "{http://www.w3.org/2000/svg}"
 ALL_NAMES = {f"{k}:{i}" for k in (1, 2, 3) for i in range(6 * k)}

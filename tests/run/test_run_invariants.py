@@ -20,16 +20,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from conftest import board, frozen_rules
+from conftest import CORES, board, frozen_rules, make_battle_fn
 
-from rune_env.battle.engine import battle
-from rune_env.battle.result import BattleResult
 from rune_env.rules.geometry import geometry
 from rune_env.run.actions import action_table
-from rune_env.run.loop import apply, legal_actions, legal_mask, new_run, player_seat, why_illegal
+from rune_env.run.loop import apply, legal_actions, legal_mask, new_run, why_illegal
 from rune_env.run.state import PendingChoice, RunState
 
-CORES = (None, "sun", "star", "moon", "eclipse", "tree")
 OPPONENTS = (
     {},                                                         # empty: the player mostly wins
     {"1:0": ("fire", 1)},                                      # weak
@@ -87,21 +84,6 @@ def invariant_problems(state: RunState) -> list[str]:
     if state.over and (state.pending is not None or legal_mask(state).any()):
         p.append("a finished run still has legal actions")
     return p
-
-
-def make_battle_fn(state: RunState, rng: np.random.Generator, real_share: float):
-    """A battle function: a real battle with probability `real_share`, else a seeded outcome for
-    the player's seat (win 45%, loss 35%, draw 20%)."""
-    def fn(b0, b1, rules):
-        u = rng.random()
-        if u < real_share:
-            return battle(b0, b1, rules)
-        seat = player_seat(state.round)
-        v = rng.random()
-        winner = seat if v < 0.45 else (1 - seat if v < 0.8 else None)
-        return BattleResult(winner=winner, time=60.0, hp=(1.0, 1.0), max_hp=(1.0, 1.0),
-                            casts=(0, 0))
-    return fn
 
 
 def run_settings(k: int) -> dict:

@@ -23,7 +23,7 @@ from rune_env.rules import Board, BoardError, RulesError, default_rules, load_ru
 from rune_env.rules.board import MAX_HP_BOUND, load_board
 from rune_env.run.opponents import MAX_GHOST_COUNT, PoolError, load_pool
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts"
 RULES = default_rules()
 ROUND_CAP = RULES.spec.run.round_cap

@@ -22,7 +22,7 @@ from conftest import FROZEN_RULES
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BATTLE_KEYS = {"winner", "time", "hp", "max_hp", "casts"}
 
 

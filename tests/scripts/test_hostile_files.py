@@ -24,7 +24,7 @@ import yaml
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("safetensors")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts"
 
 

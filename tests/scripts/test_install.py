@@ -26,7 +26,7 @@ from rune_env import resources
 from rune_env.envs.run_env import SHIPPED_POOLS
 from rune_env.rules.config import DEFAULT_RULES_PATH, load_rules
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CONFIGS = REPO / "configs"
 FROM_CHECKOUT = Path(rune_env.__file__).resolve().parent == REPO / "rune_env"
 DATA_SUFFIXES = (".yaml", ".json", ".gz")   # pyproject.toml's package-data globs

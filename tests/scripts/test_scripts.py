@@ -17,7 +17,7 @@ import agents.bench as bench
 import agents.mutation as mc
 from conftest import FROZEN_RULES
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts"
 
 

@@ -17,7 +17,7 @@ import pytest
 from rune_env.rules import Board, BoardError, default_rules
 from rune_env.run.opponents import Pool, save_pool
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts"
 ROUND_CAP = default_rules().spec.run.round_cap
 SHIPPED_POOL = REPO / "configs" / "opponents" / "apprentice.json.gz"

@@ -4,7 +4,7 @@ Most tests call `rune_env.play.play(...)` with io.StringIO streams (fast); two r
 a subprocess. They check the interface (commands -> action ids, the board diagram, reasons for bad
 input, whole runs to their end, the profile), not the rules' numbers, and always read the frozen
 rules file, never RUNE_TEST_RULES; a few whole runs take a few seconds, so the module is marked
-`slow` like tests/test_cli.py (the mutation check skips it; CI runs it).
+`slow` like tests/scripts/test_cli.py (the mutation check skips it; CI runs it).
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from rune_env.run.view import board_width
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RULES = load_rules(FROZEN_RULES)
 # Ring 1 then ring 2 in casting order: the cells a scripted player fills (never closed).
 INNER_CELLS = [f"1:{i}" for i in range(6)] + [f"2:{i}" for i in range(12)]
