@@ -207,8 +207,8 @@ def run_pytest(rules_file: Path, suite: Suite, stop_first: bool, workdir: Path, 
         deselect = list(suite.deselect) + sorted(suite.flaky)
         ignore = list(suite.ignore)
         files = list(suite.files)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider",
-           "-p", PLUGIN, "-W", "ignore::pytest.PytestUnknownMarkWarning",
+    cmd = [sys.executable, "-m", "pytest", "-q", "-m", "not outside_mutation_check",
+           "-p", "no:cacheprovider", "-p", PLUGIN, "-W", "ignore::pytest.PytestUnknownMarkWarning",
            "--tb=no", "-o", "addopts="]
     if stop_first:
         cmd.append("-x")

@@ -22,6 +22,39 @@ TESTS = Path(__file__).parent
 FROZEN_RULES = TESTS / "data" / "rules.yaml"
 
 
+# -- the heavier variants: one switch ------------------------------------------------------------
+# Tests marked `heavy` repeat a default test at a larger scale (more boards, a longer walk or
+# training run); they are skipped unless the switch is on: `pytest --heavy`, or RUNE_HEAVY=1 in the
+# environment (the option's default, for runs started by other tools).
+HEAVY_ENV = "RUNE_HEAVY"
+_HEAVY = {"on": os.environ.get(HEAVY_ENV) == "1"}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--heavy", action="store_true", default=_HEAVY["on"],
+                     help=f"also run the heavier variants (tests marked heavy); {HEAVY_ENV}=1 "
+                          "does the same")
+
+
+def pytest_configure(config):
+    _HEAVY["on"] = bool(config.getoption("heavy"))
+
+
+def pytest_collection_modifyitems(config, items):
+    if heavy_variants():
+        return
+    skip = pytest.mark.skip(reason=f"heavy variant: run with pytest --heavy (or {HEAVY_ENV}=1)")
+    for item in items:
+        if "heavy" in item.keywords:
+            item.add_marker(skip)
+
+
+def heavy_variants() -> bool:
+    """Whether the heavier variants run (for a test whose size, not whether it runs, depends on
+    the switch). Test modules are imported after pytest_configure, so this is already set."""
+    return _HEAVY["on"]
+
+
 def _rules_path() -> Path:
     return Path(os.environ.get("RUNE_TEST_RULES", FROZEN_RULES))
 

@@ -4,8 +4,8 @@ the summary, evaluation seeds disjoint from training seeds).
 
 These are API tests, not battle-rule tests, so no test names a rule id in a `Covers:` line. The
 baseline and statistics tests are fast and unmarked; the tests that need torch /
-stable-baselines3 (PolicyAgent, load_model) are marked `slow` (importing torch alone takes
-seconds) and are skipped without the `train` extra. Envs use the frozen rules and cheap fixed
+stable-baselines3 (PolicyAgent, load_model) are marked `outside_mutation_check` (importing torch alone
+takes seconds) and are skipped without the `train` extra. Envs use the frozen rules and cheap fixed
 opponents (no budget drafter), and `max_rounds` keeps runs short.
 """
 from __future__ import annotations
@@ -286,7 +286,7 @@ def observations(n: int, run_seed: int = 13):
     return out
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_policy_agent_same_observations_same_actions(tiny_model_path):
     from agents.policy import PolicyAgent
     pairs = observations(40)
@@ -306,7 +306,7 @@ def test_policy_agent_same_observations_same_actions(tiny_model_path):
     assert x == [s2.act(o, m) for o, m in pairs]
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_policy_agent_respects_the_mask(tiny_model_path):
     from agents.policy import PolicyAgent
     pairs = observations(40)
@@ -325,7 +325,7 @@ def test_policy_agent_respects_the_mask(tiny_model_path):
             assert agent.act(o, mask) in set(legal.tolist())
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_policy_agent_plays_evaluation_runs(tiny_model_path):
     """Through the evaluation loop (play_run passes obs and mask; the env raises on illegal)."""
     from agents.policy import PolicyAgent
@@ -335,7 +335,7 @@ def test_policy_agent_plays_evaluation_runs(tiny_model_path):
     assert make_agent(str(tiny_model_path), RULES, 0).model.num_timesteps == 64
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_corrupt_checkpoints_raise_policy_load_error(tiny_model_path, tmp_path):
     pytest.importorskip("sb3_contrib")
     from agents.policy import PolicyAgent, PolicyLoadError, load_model

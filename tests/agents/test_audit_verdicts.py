@@ -65,7 +65,7 @@ def test_moved_lists_rows_past_the_threshold_largest_first():
     assert "two_rune" in lines[2] and "win  30% ->  50%" in lines[2]
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_script_compares_a_designers_file_with_the_defaults(tmp_path):
     """A rules file that extends the defaults with one change: the JSON has the verdicts of both
     and the moved rows; --against none leaves the comparison out."""

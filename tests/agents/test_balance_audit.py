@@ -3,8 +3,7 @@ reference sets, its costs, and what it finds under the shipped rules.
 
 These tests read the shipped rules files (configs/rules/default.yaml and seed_literal.yaml), not
 the frozen test rules: what they check is what the audit says about those files. They are not
-battle-rule tests, so the module is marked `slow` (the project's marker for such tests;
-scripts/mutation_check.py skips them). The whole module takes about 50 s (the fast-kill tests
+battle-rule tests, so the module is marked `outside_mutation_check`. The whole module takes about 50 s (the fast-kill tests
 about 5 s of it).
 """
 from __future__ import annotations
@@ -24,7 +23,7 @@ from rune_env.battle.fast import fast_battles
 from rune_env.rules import ATTACK_KINDS, CASTING_KINDS, Board, geometry, load_rules
 from rune_env.run.opponents import Pool, load_pool
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.outside_mutation_check
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "balance_audit.py"

@@ -3,8 +3,7 @@
 A tiny pool written here, whose weighted statistics are worked out by hand below; a baseline agent
 (greedy, 2 short runs) whose boards are sane and the same on a second collection; the script run
 as the user runs it (`--json`, `--out`, the table), and its bad inputs (one `error: ...` line,
-exit status 2). Not battle-rule tests, so the module is marked `slow` (the mutation check skips
-it); the runs are kept short (3 rounds, 2 episodes) so that the module takes seconds.
+exit status 2). Not battle-rule tests, so the module is marked `outside_mutation_check`; the runs are kept short (3 rounds, 2 episodes) so that the module takes seconds.
 """
 from __future__ import annotations
 
@@ -27,7 +26,7 @@ from rune_env.rules import default_rules
 from rune_env.rules.config import KINDS
 from rune_env.run.opponents import Pool, load_pool, save_pool
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.outside_mutation_check
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "board_stats.py"

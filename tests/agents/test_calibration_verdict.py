@@ -38,7 +38,7 @@ def test_the_pairs_that_overlap_or_rise_are_named():
         "the clear rate rises from sorcerer (0.050) to mentor (0.070)"]
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_script_takes_one_pool_per_rank_and_prints_the_verdict(capsys):
     spec = importlib.util.spec_from_file_location("calibrate", REPO / "scripts" / "calibrate_ranks.py")
     mod = importlib.util.module_from_spec(spec)

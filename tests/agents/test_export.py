@@ -120,7 +120,7 @@ def _pairs(env_kwargs, n=60):
     return out
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_export_keeps_the_acting_network_in_float16(tiny_run, tmp_path):
     import torch
     from safetensors import safe_open
@@ -165,7 +165,7 @@ def test_export_keeps_the_acting_network_in_float16(tiny_run, tmp_path):
         export_policy(model, tmp_path / "x.pt", dtype="int8")
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_load_policy_names_a_bad_file(tmp_path):
     import torch
     from agents.policy import PolicyLoadError, load_policy
@@ -186,7 +186,7 @@ def test_load_policy_names_a_bad_file(tmp_path):
         load_policy(tmp_path / "nowhere.pt")
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_export_script_writes_the_policy_and_its_card(tiny_run, tmp_path):
     out = tmp_path / "models" / "tiny_64.pt"
     cmd = [sys.executable, str(REPO / "scripts" / "export_policy.py"), str(tiny_run["checkpoint"]),
@@ -219,7 +219,7 @@ def test_export_script_writes_the_policy_and_its_card(tiny_run, tmp_path):
         assert not list(tmp_path.glob("[abcd].*"))
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_a_policy_of_other_rules_warns_and_strict_refuses(tiny_run, tmp_path):
     from agents import make_agent
     from agents.policy import export_policy
@@ -265,7 +265,7 @@ def test_shipped_models_carry_their_rules_and_fit_the_budget():
     assert total < 10 * 2**20, total
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_evaluate_plays_another_rules_file_with_its_own_policies_and_pools(tmp_path):
     """--rules configs/rules/seed_literal.yaml: the old policies and the old pools are that file's,
     so nothing warns; under the defaults the same policy warns in one line."""
@@ -312,7 +312,7 @@ def test_shipped_policies_are_data_and_the_pools_provenance_still_leads_to_them(
     assert named == 6      # archmage 1, mentor 2, sage 2, sorcerer 1
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_a_dict_observation_policy_exports_and_plays_the_same(tmp_path):
     """MultiInputPolicy over obs_mode="dict" (a Dict of Boxes, CombinedExtractor) round-trips
     through the data format: the same spaces, and float32 export acts exactly as the model."""

@@ -31,7 +31,7 @@ def same_output(name: str, args: list, local_extra: list = (), ray_extra: list =
     assert local.stdout.strip() and local.stdout == spread.stdout
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_without_ray_nothing_imports_it(tmp_path):
     """evaluate.py, run with `ray` made unimportable (None in sys.modules), still works; with
     --ray it says what to install."""
@@ -48,7 +48,7 @@ def test_without_ray_nothing_imports_it(tmp_path):
         assert p.returncode == 2 and "pip install" in p.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @needs_ray
 def test_evaluate_with_ray_equals_local(tmp_path):
     """25 runs: three tasks of 10, 10 and 5 runs; the JSON is the local one's byte for byte."""
@@ -57,14 +57,14 @@ def test_evaluate_with_ray_equals_local(tmp_path):
                    ["--out", tmp_path / "ray"])
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @needs_ray
 def test_calibrate_with_ray_equals_local():
     same_output("calibrate_ranks", ["--agent", "greedy", "--episodes", 12, "--ranks",
                                        "apprentice", "sage", "--json", "--no-progress"])
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @needs_ray
 def test_build_pools_with_ray_writes_the_same_pool(tmp_path):
     """sage at runs scale 0.15: greedy 2 runs, PPO s1 at 2M 5 runs, s2 sampling 5 runs: each
@@ -77,7 +77,7 @@ def test_build_pools_with_ray_writes_the_same_pool(tmp_path):
     assert a.read_bytes() == b.read_bytes()
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @needs_ray
 def test_ladder_and_audit_with_ray_equal_local(tmp_path):
     same_output("ladder", ["--agents", "greedy", "random", "--episodes", 12, "--json",

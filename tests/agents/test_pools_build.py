@@ -18,7 +18,7 @@ from rune_env.rules import Board, default_rules, load_rules
 from rune_env.run.opponents import Pool, PoolError, PoolOpponents, load_pool, save_pool
 from rune_env.run.ranks import rank_effects
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.outside_mutation_check
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts"

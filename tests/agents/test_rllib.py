@@ -43,7 +43,7 @@ def tiny_config(tmp_path: Path, base: Path = QUICK, **changes) -> Path:
 
 
 # -- the config, without Ray -----------------------------------------------------------------------
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @pytest.mark.parametrize("change, words", [
     ({"learning_rate": 0.1}, ["unknown key 'learning_rate'", "ppo"]),
     ({"lr": 0.1}, ["unknown key 'lr'; did you mean ppo.lr?"]),
@@ -65,13 +65,13 @@ def test_bad_config_is_one_error_line_and_writes_nothing(tmp_path, change, words
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_help_works_without_starting_ray():
     r = train("--help")
     assert r.returncode == 0 and "--num-cpus" in r.stdout and "default" in r.stdout
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @pytest.mark.skipif(HAVE_RAY, reason="Ray is installed: this checks the message without it")
 def test_without_ray_a_valid_config_says_what_to_install(tmp_path):
     r = train("--config", QUICK, "--runs-dir", tmp_path / "runs")
@@ -144,7 +144,7 @@ def test_duel_module_export_drops_wait():
 
 
 # -- training ----------------------------------------------------------------------------------------
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @needs_ray
 def test_train_rllib_writes_its_run_and_the_policy_plays_in_evaluate(tmp_path):
     runs = tmp_path / "runs"
@@ -179,7 +179,7 @@ def test_train_rllib_writes_its_run_and_the_policy_plays_in_evaluate(tmp_path):
             "eval/battle_win_rate", "time/steps_per_second"} <= tags, tags
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @needs_ray
 def test_train_rllib_is_reproducible_and_resumes(tmp_path):
     """The same config and seed twice: the same exported policy, byte for byte (the driver
@@ -201,7 +201,7 @@ def test_train_rllib_is_reproducible_and_resumes(tmp_path):
     assert r.returncode == 2 and "exists" in r.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @needs_ray
 def test_train_rllib_self_play_in_the_duel(tmp_path):
     """The duel through RLlib's PettingZoo wrapper, both seats one policy; the exported policy
@@ -221,7 +221,7 @@ def test_train_rllib_self_play_in_the_duel(tmp_path):
 
 
 # -- the acceptance run --------------------------------------------------------------------------------
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @needs_ray
 def test_rllib_ppo_beats_random_with_intervals_apart(tmp_path):
     """configs/rllib/apprentice.yaml's learner, cut to BEATS_RANDOM_STEPS steps, against the budget

@@ -88,7 +88,7 @@ BAD = {
 }
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @pytest.mark.parametrize("case", list(BAD))
 def test_bad_config_is_one_line_naming_the_key(case, tmp_path, capsys):
     changes, expected = BAD[case]
@@ -105,7 +105,7 @@ def test_bad_config_is_one_line_naming_the_key(case, tmp_path, capsys):
     assert not runs.exists()
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_without_ray_help_works_and_a_run_says_what_to_install(tmp_path):
     """--help needs no Ray; a valid sweep without Ray is one line with the pip command, exit 2,
     nothing written (checked after the config, so a bad config still names its key)."""
@@ -118,7 +118,7 @@ def test_without_ray_help_works_and_a_run_says_what_to_install(tmp_path):
     assert not runs.exists() and p.stdout == ""
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_help_shows_every_default():
     import re
     text = load_script().build_parser().format_help()
@@ -170,7 +170,7 @@ def test_shipped_sweeps_draw_the_same_trials_twice():
                                      "policy_kwargs.net_arch"}
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_plan_resolves_each_trial_over_base_and_overrides():
     cfg = read_sweep(ROOT / "configs/sweeps/quick_asha.yaml")
     trials = plan_trials(cfg, "quick_asha.yaml")
@@ -217,7 +217,7 @@ def test_best_is_the_argmax_among_finished_then_the_table():
 
 
 # -- a trial's train.py: stopped as ASHA stops it --------------------------------------------------
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_stop_interrupts_train_py_cleanly(tmp_path):
     """After its first evaluation the run is stopped: train.py gets SIGINT, says how to resume,
     exits with 130 and has no final evaluation."""
@@ -242,7 +242,7 @@ def test_stop_interrupts_train_py_cleanly(tmp_path):
 
 
 # -- whole sweeps on a local Ray of 2 CPUs ---------------------------------------------------------
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @needs_ray
 def test_two_trial_sweep_end_to_end(tmp_path):
     runs = tmp_path / "runs"
@@ -277,7 +277,7 @@ def test_two_trial_sweep_end_to_end(tmp_path):
     assert again.returncode == 2 and "--force" in again.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @needs_ray
 def test_asha_sweep_statuses_are_consistent(tmp_path):
     """Three trials under ASHA (rungs at 1024 and 2048 of 3072 steps). Which trials ASHA stops

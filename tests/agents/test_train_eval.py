@@ -1,7 +1,7 @@
 """Smoke tests of scripts/train.py and scripts/evaluate.py, run as the user runs them (subprocesses).
 
-Not battle-rule tests (no `Covers:` ids), so the module is marked `slow`: a plain `pytest` runs it,
-the mutation check (`-m "not slow"`) skips it. One tiny training run (a copy of
+Not battle-rule tests (no `Covers:` ids), so the module is marked `outside_mutation_check`: a plain `pytest`
+runs it, the mutation check does not. One tiny training run (a copy of
 configs/train/quick.yaml with 64-step rollouts, 256 timesteps, a 16x16 net, one final evaluation
 run) is shared by the training tests; resume tests work on copies of its run directory. Needs the
 `train` extra (torch, stable-baselines3, sb3-contrib, tensorboard); skipped without it.
@@ -26,7 +26,7 @@ pytest.importorskip("tensorboard")
 
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.outside_mutation_check
 
 REPO = Path(__file__).resolve().parents[2]
 TRAIN = REPO / "scripts" / "train.py"

@@ -17,8 +17,8 @@ and a traced sample shows that the pairs exercise every mechanism (seals, both u
 reserves, freezes, curses, drizzle, storms, reflection, discharge, delay skips, mimic copies,
 second casts, dolls, wards, the seal cap).
 
-Marked slow (scripts/mutation_check.py skips it): about 30-60 s the first time on a machine (the
-kernel compiles, then is cached on disk), 15-20 s after. RUNE_SLOW=1 plays 20,000 pairs instead.
+Marked `outside_mutation_check` (too costly for every mutant): about 30-60 s the first time on a machine (the
+kernel compiles, then is cached on disk), 15-20 s after. `pytest --heavy` plays 20,000 pairs instead.
 `scripts/parity_check.py --pairs 100000` runs the same comparison at scale.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from conftest import FROZEN_RULES, frozen_rules, retuned_rules
+from conftest import FROZEN_RULES, frozen_rules, heavy_variants, retuned_rules
 
 from rune_env.battle import battle
 from rune_env.battle.fast import fast_battle, fast_battles
@@ -38,11 +38,11 @@ from rune_env.battle.fast.parity import compare, coverage_boards, parity_pairs, 
 from rune_env.rules import Board, load_board, load_rules
 from rune_env.rules.config import CASTING_KINDS, KINDS, Rules
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.outside_mutation_check
 
 ROOT = Path(__file__).resolve().parents[2]
-SLOW = os.environ.get("RUNE_SLOW") == "1"
-N_PAIRS = 20000 if SLOW else 2000
+# The heavier variant (pytest --heavy) plays ten times the pairs.
+N_PAIRS = 20000 if heavy_variants() else 2000
 
 
 def _check(pairs, rules, out=None):

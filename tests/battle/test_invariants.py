@@ -3,7 +3,7 @@
 Boards come from `rune_env.rules.sampling.random_board` with seeded numpy generators, rounds
 1..12, so a failure is reproducible from its seed and index (printed in the message). The fast
 run plays a few hundred traced battles (the file stays under ~5 s: a traced battle costs about
-10 ms); `RUNE_SLOW=1` adds a run over thousands more boards (`@pytest.mark.slow`).
+10 ms); the `heavy` test (`pytest --heavy`) adds a run over thousands more boards.
 
 Checked for every battle (bounds are computed from the rules config and the boards, never
 from the engine's own set-up):
@@ -49,7 +49,6 @@ from rune_env.rules.config import CASTING_KINDS
 from rune_env.rules.geometry import geometry
 from rune_env.rules.sampling import random_board
 
-SLOW = os.environ.get("RUNE_SLOW") == "1"
 # Under a mutated rules file (scripts/mutation_check.py) the invariants still must hold, but the
 # sample's variety is not asserted: it would catch mutations wholesale, not by a worked value.
 MUTATED = Path(os.environ.get("RUNE_TEST_RULES", FROZEN_RULES)).resolve() != FROZEN_RULES.resolve()
@@ -352,9 +351,9 @@ def test_identical_boards_in_both_seats():
     assert MUTATED or compared > 10
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not SLOW, reason="set RUNE_SLOW=1 for the large invariant run")
-def test_invariants_over_many_random_boards_slow():
+@pytest.mark.outside_mutation_check
+@pytest.mark.heavy
+def test_invariants_over_many_random_boards_heavy():
     """The same invariants over 3000 pairs (6000 boards).
 
     Covers: D-1, D-6, D-6a, D-9, D-10, D-31, D-32, D-33, erosion, reserve

@@ -1,5 +1,5 @@
 """The rules config loads and a battle runs: the floor under every other test. (And the
-registered envs' time limits, an API test marked `slow` as the mutation check skips those.)"""
+registered envs' time limits, an API test, marked `outside_mutation_check`.)"""
 import pytest
 from conftest import FROZEN_RULES, board
 
@@ -22,7 +22,7 @@ def test_single_fire_against_empty_board(rules):
     assert r.hp == (100.0, 0.0)
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_registered_time_limits_follow_each_envs_rules(tmp_path):
     """`gym.make` wraps each env in a TimeLimit of its own rules' cap, round_cap x (action_cap +
     2) + 1 steps for a run and action_cap + 3 for a draft: 30 x 62 + 1 = 1861 and 63 with the

@@ -395,7 +395,7 @@ def _script(*args, timeout=600):
                           cwd=ROOT, timeout=timeout)
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_league_script_runs_resumes_and_reports(tmp_path):
     cfg = ROOT / "configs" / "league" / "quick.yaml"
     p = _script(ROOT / "scripts" / "league.py", "--config", cfg, "--runs-dir", tmp_path,
@@ -419,7 +419,7 @@ def test_league_script_runs_resumes_and_reports(tmp_path):
     assert list((run / "tb").rglob("events.out.tfevents.*"))
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_league_config_errors_name_the_key(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("members: [{name: g, agent: greedy}]\nsnapshot_evry: 5\n")
@@ -430,7 +430,7 @@ def test_league_config_errors_name_the_key(tmp_path):
     assert p.returncode == 2 and "share a name" in p.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_exploit_script_reports_a_win_rate_with_its_interval(tmp_path):
     p = _script(ROOT / "scripts" / "exploit.py", "--target", "greedy", "--steps", 64,
                 "--games", 4, "--runs-dir", tmp_path, "--json", "--no-progress")

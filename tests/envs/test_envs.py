@@ -6,8 +6,8 @@ name it in a `Covers:` line. Opponents are cheap fixed boards (module-level func
 pickle) except where the default budget drafter is the point. The SB3 / torch / vector-env tests
 live in tests/envs/test_envs_training.py.
 
-Marked `slow` (the project's marker for non-battle-rule tests: a plain `pytest` runs them, ~15 s;
-scripts/mutation_check.py skips them). The exhaustive mask walk also needs RUNE_SLOW=1.
+Marked `outside_mutation_check` (not battle-rule tests: a plain `pytest` runs them, ~15 s). The exhaustive
+mask walk is `heavy` (`pytest --heavy` runs it).
 """
 from __future__ import annotations
 
@@ -31,9 +31,8 @@ from rune_env.rules.board import Board
 from rune_env.rules.config import KINDS
 from rune_env.run.loop import IllegalAction, why_illegal
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.outside_mutation_check
 RULES = frozen_rules()
-SLOW = os.environ.get("RUNE_SLOW") == "1"
 RUN_ID = "rune_env/RuneRun-v0"
 DRAFT_ID = "rune_env/RuneDraft-v0"
 
@@ -375,8 +374,8 @@ def test_masks_over_random_play_penalty_mode():
     assert penalised >= 550
 
 
-@pytest.mark.skipif(not SLOW, reason="set RUNE_SLOW=1 for the exhaustive mask walk")
-def test_masks_exhaustive_over_long_random_play_slow():
+@pytest.mark.heavy
+def test_masks_exhaustive_over_long_random_play_heavy():
     """Every action of every 3rd state over 6000 steps, all rune kinds, the default rules."""
     env = RuneRunEnv(opponents=mixed_opponent)
     rng = np.random.default_rng(2024)

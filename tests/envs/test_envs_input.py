@@ -120,7 +120,7 @@ def _walk_sb3(venv, steps: int, seed: int) -> dict:
 STEPS = 10_000     # env steps per vector env (5000 vector steps of 2 envs)
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @pytest.mark.parametrize("kind", ["sync", "async", "subproc"])
 def test_vector_envs_never_see_an_all_false_mask(kind):
     """10,000 masked random env steps (uniform among the mask's True entries) through each vector

@@ -1,13 +1,12 @@
 """The envs inside the training stack: SB3's env checker, Gymnasium's and SB3's vector envs
 (masks through `call` / `env_method`), and a short MaskablePPO run.
 
-Needs the `train` extra (stable-baselines3, sb3-contrib, torch); skipped without it. Marked `slow`
-(not a battle-rule test): a plain `pytest` runs it (~15 s, mostly importing torch), the mutation
-check skips it. The longer training run also needs RUNE_SLOW=1.
+Needs the `train` extra (stable-baselines3, sb3-contrib, torch); skipped without it. Marked
+`outside_mutation_check` (not a battle-rule test): a plain `pytest` runs it (~15 s, mostly importing
+torch). The longer training run is `heavy` (`pytest --heavy` runs it).
 """
 from __future__ import annotations
 
-import os
 
 import gymnasium as gym
 import numpy as np
@@ -19,8 +18,7 @@ pytest.importorskip("sb3_contrib")
 import rune_env  # noqa: E402,F401  (registers the env ids)
 from test_envs import DRAFT_ID, N_ACTIONS, READY, RUN_ID, mixed_opponent, pick  # noqa: E402
 
-pytestmark = pytest.mark.slow
-SLOW = os.environ.get("RUNE_SLOW") == "1"
+pytestmark = pytest.mark.outside_mutation_check
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -174,8 +172,8 @@ def test_maskable_ppo_dict_observations():
     assert model.num_timesteps >= 128
 
 
-@pytest.mark.skipif(not SLOW, reason="set RUNE_SLOW=1 for the longer training run")
-def test_maskable_ppo_longer_run_on_subprocesses_slow():
+@pytest.mark.heavy
+def test_maskable_ppo_longer_run_on_subprocesses_heavy():
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import SubprocVecEnv
     venv = SubprocVecEnv([make_run] * 2, start_method="fork")

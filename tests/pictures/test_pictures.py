@@ -6,7 +6,7 @@ driven over `--remote-debugging-pipe` (the DevTools protocol as NUL-terminated J
 4: no websocket, no selenium, no driver); that test is skipped when no Chromium is installed
 (Debian: `apt-get install -y chromium`).
 
-Interface tests, not battle-rule tests: the module is marked `slow` (the mutation check skips it).
+Interface tests, not battle-rule tests: the module is marked `outside_mutation_check`.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from rune_env.pictures import board_png, board_rgb_array, board_svg, replay_html
 from rune_env.pictures import board_image as bi
 from rune_env.rules import geometry, load_board
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.outside_mutation_check
 
 REPO = Path(__file__).resolve().parents[2]
 BOARDS = sorted((REPO / "configs" / "boards").glob("*.json"))

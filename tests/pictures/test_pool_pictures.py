@@ -15,7 +15,7 @@ from rune_env.pictures.sheet import pool_round_boards, round_boards
 from rune_env.rules import Board, load_rules
 from rune_env.run.opponents import Pool, save_pool
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.outside_mutation_check
 
 RULES = load_rules()
 A = {"core": "moon", "round": 6, "runes": {"1:0": ["fire", 1], "2:0": ["wind", 2]},

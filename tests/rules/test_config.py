@@ -82,7 +82,7 @@ def test_hash_changes_with_a_number(path, value):
     assert load_rules(FROZEN_RULES, overrides={path: value}).hash != base.hash
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_hash_in_a_fresh_process_is_the_same():
     # Stable across processes (no dict-order or PYTHONHASHSEED dependence).
     import subprocess

@@ -143,7 +143,7 @@ def test_the_worst_rules_file_loads_and_a_hair_worse_does_not(tmp_path):
 
 
 @pytest.mark.parametrize("engine, seconds", [
-    ("fast", 30), pytest.param("reference", 120, marks=pytest.mark.slow)])
+    ("fast", 30), pytest.param("reference", 120, marks=pytest.mark.outside_mutation_check)])
 def test_the_worst_battle_ends_at_its_time_limit(tmp_path, engine, seconds):
     rules = worst_rules(tmp_path)
     b = healer(rules)

@@ -9,12 +9,11 @@ hand + sold, a grade-g rune being 3**(g-1) units, D-40); runes and artifacts onl
 applies without error (on a clone) and keeps the invariants.
 
 Most battles are stubbed (a seeded outcome for the player's seat) to keep the walk fast; one in
-ten is a real battle against the stub opponent board. The default walk is 10,000 actions; set
-RUNE_SLOW=1 for a 100,000-action variant.
+ten is a real battle against the stub opponent board. The default walk is 10,000 actions; the
+`heavy` variant (`pytest --heavy`) walks 100,000.
 """
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -135,7 +134,6 @@ def random_walk(n_actions: int, sample_every: int, seed0: int = 0, real_share: f
     return w
 
 
-SLOW = os.environ.get("RUNE_SLOW") == "1"
 _WALKS: dict = {}
 
 
@@ -239,10 +237,10 @@ def test_every_legal_action_applies(walk):
     assert checked >= 3_000
 
 
-@pytest.mark.skipif(not SLOW, reason="slow: set RUNE_SLOW=1")
-def test_slow_long_walk():
+@pytest.mark.heavy
+def test_long_walk_heavy():
     """The same invariants and mask agreement over a 100,000-action walk."""
-    w = walk_of("slow")
+    w = walk_of("long")
     assert w.steps >= 100_000
     assert w.problems == []
     n = len(action_table(frozen_rules()))

@@ -462,7 +462,7 @@ def _mutated(data, draw) -> str:
     return "".join(text[:cut]) if draw(st.booleans()) else "".join(text)
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @FUZZ
 @given(key=st.sampled_from(BOARD_KEYS), value=JSON, data=st.data())
 def test_fuzzed_boards_load_or_raise_board_error(tmp_path, key, value, data):
@@ -473,7 +473,7 @@ def test_fuzzed_boards_load_or_raise_board_error(tmp_path, key, value, data):
     _loads_or(BoardError, lambda: load_board(path, RULES))
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @FUZZ
 @given(where=st.sampled_from(["key", "count", "round", "board", "ghost", "rounds", "rank",
                               "provenance"]),
@@ -513,7 +513,7 @@ YAML_VALUE = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70)
                           | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=8)
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @FUZZ
 @given(key=st.sampled_from(RULES_KEYS), value=YAML_VALUE, raw=st.text(max_size=40))
 def test_fuzzed_rules_files_load_or_raise_rules_error(tmp_path, key, value, raw):

@@ -5,8 +5,8 @@ Battle values are worked out by hand from the FROZEN rules (tests/data/rules.yam
 --rules) so retuning configs/rules/default.yaml never breaks them.
 
 These tests check the interface, not the rules' numbers (they always read the frozen file, never
-RUNE_TEST_RULES), and each subprocess costs ~0.4 s, so the module is marked `slow`: the mutation
-check (scripts/mutation_check.py) skips it; CI runs it.
+RUNE_TEST_RULES), and each subprocess costs ~0.4 s, so the module is marked
+`outside_mutation_check`; CI runs it.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import yaml
 
 from conftest import FROZEN_RULES
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.outside_mutation_check
 
 REPO = Path(__file__).resolve().parents[2]
 BATTLE_KEYS = {"winner", "time", "hp", "max_hp", "casts"}

@@ -149,7 +149,7 @@ CASES = [(s, s, kind, argv) for s, argv in POLICY_ENTRIES.items() for kind in ("
     + [(label, s, kind, argv) for label, (s, argv) in POLICY_ONLY.items() for kind in ("pt", "raw")]
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @pytest.mark.parametrize("label,script,kind,argv", CASES, ids=[f"{c[0]}-{c[2]}" for c in CASES])
 def test_no_script_runs_a_hostile_file(evil, capsys, label, script, kind, argv):
     main = _main(script)
@@ -171,7 +171,7 @@ def test_no_script_runs_a_hostile_file(evil, capsys, label, script, kind, argv):
     assert seconds < 5, (label, seconds)
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_the_library_loaders_refuse_them(evil):
     from agents import make_agent
     from agents.league import warm_start
@@ -195,7 +195,7 @@ def test_the_library_loaders_refuse_them(evil):
     assert not evil["marker"].exists()
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_the_ranks_recipes_refuse_them(evil):
     """configs/ranks.yaml's loading (load_recipes, then plan_build loads every policy before any
     drafting): a recipe naming a hostile file stops with a BuildError naming it."""
@@ -210,7 +210,7 @@ def test_the_ranks_recipes_refuse_them(evil):
     assert not evil["marker"].exists()
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_a_signature_is_the_only_way_in_without_trust(evil, tmp_path, monkeypatch):
     """A signature made under another key (a colleague's machine, a copied run) or a copied
     signature file does not let a checkpoint in; --trust-pickle (RUNE_ENV_TRUST_PICKLE=1) does,
@@ -232,7 +232,7 @@ def test_a_signature_is_the_only_way_in_without_trust(evil, tmp_path, monkeypatc
     assert evil["marker"].exists()
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_signed_checkpoints_load_and_any_change_unsigns_them(tmp_path):
     from sb3_contrib import MaskablePPO
     from agents.policy import PolicyLoadError, load_model
@@ -292,7 +292,7 @@ def _loads_or_refuses(path: Path) -> None:
     assert time.monotonic() - t0 < 5
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(key=st.sampled_from(sorted(["format", "version", "dtype", "class", "observation_space",
                                    "action_space", "net_arch", "activation_fn", "ortho_init",
@@ -310,7 +310,7 @@ def test_fuzzed_descriptions_load_or_raise_policy_load_error(small_policy, tmp_p
     _loads_or_refuses(path)
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_fuzzed_bytes_load_or_raise_policy_load_error(small_policy, tmp_path, data):
@@ -327,7 +327,7 @@ def test_fuzzed_bytes_load_or_raise_policy_load_error(small_policy, tmp_path, da
     _loads_or_refuses(path)
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_the_command_line_refuses_them_in_one_line(evil):
     """The same through a real process (the scripts' __main__), as the issue ran them."""
     import subprocess

@@ -2,7 +2,7 @@
 example boards, the training configs, the ranks) as package data, `rune_env/configs/`, and works
 from any directory; the checkout (the editable install) reads the live files of `configs/`.
 
-The slow test builds a wheel, installs it into a fresh virtual environment (with the system's
+The wheel test builds a wheel, installs it into a fresh virtual environment (with the system's
 site-packages, so numpy, numba and gymnasium need not download) and runs the CLI and the env from
 a directory that is not the checkout; then it imports the package from the wheel as a zip file.
 """
@@ -175,7 +175,7 @@ ZIP_SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_a_wheel_ships_the_configs_and_runs_from_anywhere(tmp_path):
     """`pip install .` (a wheel, not editable): the default rules, `extends: default.yaml`, the
     shipped pools and the CLI work from a directory that is not the checkout."""

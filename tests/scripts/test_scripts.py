@@ -26,7 +26,7 @@ def script(name: str, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_benchmark_json():
     pytest.importorskip("sb3_contrib")          # the training rows
     r = script("benchmark", "--pairs", "20", "--env-steps", "200", "--train-steps", "256",
@@ -55,7 +55,7 @@ def test_benchmark_json():
     assert isinstance(out["versions"], dict) and out["versions"]["rules_hash"]
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_benchmark_table():
     pytest.importorskip("sb3_contrib")          # the training rows (--train-steps' default)
     r = script("benchmark", "--pairs", "5", "--seed", "3", "--env-steps", "0")
@@ -81,7 +81,7 @@ def test_benchmark_rejects_zero_repeats():
     assert "--fast-repeats" in r.stderr
 
 
-@pytest.mark.slow
+@pytest.mark.outside_mutation_check
 def test_mutation_check_list():
     r = script("mutation_check", "--list")
     assert r.returncode == 0, r.stderr

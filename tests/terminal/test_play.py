@@ -4,7 +4,7 @@ Most tests call `rune_env.play.play(...)` with io.StringIO streams (fast); two r
 a subprocess. They check the interface (commands -> action ids, the board diagram, reasons for bad
 input, whole runs to their end, the profile), not the rules' numbers, and always read the frozen
 rules file, never RUNE_TEST_RULES; a few whole runs take a few seconds, so the module is marked
-`slow` like tests/scripts/test_cli.py (the mutation check skips it; CI runs it).
+`outside_mutation_check` like tests/scripts/test_cli.py (CI runs it).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from rune_env.rules import Board, load_rules
 from rune_env.run import PendingChoice, action_table, legal_mask, new_run
 from rune_env.run.view import board_width
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.outside_mutation_check
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = load_rules(FROZEN_RULES)
