@@ -93,16 +93,20 @@ class Side:
 
 # -- the invariants of one traced battle ----------------------------------------------------------
 def check_battle(b0, b1, r, rules, where: str) -> None:
-    spec = rules.spec
-    geo = geometry(rules.radius)
+    """Every invariant of one traced battle `r` of b0 against b1 (`where` names it in failures)."""
+    sides = [Side(b0, rules), Side(b1, rules)]
+    assert r.events is not None, where
+    _check_outcome(r, sides, rules.spec, where)
+    _check_event_bounds(r, rules.spec, where)
+    _check_seal_replay(r, [b0, b1], sides, geometry(rules.radius), where)
+    _check_casts_and_turns(r, sides, where)
+
+
+def _check_outcome(r, sides, spec, where: str) -> None:
+    """The result's shape, and its winner from the reason (knockout or timeout, D-1, D-10)."""
     death = spec.battle.death_threshold
     duration = spec.battle.duration_s
-    sides = [Side(b0, rules), Side(b1, rules)]
-    boards = [b0, b1]
     ev = r.events
-    assert ev is not None, where
-
-    # result shape and outcome
     assert r.reason in ("knockout", "timeout"), where
     assert r.max_hp[0] == pytest.approx(sides[0].max_hp, rel=1e-12), where
     assert r.max_hp[1] == pytest.approx(sides[1].max_hp, rel=1e-12), where
@@ -129,7 +133,13 @@ def check_battle(b0, b1, r, rules, where: str) -> None:
         else:
             assert r.winner == (0 if r0 > r1 else 1), where
 
-    # events: HP, barrier, time
+
+def _check_event_bounds(r, spec, where: str) -> None:
+    """Every event's HP in (death threshold, max HP] (but the deciding hit's loser), barriers not
+    negative, times never going back."""
+    death = spec.battle.death_threshold
+    duration = spec.battle.duration_s
+    ev = r.events
     last_t = 0.0
     for i, e in enumerate(ev):
         assert last_t <= e["t"] <= duration, (where, i, e)
@@ -142,7 +152,11 @@ def check_battle(b0, b1, r, rules, where: str) -> None:
                 assert hp > death, (where, i, e)
             assert e["barrier"][s] >= 0.0, (where, i, e)
 
-    # seals, wards, reserves, dolls: replay
+
+def _check_seal_replay(r, boards, sides, geo, where: str) -> None:
+    """Seals, wards, reserves and dolls replayed event by event: the seal cap (D-32), the
+    outermost ring first (D-31), reserves from the hand (D-33), no rune created or lost."""
+    ev = r.events
     occ = [dict(b.runes) for b in boards]
     sealed = [set(), set()]
     count = [0, 0]
@@ -192,7 +206,11 @@ def check_battle(b0, b1, r, rules, where: str) -> None:
         assert Counter(occ[s].values()) + Counter(replaced[s]) == \
             Counter(boards[s].runes.values()) + Counter(used[s]), where
 
-    # casts and turns
+
+def _check_casts_and_turns(r, sides, where: str) -> None:
+    """Casts counted as the trace shows them; turns as the interval gives them (D-6, D-6a), a
+    storm delay allowing fewer."""
+    ev = r.events
     casts = [0, 0]
     storm = [0, 0]
     for e in ev:
