@@ -3,7 +3,10 @@ RUNE_TEST_RULES (scripts/mutation_check.py points it at a mutated copy)."""
 from __future__ import annotations
 
 import copy
+import importlib.util
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -19,6 +22,8 @@ os.environ["RUNE_ENV_KEY_FILE"] = str(Path(tempfile.mkdtemp(prefix="rune-key-"))
 os.environ.pop("RUNE_ENV_TRUST_PICKLE", None)
 
 TESTS = Path(__file__).parent
+REPO = TESTS.parent
+SCRIPTS = REPO / "scripts"
 FROZEN_RULES = TESTS / "data" / "rules.yaml"
 
 
@@ -190,3 +195,52 @@ def retuned_rules() -> Rules:
     d["artifacts"]["ward_stone"]["wards"] = 2
     d["artifacts"]["scapegoat_doll"]["absorbs"] = 3
     return Rules.from_dict(d, source="retuned test rules")
+
+
+# -- the scripts' main(argv), in this process ----------------------------------------------------
+# A bad-input case checks one `error: ...` line and the exit status; starting a Python process for
+# each (importing numpy, numba, the rules) costs far more than the case, so most cases call the
+# script's main(argv) here. A few real processes per script stay in the tests (a traceback-free
+# stderr of the real process, the progress bars).
+_SCRIPT_MODULES: dict = {}
+
+
+def script_module(name: str):
+    """scripts/<name>.py imported by path (once per session; the scripts are not a package)."""
+    if name not in _SCRIPT_MODULES:
+        path = SCRIPTS / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(f"script_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _SCRIPT_MODULES[name] = module
+    return _SCRIPT_MODULES[name]
+
+
+@pytest.fixture
+def script_main(capsys, monkeypatch):
+    """run(name, *args): scripts/<name>.py's main(argv) run here as `python scripts/<name>.py
+    ARGS` runs from the checkout, returned as subprocess.run returns it (a CompletedProcess with
+    returncode, stdout, stderr). argparse's exit and sys.exit become the exit status, as they do
+    in the process; the environment is restored afterwards (a script may set a variable for the
+    processes it starts, e.g. --trust-pickle)."""
+    monkeypatch.chdir(REPO)
+
+    def run(name: str, *args) -> subprocess.CompletedProcess:
+        argv = [str(a) for a in args]
+        monkeypatch.setattr(sys, "argv", [str(SCRIPTS / f"{name}.py"), *argv])
+        main = script_module(name).main
+        environ = dict(os.environ)
+        capsys.readouterr()
+        try:
+            code = main(argv)
+        except SystemExit as stop:
+            code = stop.code
+        finally:
+            os.environ.clear()
+            os.environ.update(environ)
+        if isinstance(code, str):       # sys.exit("message"): Python prints it, exit status 1
+            print(code, file=sys.stderr)
+            code = 1
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess([name, *argv], code or 0, out, err)
+    return run
