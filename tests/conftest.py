@@ -216,31 +216,46 @@ def script_module(name: str):
     return _SCRIPT_MODULES[name]
 
 
+def _run_main(main, argv0: str, args, capsys, monkeypatch) -> subprocess.CompletedProcess:
+    """main(argv) run here as its process runs it, returned as subprocess.run returns it (a
+    CompletedProcess with returncode, stdout, stderr). argparse's exit and sys.exit become the exit
+    status, as they do in the process; the environment is restored afterwards (a script may set a
+    variable for the processes it starts, e.g. --trust-pickle)."""
+    argv = [str(a) for a in args]
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr(sys, "argv", [argv0, *argv])
+    environ = dict(os.environ)
+    capsys.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = stop.code
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+    if isinstance(code, str):       # sys.exit("message"): Python prints it, exit status 1
+        print(code, file=sys.stderr)
+        code = 1
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess([argv0, *argv], code or 0, out, err)
+
+
 @pytest.fixture
 def script_main(capsys, monkeypatch):
-    """run(name, *args): scripts/<name>.py's main(argv) run here as `python scripts/<name>.py
-    ARGS` runs from the checkout, returned as subprocess.run returns it (a CompletedProcess with
-    returncode, stdout, stderr). argparse's exit and sys.exit become the exit status, as they do
-    in the process; the environment is restored afterwards (a script may set a variable for the
-    processes it starts, e.g. --trust-pickle)."""
-    monkeypatch.chdir(REPO)
-
+    """run(name, *args): `python scripts/<name>.py ARGS` from the checkout, as scripts/<name>.py's
+    main(argv) run in this process (see _run_main)."""
     def run(name: str, *args) -> subprocess.CompletedProcess:
-        argv = [str(a) for a in args]
-        monkeypatch.setattr(sys, "argv", [str(SCRIPTS / f"{name}.py"), *argv])
-        main = script_module(name).main
-        environ = dict(os.environ)
-        capsys.readouterr()
-        try:
-            code = main(argv)
-        except SystemExit as stop:
-            code = stop.code
-        finally:
-            os.environ.clear()
-            os.environ.update(environ)
-        if isinstance(code, str):       # sys.exit("message"): Python prints it, exit status 1
-            print(code, file=sys.stderr)
-            code = 1
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess([name, *argv], code or 0, out, err)
+        return _run_main(script_module(name).main, str(SCRIPTS / f"{name}.py"), args, capsys,
+                         monkeypatch)
+    return run
+
+
+@pytest.fixture
+def cli_main(capsys, monkeypatch):
+    """run(*args): `python -m rune_env ARGS` from the checkout, as rune_env.cli.main(argv) run in
+    this process (see _run_main)."""
+    from rune_env.cli import main
+
+    def run(*args) -> subprocess.CompletedProcess:
+        return _run_main(main, "rune_env", args, capsys, monkeypatch)
     return run

@@ -1,6 +1,8 @@
 """The command line: `python -m rune_env battle|explain`, its JSON, and how it refuses bad input.
 
-Every test runs the real CLI in a subprocess (`python -m rune_env ...`) on files in tmp_path.
+The tests run the real CLI in a subprocess (`python -m rune_env ...`) on files in tmp_path, but
+the bad-input cases, which call its main(argv) in this process (tests/conftest.py's `cli_main`;
+the first bad board still runs as a real process, its stderr without a traceback).
 Battle values are worked out by hand from the FROZEN rules (tests/data/rules.yaml, passed with
 --rules) so retuning configs/rules/default.yaml never breaks them.
 
@@ -276,35 +278,37 @@ BAD_BOARDS = {
 
 
 @pytest.mark.parametrize("case", list(BAD_BOARDS), ids=list(BAD_BOARDS))
-def test_bad_board_is_refused(tmp_path, case):
+def test_bad_board_is_refused(tmp_path, case, cli_main):
     data, needles = BAD_BOARDS[case]
     bad = write_board(tmp_path, "bad.json", data)
     good = write_board(tmp_path, "good.json", GOOD)
-    msg = assert_refused(cli("battle", good, bad, "--rules", FROZEN_RULES), *needles)
+    run = cli if case == next(iter(BAD_BOARDS)) else cli_main     # the first in a real process
+    msg = assert_refused(run("battle", good, bad, "--rules", FROZEN_RULES), *needles)
     assert str(bad) in msg          # the message names the file too
 
 
-def test_bad_board_refused_by_explain_too(tmp_path):
+def test_bad_board_refused_by_explain_too(tmp_path, cli_main):
     bad = write_board(tmp_path, "bad.json", {"runes": {"1:0": ["fire", 4]}})
     good = write_board(tmp_path, "good.json", GOOD)
-    assert_refused(cli("explain", bad, "--rules", FROZEN_RULES), "1:0", "grade")
-    assert_refused(cli("explain", good, "--against", bad, "--rules", FROZEN_RULES), "1:0", "grade")
+    assert_refused(cli_main("explain", bad, "--rules", FROZEN_RULES), "1:0", "grade")
+    assert_refused(cli_main("explain", good, "--against", bad, "--rules", FROZEN_RULES), "1:0",
+                   "grade")
 
 
-def test_board_path_that_is_not_a_file(tmp_path):
+def test_board_path_that_is_not_a_file(tmp_path, cli_main):
     good = write_board(tmp_path, "good.json", GOOD)
-    assert_refused(cli("battle", tmp_path, good, "--rules", FROZEN_RULES), str(tmp_path),
+    assert_refused(cli_main("battle", tmp_path, good, "--rules", FROZEN_RULES), str(tmp_path),
                    "cannot read")
     missing = tmp_path / "nope.json"
-    assert_refused(cli("battle", good, missing, "--rules", FROZEN_RULES), "nope.json",
+    assert_refused(cli_main("battle", good, missing, "--rules", FROZEN_RULES), "nope.json",
                    "cannot read")
 
 
-def test_board_file_not_utf8_is_refused(tmp_path):
+def test_board_file_not_utf8_is_refused(tmp_path, cli_main):
     bad = tmp_path / "bad.json"
     bad.write_bytes(b'\xff\xfe{"runes": {}}')
     good = write_board(tmp_path, "good.json", GOOD)
-    assert_refused(cli("battle", bad, good, "--rules", FROZEN_RULES), "bad.json")
+    assert_refused(cli_main("battle", bad, good, "--rules", FROZEN_RULES), "bad.json")
 
 
 def _unknown_key(d):
@@ -342,39 +346,40 @@ BAD_RULES = {
 
 
 @pytest.mark.parametrize("case", list(BAD_RULES), ids=list(BAD_RULES))
-def test_bad_rules_file_is_refused(tmp_path, fire_and_empty, case):
+def test_bad_rules_file_is_refused(tmp_path, fire_and_empty, case, cli_main):
     mutate, needles = BAD_RULES[case]
     data = frozen_data()
     mutate(data)
     rules = write_rules(tmp_path, "bad.yaml", data)
     fire, empty = fire_and_empty
-    assert_refused(cli("battle", fire, empty, "--rules", rules), *needles)
-    assert_refused(cli("explain", fire, "--rules", rules), *needles)
+    assert_refused(cli_main("battle", fire, empty, "--rules", rules), *needles)
+    assert_refused(cli_main("explain", fire, "--rules", rules), *needles)
 
 
 @pytest.mark.parametrize("text", ["battle: [1, 2\n  x: :\n", "battle:\n\tbase_hp: 1\n"],
                          ids=["unclosed flow", "tab indent"])
-def test_bad_yaml_is_refused_in_one_line(tmp_path, fire_and_empty, text):
+def test_bad_yaml_is_refused_in_one_line(tmp_path, fire_and_empty, text, cli_main):
     rules = write_rules(tmp_path, "bad.yaml", text)
     fire, empty = fire_and_empty
-    assert_refused(cli("battle", fire, empty, "--rules", rules), "bad.yaml", "YAML")
+    assert_refused(cli_main("battle", fire, empty, "--rules", rules), "bad.yaml", "YAML")
 
 
-def test_rules_file_not_a_mapping_or_not_a_file(tmp_path, fire_and_empty):
+def test_rules_file_not_a_mapping_or_not_a_file(tmp_path, fire_and_empty, cli_main):
     fire, empty = fire_and_empty
     rules = write_rules(tmp_path, "list.yaml", "- 1\n- 2\n")
-    assert_refused(cli("battle", fire, empty, "--rules", rules), "list.yaml", "mapping")
-    assert_refused(cli("battle", fire, empty, "--rules", tmp_path / "nope.yaml"), "nope.yaml",
+    assert_refused(cli_main("battle", fire, empty, "--rules", rules), "list.yaml", "mapping")
+    assert_refused(cli_main("battle", fire, empty, "--rules", tmp_path / "nope.yaml"), "nope.yaml",
                    "cannot read")
-    assert_refused(cli("battle", fire, empty, "--rules", tmp_path), str(tmp_path), "cannot read")
+    assert_refused(cli_main("battle", fire, empty, "--rules", tmp_path), str(tmp_path),
+                   "cannot read")
 
 
 
-def test_rules_file_not_utf8_is_refused(tmp_path, fire_and_empty):
+def test_rules_file_not_utf8_is_refused(tmp_path, fire_and_empty, cli_main):
     rules = tmp_path / "bad.yaml"
     rules.write_bytes(b"battle:\n  base_hp: \xff\xfe\n")
     fire, empty = fire_and_empty
-    assert_refused(cli("battle", fire, empty, "--rules", rules), "bad.yaml")
+    assert_refused(cli_main("battle", fire, empty, "--rules", rules), "bad.yaml")
 
 
 # -- bad option values, output files, broken pipes, help texts ---------------------------------
@@ -389,25 +394,25 @@ def assert_one_line_error(r: subprocess.CompletedProcess, *fragments: str) -> No
         assert f in r.stderr, (f, r.stderr)
 
 
-def test_negative_seed_is_one_line_error():
-    assert_one_line_error(cli("play", "--seed", "-5"), "--seed", "-5", ">= 0")
-    assert_one_line_error(cli("play", "--seed", "five"), "--seed", "'five'")
+def test_negative_seed_is_one_line_error(cli_main):
+    assert_one_line_error(cli_main("play", "--seed", "-5"), "--seed", "-5", ">= 0")
+    assert_one_line_error(cli_main("play", "--seed", "five"), "--seed", "'five'")
 
 
-def test_outputs_into_a_missing_directory_or_of_the_wrong_kind(tmp_path, fire_and_empty):
+def test_outputs_into_a_missing_directory_or_of_the_wrong_kind(tmp_path, fire_and_empty, cli_main):
     fire, empty = fire_and_empty
     missing = tmp_path / "no" / "such"
-    r = cli("render", fire, "-o", missing / "b.png", "--rules", FROZEN_RULES)
+    r = cli_main("render", fire, "-o", missing / "b.png", "--rules", FROZEN_RULES)
     assert_one_line_error(r, "does not exist", str(missing))
-    r = cli("replay", fire, empty, "-o", missing / "r.html", "--rules", FROZEN_RULES)
+    r = cli_main("replay", fire, empty, "-o", missing / "r.html", "--rules", FROZEN_RULES)
     assert_one_line_error(r, "does not exist", str(missing))
     # the replay is an HTML page: a .png name is refused before any work
-    r = cli("replay", fire, empty, "-o", tmp_path / "r.png", "--rules", FROZEN_RULES)
+    r = cli_main("replay", fire, empty, "-o", tmp_path / "r.png", "--rules", FROZEN_RULES)
     assert_one_line_error(r, "r.png", "HTML", ".html")
     assert not (tmp_path / "r.png").exists()
     # a directory where the file should go
     (tmp_path / "dir.svg").mkdir()
-    r = cli("render", fire, "-o", tmp_path / "dir.svg", "--rules", FROZEN_RULES)
+    r = cli_main("render", fire, "-o", tmp_path / "dir.svg", "--rules", FROZEN_RULES)
     assert_one_line_error(r, "is a directory")
 
 
