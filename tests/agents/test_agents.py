@@ -4,8 +4,8 @@ the summary, evaluation seeds disjoint from training seeds).
 
 These are API tests, not battle-rule tests, so no test names a rule id in a `Covers:` line. The
 baseline and statistics tests are fast and unmarked; the tests that need torch /
-stable-baselines3 (PolicyAgent, load_model) are marked `outside_mutation_check` (importing torch alone
-takes seconds) and are skipped without the `train` extra. Envs use the frozen rules and cheap fixed
+stable-baselines3 (PolicyAgent, load_model) are marked `outside_mutation_check` (importing torch
+alone takes seconds) and are skipped without the `train` extra. Envs use the frozen rules and cheap fixed
 opponents (no budget drafter), and `max_rounds` keeps runs short.
 """
 from __future__ import annotations

@@ -17,8 +17,9 @@ and a traced sample shows that the pairs exercise every mechanism (seals, both u
 reserves, freezes, curses, drizzle, storms, reflection, discharge, delay skips, mimic copies,
 second casts, dolls, wards, the seal cap).
 
-Marked `outside_mutation_check` (too costly for every mutant): about 30-60 s the first time on a machine (the
-kernel compiles, then is cached on disk), 15-20 s after. `pytest --heavy` plays 20,000 pairs instead.
+Marked `outside_mutation_check` (too costly for every mutant): about 30-60 s the first time on a
+machine (the kernel compiles, then is cached on disk), 15-20 s after. `pytest --heavy` plays
+20,000 pairs instead.
 `scripts/parity_check.py --pairs 100000` runs the same comparison at scale.
 """
 from __future__ import annotations

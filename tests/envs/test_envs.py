@@ -6,8 +6,8 @@ name it in a `Covers:` line. Opponents are cheap fixed boards (module-level func
 pickle) except where the default budget drafter is the point. The SB3 / torch / vector-env tests
 live in tests/envs/test_envs_training.py.
 
-Marked `outside_mutation_check` (not battle-rule tests: a plain `pytest` runs them, ~15 s). The exhaustive
-mask walk is `heavy` (`pytest --heavy` runs it).
+Marked `outside_mutation_check` (not battle-rule tests: a plain `pytest` runs them, ~15 s). The
+exhaustive mask walk is `heavy` (`pytest --heavy` runs it).
 """
 from __future__ import annotations
 
