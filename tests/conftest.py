@@ -211,6 +211,7 @@ def script_module(name: str):
         path = SCRIPTS / f"{name}.py"
         spec = importlib.util.spec_from_file_location(f"script_{name}", path)
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module     # pydantic resolves a script's annotations through it
         spec.loader.exec_module(module)
         _SCRIPT_MODULES[name] = module
     return _SCRIPT_MODULES[name]

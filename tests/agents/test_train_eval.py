@@ -1,4 +1,6 @@
-"""Smoke tests of scripts/train.py and scripts/evaluate.py, run as the user runs them (subprocesses).
+"""Smoke tests of scripts/train.py and scripts/evaluate.py, run as the user runs them (subprocesses;
+the bad-config and bad-argument cases call their main(argv) in this process, tests/conftest.py's
+`script_main`, but the first of each script).
 
 Not battle-rule tests (no `Covers:` ids), so the module is marked `outside_mutation_check`: a plain `pytest`
 runs it, the mutation check does not. One tiny training run (a copy of
@@ -612,7 +614,7 @@ BAD_CONFIGS = {
 
 
 @pytest.mark.parametrize("case", list(BAD_CONFIGS))
-def test_train_bad_config_exits_2(tmp_path, case):
+def test_train_bad_config_exits_2(tmp_path, case, script_main):
     """A bad config: one `error:` line naming the key, exit 2, nothing written."""
     change, words = BAD_CONFIGS[case]
     cfg = yaml.safe_load(tiny_config(tmp_path / "base.yaml").read_text())
@@ -623,19 +625,21 @@ def test_train_bad_config_exits_2(tmp_path, case):
             cfg[key] = value
     config = tmp_path / "bad.yaml"
     config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
-    r = run(TRAIN, "--config", config, "--runs-dir", tmp_path / "runs")
+    args = ("--config", config, "--runs-dir", tmp_path / "runs")
+    # the first case in a real process: its stderr, as the user sees it, has no traceback
+    r = run(TRAIN, *args) if case == next(iter(BAD_CONFIGS)) else script_main("train", *args)
     assert_one_line_error(r, str(config), words)
     assert not (tmp_path / "runs").exists()               # refused before creating anything
 
 
 @pytest.mark.parametrize("text,words", [("a: [1, 2\n", "not valid YAML at line"),
                                         ("- 1\n- 2\n", "a YAML mapping")])
-def test_train_unreadable_config_exits_2(tmp_path, text, words):
+def test_train_unreadable_config_exits_2(tmp_path, text, words, script_main):
     config = tmp_path / "bad.yaml"
     config.write_text(text)
-    r = run(TRAIN, "--config", config, "--runs-dir", tmp_path / "runs")
+    r = script_main("train", "--config", config, "--runs-dir", tmp_path / "runs")
     assert_one_line_error(r, words)
-    r = run(TRAIN, "--config", tmp_path / "missing.yaml", "--runs-dir", tmp_path / "runs")
+    r = script_main("train", "--config", tmp_path / "missing.yaml", "--runs-dir", tmp_path / "runs")
     assert_one_line_error(r, "missing.yaml", "cannot read")
     assert not (tmp_path / "runs").exists()
 
@@ -645,9 +649,9 @@ def test_train_unreadable_config_exits_2(tmp_path, text, words):
     (("--total-timesteps", "0"), "--total-timesteps"), (("--run-name", "a/b"), "--run-name"),
     (("--run-name", "x:y"), "--run-name"), ((), "--config"),
 ])
-def test_train_bad_command_line_exits_2(tmp_path, args, words):
+def test_train_bad_command_line_exits_2(tmp_path, args, words, script_main):
     config = () if not args else ("--config", tiny_config(tmp_path / "tiny.yaml"))
-    r = run(TRAIN, *config, *args, "--runs-dir", tmp_path / "runs")
+    r = script_main("train", *config, *args, "--runs-dir", tmp_path / "runs")
     assert_one_line_error(r, words)
     assert not (tmp_path / "runs").exists()
 
@@ -877,15 +881,17 @@ BAD_EVALUATE = {
 
 
 @pytest.mark.parametrize("case", list(BAD_EVALUATE))
-def test_evaluate_bad_input_exits_2(tmp_path, case):
+def test_evaluate_bad_input_exits_2(tmp_path, case, script_main):
     args, words = BAD_EVALUATE[case]
     base = ("--agents", "random") if "--agents" not in args else ()
-    r = run(EVALUATE, *base, "--episodes", 1, "--opponents", "generator", *args, "--out", tmp_path / "out")
+    argv = (*base, "--episodes", 1, "--opponents", "generator", *args, "--out", tmp_path / "out")
+    # the first case in a real process: its stderr, as the user sees it, has no traceback
+    r = run(EVALUATE, *argv) if case == next(iter(BAD_EVALUATE)) else script_main("evaluate", *argv)
     assert_one_line_error(r, *words)
     assert not (tmp_path / "out").exists()
 
 
-def test_evaluate_bad_model_path_exits_2(tmp_path):
+def test_evaluate_bad_model_path_exits_2(tmp_path, script_main):
     missing = tmp_path / "no_model.zip"
     garbage = tmp_path / "garbage.zip"
     garbage.write_bytes(b"definitely not a checkpoint")
@@ -893,8 +899,8 @@ def test_evaluate_bad_model_path_exits_2(tmp_path):
     truncated_pt.write_bytes(b"PK\x03\x04 not a torch file")
     for path in (missing, garbage, truncated_pt, tmp_path / "no_policy.pt"):
         # a bad model after a good agent: refused before anything is played
-        r = run(EVALUATE, "--agents", "random", path, "--episodes", 1, "--opponents", "generator",
-                "--out", tmp_path / "out")
+        r = script_main("evaluate", "--agents", "random", path, "--episodes", 1, "--opponents",
+                        "generator", "--out", tmp_path / "out")
         assert_one_line_error(r, str(path))
         assert not (tmp_path / "out").exists()
 
