@@ -187,7 +187,7 @@ def test_load_policy_names_a_bad_file(tmp_path):
 
 
 @pytest.mark.outside_mutation_check
-def test_export_script_writes_the_policy_and_its_card(tiny_run, tmp_path):
+def test_export_script_writes_the_policy_and_its_card(tiny_run, tmp_path, script_main):
     out = tmp_path / "models" / "tiny_64.pt"
     cmd = [sys.executable, str(REPO / "scripts" / "export_policy.py"), str(tiny_run["checkpoint"]),
            "--out", str(out), "--check", "2", "--note", "a test policy", "--json"]
@@ -213,8 +213,7 @@ def test_export_script_writes_the_policy_and_its_card(tiny_run, tmp_path):
                         ([str(REPO / "README.md"), "--out", str(tmp_path / "b.pt")], "not a stable-baselines3 checkpoint"),
                         ([str(tiny_run["checkpoint"]), "--out", str(tmp_path / "c.zip")], "must end in .pt"),
                         ([str(tiny_run["checkpoint"]), "--out", str(tmp_path / "d.pt"), "--check", "-1"], "--check")):
-        r = subprocess.run([sys.executable, str(REPO / "scripts" / "export_policy.py"), *args],
-                           capture_output=True, text=True, cwd=REPO, timeout=300)
+        r = script_main("export_policy", *args)         # in this process (the case above ran one)
         assert r.returncode == 2 and r.stderr.startswith("error:") and words in r.stderr, r.stderr
         assert not list(tmp_path.glob("[abcd].*"))
 

@@ -343,10 +343,9 @@ def test_build_refuses_a_rank_below_min_trained_share(tmp_path, monkeypatch, cap
     assert report["ranks"]["apprentice"]["written"] is True
 
 
-def test_build_cli_errors(tmp_path):
+def test_build_cli_errors(tmp_path, script_main):
     def run(*args):
-        return subprocess.run([sys.executable, str(SCRIPTS / "build_pools.py"), *args], cwd=REPO,
-                              capture_output=True, text=True, timeout=120)
+        return script_main("build_pools", *args)      # in this process: main(argv)
     config = _recipe_file(tmp_path, GOOD)
     r = run("--config", str(config), "--ranks", "wizard", "--out-dir", str(tmp_path / "o"))
     assert r.returncode == 2 and "unknown rank 'wizard'" in r.stderr

@@ -420,18 +420,18 @@ def test_league_script_runs_resumes_and_reports(tmp_path):
 
 
 @pytest.mark.outside_mutation_check
-def test_league_config_errors_name_the_key(tmp_path):
+def test_league_config_errors_name_the_key(tmp_path, script_main):
     bad = tmp_path / "bad.yaml"
     bad.write_text("members: [{name: g, agent: greedy}]\nsnapshot_evry: 5\n")
     p = _script(ROOT / "scripts" / "league.py", "--config", bad, "--runs-dir", tmp_path)
     assert p.returncode == 2 and "snapshot_evry" in p.stderr
     bad.write_text("members: [{name: g, agent: greedy}, {name: g, agent: random}]\n")
-    p = _script(ROOT / "scripts" / "league.py", "--config", bad, "--runs-dir", tmp_path)
+    p = script_main("league", "--config", bad, "--runs-dir", tmp_path)     # in this process
     assert p.returncode == 2 and "share a name" in p.stderr
 
 
 @pytest.mark.outside_mutation_check
-def test_exploit_script_reports_a_win_rate_with_its_interval(tmp_path):
+def test_exploit_script_reports_a_win_rate_with_its_interval(tmp_path, script_main):
     p = _script(ROOT / "scripts" / "exploit.py", "--target", "greedy", "--steps", 64,
                 "--games", 4, "--runs-dir", tmp_path, "--json", "--no-progress")
     assert p.returncode == 0, p.stderr
@@ -441,7 +441,7 @@ def test_exploit_script_reports_a_win_rate_with_its_interval(tmp_path):
     assert 0.0 <= lo <= res["win_rate"] <= hi <= 1.0
     assert (tmp_path / "exploit_greedy_s0" / "exploit.json").is_file()
     assert not list(tmp_path.glob("*.partial"))
-    p = _script(ROOT / "scripts" / "exploit.py", "--target", "nobody", "--runs-dir", tmp_path)
+    p = script_main("exploit", "--target", "nobody", "--runs-dir", tmp_path)   # in this process
     assert p.returncode == 2 and "nobody" in p.stderr
 
 
