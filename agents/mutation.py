@@ -171,8 +171,8 @@ def refusal(path: Path) -> str | None:
 
 # Test files likeliest to catch a mutated number run first (with -x the first failure ends the
 # run); the others follow, fastest first (timed in the baseline run).
-FIRST = ("tests/test_smoke.py", "tests/test_rules_*.py", "tests/test_whole_battles.py",
-         "tests/test_golden.py", "tests/test_config.py", "tests/test_geometry.py")
+FIRST = ("tests/battle/test_smoke.py", "tests/rules/test_rules_*.py", "tests/rules/test_whole_battles.py",
+         "tests/battle/test_golden.py", "tests/rules/test_config.py", "tests/rules/test_geometry.py")
 
 
 @dataclass
@@ -207,8 +207,8 @@ def run_pytest(rules_file: Path, suite: Suite, stop_first: bool, workdir: Path, 
         deselect = list(suite.deselect) + sorted(suite.flaky)
         ignore = list(suite.ignore)
         files = list(suite.files)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider",
-           "-p", PLUGIN, "-W", "ignore::pytest.PytestUnknownMarkWarning",
+    cmd = [sys.executable, "-m", "pytest", "-q", "-m", "not outside_mutation_check",
+           "-p", "no:cacheprovider", "-p", PLUGIN, "-W", "ignore::pytest.PytestUnknownMarkWarning",
            "--tb=no", "-o", "addopts="]
     if stop_first:
         cmd.append("-x")

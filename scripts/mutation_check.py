@@ -6,9 +6,10 @@
 Walks every battle number of the frozen rules (tests/data/rules.yaml), changes it (floats +10%,
 ints +1, booleans flipped; an optional number left off, null, is turned on: the amplify cap at
 2), writes the mutated copy to a temp file and runs the battle tests on it
-(`pytest -x -q tests/ -m "not slow"` with RUNE_TEST_RULES=<temp file>; tests/conftest.py reads
-the rules from there). A number whose change makes NO test fail is a "survivor": the tests would
-not notice if the engine ignored it. Exit status 1 if any survive (or a run broke), else 0.
+(`pytest -x -q tests/ -m "not outside_mutation_check"` with RUNE_TEST_RULES=<temp file>;
+tests/conftest.py reads the rules from there). A number whose change makes NO test fail is a
+"survivor": the tests would not notice if the engine ignored it. Exit status 1 if any survive
+(or a run broke), else 0.
 
 Mutated: the sections battle, rings, grades, runes (not price), flows, flow_limits, attunement,
 resonance, opposition, affinity, overdrive, erosion, freeze, cores, boss_rules, relics,

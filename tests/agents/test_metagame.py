@@ -1,0 +1,224 @@
+"""The metagame tools (agents/metagame): the matrix-game solver on games solved by hand, the
+double oracle on a finite table, exploitability's disjoint split, and the scripts' --quick runs
+(same seed, same JSON)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.audit import board_key, pool_boards
+from agents.metagame import (ExploitSettings, double_oracle, entropy, mixture_counts,
+                             player_budget, quick_exploit_settings, solve_zero_sum, split_pool)
+from rune_env.rules import load_rules
+from rune_env.run.opponents import load_pool
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+
+# rock, paper, scissors: row's payoff +1 win, -1 loss
+RPS = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], dtype=float)
+
+
+def test_rock_paper_scissors():
+    # any weight above 1/3 on one move is exploited by its counter: 1/3 each, value 0
+    sol = solve_zero_sum(RPS)
+    assert np.allclose(sol.weights, [1 / 3] * 3, atol=1e-9)
+    assert sol.value == pytest.approx(0.0, abs=1e-9)
+    assert entropy(sol.weights) == pytest.approx(np.log(3))
+
+
+def test_dominated_strategy_gets_no_weight():
+    # RPS plus D, a weak rock: against R, P, S, D it scores -1, -1, 0, 0, never more than rock
+    # (0, -1, 1, 1). Against the opponent's 1/3 each D earns (-1 - 1 + 0) / 3 = -2/3 < 0, so it
+    # is in no best response: weight 0, the rest 1/3 each, value 0.
+    a = np.zeros((4, 4))
+    a[:3, :3] = RPS
+    a[3, :3] = [-1, -1, 0]
+    a[:3, 3] = [1, 1, 0]
+    sol = solve_zero_sum(a)
+    assert sol.weights[3] == 0.0
+    assert np.allclose(sol.weights[:3], [1 / 3] * 3, atol=1e-9)
+    assert sol.value == pytest.approx(0.0, abs=1e-9)
+    assert list(sol.support) == [0, 1, 2]
+
+
+def test_three_by_three_mixed():
+    # diag(2, 1, 4): the row player equalises x_i a_i = v, so x_i = v / a_i and
+    # sum x_i = v (1/2 + 1 + 1/4) = 1 -> v = 4/7, x = (2/7, 4/7, 1/7).
+    sol = solve_zero_sum(np.diag([2.0, 1.0, 4.0]))
+    assert np.allclose(sol.weights, [2 / 7, 4 / 7, 1 / 7], atol=1e-9)
+    assert sol.value == pytest.approx(4 / 7)
+
+
+# A constant-sum table (T[i, j] + T[j, i] = 1): R, P, S as RPS in [0, 1] (win 1, tie 1/2), D a
+# weak rock (0 against R and P, 1/2 against S and itself, 0.8 against W) and W a weak board
+# (0.2 against R, P, S). Against R, P, S at 1/3 each, D earns (0 + 0 + 0.5) / 3 = 1/6 and W
+# earns 0.2 (or 0.8 / 3 + ... < 1/2 with D): the unique equilibrium is 1/3 on R, P, S.
+TABLE = np.array([
+    [0.5, 0.0, 1.0, 1.0, 0.8],
+    [1.0, 0.5, 0.0, 1.0, 0.8],
+    [0.0, 1.0, 0.5, 0.5, 0.8],
+    [0.0, 0.0, 0.5, 0.5, 0.8],
+    [0.2, 0.2, 0.2, 0.2, 0.5],
+])
+
+
+def _exact_oracle(strategies, weights, iteration, attempt):
+    # the best response over the whole table to the mixture, every strategy best first
+    mix = np.zeros(len(TABLE))
+    mix[list(strategies)] = weights
+    values = TABLE @ mix
+    return [(int(i), float(values[i])) for i in np.argsort(-values, kind="stable")]
+
+
+def test_double_oracle_finds_the_hand_worked_equilibrium():
+    assert np.allclose(TABLE + TABLE.T, 1.0)
+    # from W alone: the oracle adds what beats the mixture until R, P, S are in and nothing beats
+    # their 1/3 each by more than the tolerance
+    res = double_oracle([4], lambda a, b: TABLE[np.ix_(list(a), list(b))], _exact_oracle,
+                        key=lambda s: s, iterations=10, tolerance=1e-6, max_add=1)
+    assert res.converged
+    weights = dict(zip(res.strategies, res.solution.weights))
+    assert {s for s, w in weights.items() if w > 0} == {0, 1, 2}
+    for s in (0, 1, 2):
+        assert weights[s] == pytest.approx(1 / 3, abs=1e-9)
+    assert res.history[-1]["best_response"] == pytest.approx(0.5)
+    # the matrix the loop grew is the table's on its strategies
+    assert np.allclose(res.matrix, TABLE[np.ix_(res.strategies, res.strategies)])
+
+
+def test_mixture_counts():
+    # 0.5, 0.3, 0.2 of 10 -> 5, 3, 2; a tiny weight still gets its one count
+    assert mixture_counts(np.array([0.5, 0.3, 0.2]), 10).tolist() == [5, 3, 2]
+    counts = mixture_counts(np.array([0.9995, 0.0005, 0.0]), 1000)
+    assert counts.tolist() == [999, 1, 0] and counts.sum() == 1000
+
+
+def test_player_budget_at_defaults():
+    rules = load_rules(None)
+    assert [player_budget(rules, r) for r in (1, 3, 12)] == [10, 30, 120]   # 10 + 10 (r - 1)
+
+
+def test_exploitability_split_is_disjoint():
+    rules = load_rules(None)
+    pool = load_pool(REPO / "configs/opponents/apprentice.json.gz", rules)
+    settings = ExploitSettings(rounds=(6,), choose_boards=40, report_boards=80)
+    choose, report = split_pool(pool, rules, 6, settings)
+    keys = {board_key(b, rules) for b in choose.boards}
+    assert keys and not keys & {board_key(b, rules) for b in report.boards}
+    # every draw is in one of the two (the round has 80 ghosts of count 1: all of them)
+    assert choose.total + report.total == len(pool_boards(pool, rules, 6, 120, 0)) == 80
+
+
+def _json_of(capsys, main, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_exploitability_quick_same_seed_same_json(capsys):
+    import exploitability as script
+    argv = ["--pool", str(REPO / "configs/opponents/mentor.json.gz"), "--quick", "--rounds",
+            "3", "--search-budget", "200", "--json", "--no-progress"]
+    first = _json_of(capsys, script.main, argv)
+    assert first == _json_of(capsys, script.main, argv)
+    r = first["rounds"][0]
+    assert r["disjoint"] and r["exploitability"] == pytest.approx(r["measured"]["win_rate"] - 0.5)
+    assert r["cost"] <= r["budget"] == 30
+
+
+def test_metagame_quick_same_seed_same_json(capsys, tmp_path):
+    import metagame as script
+    argv = ["--quick", "--rounds", "3", "--iterations", "2", "--json", "--no-progress",
+            "--out", str(tmp_path)]
+    first = _json_of(capsys, script.main, argv)
+    second = _json_of(capsys, script.main, argv)
+    for run in (first, second):
+        for r in run["rounds"]:
+            r.pop("seconds")
+    assert first == second
+    r = first["rounds"][0]
+    assert sum(m["weight"] for m in r["mixture"]) == pytest.approx(1.0)
+    pool = load_pool(first["pool"], load_rules(None))
+    assert pool.provenance["source"] == "metagame"
+    assert sum(pool.counts(3)) == 1000 and len(pool.counts(3)) == r["support_size"]
+
+
+def test_scripts_reject_bad_input(capsys):
+    import exploitability
+    import metagame
+    with pytest.raises(SystemExit) as exc:
+        metagame.main(["--iterations", "0"])
+    assert exc.value.code == 2
+    assert metagame.main(["--rounds", "99"]) == 2
+    assert exploitability.main(["--pool", "/nonexistent.json"]) == 2
+    err = capsys.readouterr().err
+    assert all(line.startswith("error: ") for line in err.strip().splitlines())
+
+
+def test_charts_write_pngs(tmp_path):
+    pytest.importorskip("matplotlib")
+    from agents.metagame.charts import exploitability_chart, matrix_chart, shares_chart
+    rounds = [{"round": 3, "support_size": 2, "shares": {"core": {"moon": 0.5, "star": 0.5},
+                                                         "kind": {"fire": 1.0}},
+               "support_matrix": [[0.5, 1.0], [0.0, 0.5]],
+               "mixture": [{"weight": 0.5}, {"weight": 0.5}]}]
+    for path in (shares_chart(rounds, tmp_path / "s.png"), matrix_chart(rounds, tmp_path / "m.png"),
+                 exploitability_chart({"sage": {3: 0.5, 6: 0.4}}, tmp_path / "e.png")):
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_every_script_option_states_its_default():
+    import exploitability
+    import metagame
+    for script in (exploitability, metagame):
+        for action in script.build_parser()._actions:
+            if action.option_strings and action.dest != "help":
+                assert "default" in (action.help or ""), (script.__name__, action.dest)
+
+
+def test_exploitability_without_split_measures_in_sample():
+    # the shipped metagame pool's round 9: its ghosts with counts summing to 1000 (it has fewer
+    # ghosts than the 300 draws asked for, so each is drawn as often as its count); without
+    # the split the choose and report sets are one set of all of them
+    rules = load_rules(None)
+    pool = load_pool(REPO / "configs/meta/meta_184758c7a8528bca.json.gz", rules)
+    settings = ExploitSettings(rounds=(9,), split=False)
+    choose, report = split_pool(pool, rules, 9, settings)
+    assert choose is report and choose.total == sum(pool.counts(9)) == 1000
+    assert len(choose.boards) == len(pool.counts(9))
+
+
+def test_metagame_rounds_through_the_fanout_equal_the_loop(monkeypatch):
+    # the Ray path hands metagame_round to agents.fanout.run_tasks; with Ray replaced by the
+    # fanout's in-process loop (address None) it must give what the plain loop gives
+    from agents import fanout
+    from agents.metagame import metagame_rounds, quick_meta_settings
+    rules = load_rules(None)
+    settings = quick_meta_settings((3,), iterations=1)
+    plain = metagame_rounds(rules, settings)
+    real = fanout.run_tasks
+    monkeypatch.setattr(fanout, "run_tasks", lambda fn, tasks, address, progress=None:
+                        real(fn, tasks, None, progress))
+    done = []
+    fanned = metagame_rounds(rules, settings, ray="local", round_done=done.append)
+    strip = [{k: v for k, v in r.to_json(rules).items() if k != "seconds"} for r in plain]
+    assert strip == [{k: v for k, v in r.to_json(rules).items() if k != "seconds"}
+                     for r in fanned]
+    assert done == [1]
+
+
+def test_exploitability_through_the_fanout_equals_the_loop(monkeypatch):
+    from agents import fanout
+    from agents.metagame import exploitability
+    rules = load_rules(None)
+    pool = load_pool(REPO / "configs/opponents/sage.json.gz", rules)
+    settings = quick_exploit_settings((3,), search_budget_=100)
+    plain = [r.to_json(rules) for r in exploitability(rules, pool, settings)]
+    real = fanout.run_tasks
+    monkeypatch.setattr(fanout, "run_tasks", lambda fn, tasks, address, progress=None:
+                        real(fn, tasks, None, progress))
+    assert plain == [r.to_json(rules) for r in exploitability(rules, pool, settings, ray="x")]

@@ -1,0 +1,93 @@
+"""Pools and audits as pictures (`render POOL --round R`, `sheet`), and what a board picture
+shows a newcomer: a legend, cell names with --annotate, the grade a mana spring lifts a rune to.
+The commands run in-process (`rune_env.cli.main`)."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from PIL import Image
+
+from rune_env import cli
+from rune_env.pictures.board_image import Layout, board_svg
+from rune_env.pictures.sheet import pool_round_boards, round_boards
+from rune_env.rules import Board, load_rules
+from rune_env.run.opponents import Pool, save_pool
+
+pytestmark = pytest.mark.outside_mutation_check
+
+RULES = load_rules()
+A = {"core": "moon", "round": 6, "runes": {"1:0": ["fire", 1], "2:0": ["wind", 2]},
+     "artifacts": {"1:0": "mana_spring"}}
+B = {"core": "star", "round": 6, "runes": {"1:0": ["ice", 1], "1:3": ["earth", 1]}}
+
+
+@pytest.fixture
+def pool_file(tmp_path):
+    """Round 6: A drafted 3 times by greedy, B once by a policy; round 7: B."""
+    pool = Pool(rules_hash=RULES.hash, rank="mentor", provenance={"source": "test"}, rounds={
+        6: [{"board": B, "agent": "p.pt", "count": 1, "round": 6},
+            {"board": A, "agent": "greedy", "count": 3, "round": 6}],
+        7: [{"board": dict(B, round=7), "agent": "p.pt", "count": 1, "round": 7}]})
+    path = tmp_path / "pool.json.gz"
+    save_pool(pool, path, compact=True)
+    return path
+
+
+def test_board_picture_has_a_legend_cell_names_and_the_lifted_grade():
+    """The fire I on 1:0 stands on a mana spring: its power is of grade II, so the picture
+    writes "I>II"; --annotate names the cells ("1:0"); the legend names every kind."""
+    board = Board.from_json(A, RULES, source="A")
+    plain, annotated = board_svg(board, RULES), board_svg(board, RULES, annotate=True)
+    assert 'class="legend"' in plain and "I&gt;II" in plain
+    assert all(f">{kind}<" in plain for kind in RULES.kinds)
+    assert ">1:0<" in annotated and ">1:0<" not in plain
+    # the replay page draws its boards without the legend (it has its own): shorter by LEGEND
+    assert Layout.of(RULES.radius, legend=False).height < Layout.of(RULES.radius).height
+
+
+def test_pool_boards_most_drafted_first(pool_file):
+    boards = pool_round_boards(pool_file, RULES, 6)
+    assert [b.label for b in boards] == ["mentor round 6 #0: greedy x3",
+                                         "mentor round 6 #1: p.pt x1"]
+    assert boards[0].board.runes == Board.from_json(A, RULES, source="A").runes
+
+
+def test_render_a_pool_ghost_and_its_errors(pool_file, tmp_path, capsys):
+    out = tmp_path / "g.png"
+    assert cli.main(["render", str(pool_file), "--round", "6", "--index", "1",
+                     "-o", str(out)]) == 0
+    assert capsys.readouterr().out == f"wrote {out}: mentor round 6 #1: p.pt x1\n"
+    assert Image.open(out).size == (Layout.of(RULES.radius).width,
+                                    Layout.of(RULES.radius).height)
+    for argv, message in [
+            (["--round", "9"], "has no boards of round 9 (rounds: 6, 7)"),
+            (["--round", "6", "--index", "2"], "--index 2: round 6 of"),
+            ([], "a pool file: name the round with --round R")]:
+        assert cli.main(["render", str(pool_file), "-o", str(out), *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and err.count("\n") == 1
+
+
+def test_sheet_of_a_pool_and_of_an_audit(pool_file, tmp_path, capsys):
+    """Two boards in round 6: one row of two tiles under a 34-px title."""
+    out = tmp_path / "s.png"
+    assert cli.main(["sheet", str(pool_file), "--round", "6", "-o", str(out)]) == 0
+    assert capsys.readouterr().out == f"wrote {out}: 2 boards of round 6\n"
+    lay = Layout.of(RULES.radius)
+    assert Image.open(out).size == (2 * lay.width, 34 + lay.height)
+    audit = {"rounds": {"6": {"families": {
+        "one_rune": {"board": B, "win_rate": 0.25, "fast_kill_rate": 0.0, "cost": 4},
+        "fast_kill": {"board": A, "win_rate": 1.0, "fast_kill_rate": 0.9, "cost": 10}}}}}
+    path = tmp_path / "audit.json"
+    path.write_text(json.dumps(audit), encoding="utf-8")
+    what, boards = round_boards(path, RULES, 6)
+    assert what == "audit" and [b.label for b in boards] == [
+        "one_rune: win 25%, fast kills 0%, cost 4", "fast_kill: win 100%, fast kills 90%, cost 10"]
+    assert cli.main(["sheet", str(path), "--round", "6", "-o", str(out), "--max", "1"]) == 0
+    assert "1 boards of round 6 (the first 1 of 2)" in capsys.readouterr().out
+    assert cli.main(["sheet", str(path), "--round", "6", "-o", str(tmp_path / "s.svg")]) == 2
+    with pytest.raises(SystemExit) as exit_:       # argparse's own check: one line, status 2
+        cli.main(["sheet", str(path), "--round", "6", "-o", str(out), "--max", "0"])
+    assert exit_.value.code == 2 and "--max: expected 1..120, got 0" in capsys.readouterr().err

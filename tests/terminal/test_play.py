@@ -1,0 +1,678 @@
+"""`python -m rune_env play`: the terminal game, driven by scripted standard input.
+
+Most tests call `rune_env.terminal.play.play(...)` with io.StringIO streams (fast); two run the real CLI in
+a subprocess. They check the interface (commands -> action ids, the board diagram, reasons for bad
+input, whole runs to their end, the profile), not the rules' numbers, and always read the frozen
+rules file, never RUNE_TEST_RULES; a few whole runs take a few seconds, so the module is marked
+`outside_mutation_check` like tests/scripts/test_cli.py (CI runs it).
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import FROZEN_RULES
+
+from rune_env.terminal.diagram import board_width, draw_board
+from rune_env.terminal.play import GAME_COMMANDS, HELP, OTHER_COMMANDS, parse_command, play
+from rune_env.rules import Board, load_rules
+from rune_env.run import PendingChoice, action_table, legal_mask, new_run
+
+pytestmark = pytest.mark.outside_mutation_check
+
+REPO = Path(__file__).resolve().parents[2]
+RULES = load_rules(FROZEN_RULES)
+# Ring 1 then ring 2 in casting order: the cells a scripted player fills (never closed).
+INNER_CELLS = [f"1:{i}" for i in range(6)] + [f"2:{i}" for i in range(12)]
+CELL_TOKEN = re.compile(r"^(?:[A-Z][a-z][123]|\.\.|##)[a-z]?$")
+CORE_TOKEN = re.compile(r"^\([A-Z][a-z]{2}\)$|^\(--\)$")
+
+
+def run_play(script: str, **kw):
+    out, err = io.StringIO(), io.StringIO()
+    rc = play(rules=RULES, stdin=io.StringIO(script), stdout=out, stderr=err, **kw)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def empty_opponent(round_, effects, boss_rules, rng):
+    """An opponent with no runes: it has no turns, so it never damages or erodes (D-6)."""
+    return Board()
+
+
+def diagrams(text: str) -> list[list[str]]:
+    """Every board diagram after a "== Round" header: its 13 lines (radius 3: 4*3+1 rows), cut
+    at the diagram's width (the status stands beside it)."""
+    width = board_width(RULES)
+    lines = text.splitlines()
+    return [[ln[:width] for ln in lines[i + 1:i + 14]]
+            for i, ln in enumerate(lines) if ln.startswith("== Round")]
+
+
+def tokens(diagram: list[str]) -> list[str]:
+    return [t for ln in diagram for t in ln.split()]
+
+
+def battle_rounds(text: str) -> list[tuple[int, str]]:
+    return [(int(m.group(1)), m.group(2))
+            for m in re.finditer(r"-- Battle of round (\d+)[^:]*: (WIN|LOSS|DRAW) at", text)]
+
+
+# -- help and commands --------------------------------------------------------------------------
+def test_help_lists_every_command():
+    rc, out, _ = run_play("help\nquit\n", seed=1)
+    assert rc == 0
+    listed = {usage.split()[0] for usage, _ in GAME_COMMANDS + OTHER_COMMANDS}
+    expected = {"buy", "buyart", "reroll", "place", "pick", "sell", "merge", "open", "art",
+                "pickart", "sellart", "element", "choose", "ready", "show", "cells", "explain",
+                "check", "help", "quit"}
+    assert expected <= listed
+    for usage, text in GAME_COMMANDS + OTHER_COMMANDS:
+        assert usage in HELP and text in HELP
+    assert "info NAME" in HELP
+    # it fits the 80 x 24 terminal: with the typed command and the next prompt, 24 lines
+    assert len(HELP.splitlines()) <= 22 and max(map(len, HELP.splitlines())) <= 80
+    # what `help` printed is that list
+    for line in HELP.splitlines():
+        assert line in out
+
+
+def test_each_command_is_one_action_of_the_table():
+    """Cell ids by hand (geometry: ring k starts at id 3k(k-1)): 1:0 -> 0, 1:3 -> 3,
+    2:3 -> 6 + 3 = 9, 3:17 -> 18 + 17 = 35."""
+    table = action_table(RULES)
+    state = new_run(1, RULES)             # a core choice is pending
+
+    def kind_args(cmd: str):
+        a = table.actions[parse_command(state, cmd.split())]
+        return (a.kind, *a.args)
+
+    assert kind_args("choose 1") == ("choose_core", table.cores.index("star"))
+    assert kind_args("choose moon") == ("choose_core", table.cores.index("moon"))
+    assert kind_args("buy 2") == ("buy_rune", 2)
+    assert kind_args("buyart 0") == ("buy_artifact", 0)
+    assert kind_args("reroll") == ("reroll",)
+    assert kind_args("place 0 2:3") == ("place", 0, 9)
+    assert kind_args("place 3 3:17") == ("place", 3, 35)
+    assert kind_args("pick 2:3") == ("pick_up", 9)
+    assert kind_args("sell 0") == ("sell", 0)
+    assert kind_args("merge 0") == ("merge_hand", 0)
+    assert kind_args("merge 2:3") == ("merge_board", 9)
+    assert kind_args("open 4") == ("open_sector", 4)
+    assert kind_args("art 0 1:3") == ("place_artifact", 0, 3)
+    assert kind_args("pickart 1:3") == ("pick_up_artifact", 3)
+    assert kind_args("sellart 0") == ("sell_artifact", 0)
+    assert kind_args("element fire") == ("set_sun_element", table.elements.index("fire"))
+    assert kind_args("ready") == ("ready",)
+
+
+def test_bad_input_prints_the_reason_and_prompts_again():
+    script = ["bogus", "place 0 9:9", "buy x", "buy 7", "ready", "choose 9", "place 0",
+              "choose star", "place 0 1:0", "element fire", "pick 1:0", "quit"]
+    rc, out, _ = run_play("\n".join(script) + "\n", seed=2)
+    assert rc == 0
+    # one prompt per line read; each command is echoed after its prompt (input is not a tty)
+    chunks = out.split("\n> ")[1:]
+    assert len(chunks) == len(script)
+    replies = {}
+    for chunk in chunks:
+        cmd, _, reply = chunk.partition("\n")
+        replies[cmd] = reply
+    assert "unknown command 'bogus'" in replies["bogus"]
+    assert "no cell 9:9" in replies["place 0 9:9"]
+    assert "offer must be a number, not 'x'" in replies["buy x"]
+    # frozen rules: shop_rune_offers 5 -> offers 0..4
+    assert "offer 7 is out of range (0..4)" in replies["buy 7"]
+    assert "a core choice is pending" in replies["ready"]
+    # five cores -> options 0..4
+    assert "core option 9 is out of range (0..4)" in replies["choose 9"]
+    assert "usage: place H CELL" in replies["place 0"]
+    assert "ok: choose_core star" in replies["choose star"]
+    assert "hand slot 0 is empty" in replies["place 0 1:0"]
+    assert "only a core that flows (sun) has an element" in replies["element fire"]
+    assert "cell 1:0 holds no rune" in replies["pick 1:0"]
+    assert "leave the run at round 1" in replies["quit"]
+    assert "-- Battle" not in out         # nothing illegal went through, no ready happened
+
+
+def test_end_of_input_exits_cleanly():
+    rc, out, _ = run_play("", seed=3)
+    assert rc == 0
+    assert "End of input: leaving the run at round 1." in out
+
+
+# -- the board diagram --------------------------------------------------------------------------
+def test_diagram_has_37_cells_and_draws_runes_artifacts_and_sectors():
+    """Flat-topped hexes, axial (q, r); a cell is drawn on row 2r + q + 6 (13 rows). Ring 2 is
+    walked from (0,-2) clockwise, 2 steps SE first, then S: 2:3 = (2,-1) -> row 2(-1)+2+6 = 6,
+    the core's row (0 + 0 + 6), right of it; 2:9 = (-2,1) -> row 6, left of it; ring 3 has odd q
+    there (3:4 = (3,-2) -> row 5; 3:14 = (-3,1) -> row 5). Ring 3's top
+    cell 3:0 = (0,-3) -> row 0 alone; row 1 holds 3:17 = (-1,-2) and 3:1 = (1,-3).
+    Sector 0 of ring 3 = 3:0, 3:1, 3:2 (D-4): open, the other 15 ring-3 cells closed.
+
+    Covers: D-3, D-4"""
+    runes = {9: ("fire", 2)}                   # 2:3, fire grade II -> "Fi2"
+    artifacts = {0: "ward_stone", 9: "mana_spring"}   # 1:0 (empty) and under the fire rune
+    lines = draw_board(RULES, runes, artifacts, {0}, "sun")
+    assert len(lines) == 13
+    toks = tokens(lines)
+    assert len(toks) == 37
+    assert sum(1 for t in toks if CELL_TOKEN.match(t)) == 36
+    assert [t for t in toks if CORE_TOKEN.match(t)] == ["(Sun)"]
+    assert lines[0].split() == [".."]                  # 3:0, open
+    assert lines[1].split() == ["##", ".."]            # 3:17 closed, 3:1 open
+    assert lines[6].split() == ["..", "(Sun)", "Fi2s"]   # 2:9, the core, 2:3 with the spring
+    assert lines[5].split() == ["##", "..", "..", "##"]  # 3:14, 1:5, 1:1, 3:4
+    assert lines[4].split() == ["..", "..w", ".."]     # 2:10, 1:0 with the ward stone, 2:2
+    # 18 ring-3 cells: 3 open, 15 closed; rings 1-2: 18 cells, one rune
+    assert toks.count("##") == 15
+    names = draw_board(RULES, {}, {}, set(), None, names=True)
+    assert names[6].split() == ["2:9", "(--)", "2:3"]
+    assert names[5].split() == ["3:14", "1:5", "1:1", "3:4"]
+    assert sorted(t for t in tokens(names) if ":" in t) == sorted(
+        f"{k}:{i}" for k in (1, 2, 3) for i in range(6 * k))
+
+
+def test_show_draws_the_board_with_37_cells():
+    rc, out, _ = run_play("show\nquit\n", seed=4, core="moon")
+    assert rc == 0
+    boards = diagrams(out)
+    assert len(boards) == 2                   # at the start and after `show`
+    for d in boards:
+        toks = tokens(d)
+        assert len(toks) == 37
+        assert sum(1 for t in toks if CELL_TOKEN.match(t)) == 36
+        assert [t for t in toks if CORE_TOKEN.match(t)] == ["(Moo)"]
+        # a new run: rings 1-2 open and empty (18 ".."), ring 3 closed (18 "##") (D-4)
+        assert toks.count("..") == 18 and toks.count("##") == 18
+
+
+# -- whole runs ---------------------------------------------------------------------------------
+def test_run_of_ready_only_ends_when_the_lamps_are_out():
+    """An empty board has no turns (D-6): it never deals damage, so it never wins; each loss puts
+    out a lamp (3), draws cost none. Max HP 100 in round 1, 100 + 25 = 125 in round 2 (D-9).
+
+    Covers: D-6, D-9"""
+    rc, out, _ = run_play("choose 0\n" + "ready\n" * 40, seed=11)
+    assert rc == 0
+    fights = battle_rounds(out)
+    outcomes = [o for _, o in fights]
+    assert [r for r, _ in fights] == list(range(1, len(fights) + 1))
+    assert "WIN" not in outcomes
+    assert outcomes.count("LOSS") == 3
+    assert outcomes[-1] == "LOSS"
+    assert "*** Run over: every lamp is out" in out
+    assert f"record: 0 wins, 3 losses, {outcomes.count('DRAW')} draws" in out
+    assert re.search(r"round 1\b.*\n  HP left: you [\d.]+/100 \(\d+%\), opponent [\d.]+/100 ", out)
+    assert re.search(r"round 2\b.*\n  HP left: you [\d.]+/125 \(\d+%\), opponent [\d.]+/125 ", out)
+    assert out.rstrip().endswith("achievements: none")
+    # after the run is over, the rest of the input is not read as commands
+    assert out.count("\n> ready") == len(fights)
+
+
+def test_the_action_cap_forces_the_battle():
+    """D-41 (a run rule): the 60th preparation action of a round (frozen `action_cap: 60`) ends
+    the preparation by itself. Switching the sun core's element is such an action."""
+    script = "element wind\nelement fire\n" * 30 + "element wind\n"
+    rc, out, _ = run_play(script, seed=8, core="sun")
+    assert rc == 0
+    assert out.count("ok: set_sun_element") == 61
+    assert out.count("the round's last action (60): the battle starts.") == 1
+    assert [r for r, _ in battle_rounds(out)] == [1]
+    # the 60th command was "element fire" (even-numbered); the battle report follows it
+    sixtieth = out.split("\n> ")[60]
+    assert sixtieth.startswith("element fire\nok: set_sun_element fire; the round's last")
+    assert "actions 59/60 this round" in out and "actions 1/60 this round" in out
+
+
+def _shopping_round() -> list[str]:
+    """A fixed script for one round: take a pending choice, buy every offer, place hand slot 0 on
+    each inner cell in turn (the failures just print their reason), fight."""
+    return (["choose 0"] + [f"buy {i}" for i in range(5)]
+            + [f"place 0 {c}" for c in INNER_CELLS] + ["ready"])
+
+
+def test_scripted_run_cleared_against_empty_opponents(tmp_path):
+    """Against an empty board every round with an attacking rune on ours is a win (its first hit
+    lowers the opponent's HP ratio below ours; nothing hits back), else a draw. The run is
+    cleared at the 10th win; reward choices come at the start of rounds 4, 7, 10...; a relic
+    choice after each boss win (rounds 5, 10, ...) unless the run ended there. A fresh profile
+    locks delay, node and mimic; clearing opens journeyman and earns clear_run and boss_win."""
+    profile = tmp_path / "profile.json"
+    script = "\n".join(_shopping_round() * 30) + "\n"
+    rc, out, err = run_play(script, seed=5, core="sun", profile_path=str(profile),
+                            opponents=empty_opponent)
+    assert rc == 0, err
+    assert out.startswith("Rune Circle: seed 5, rank apprentice, locked runes: delay, node, mimic.")
+    fights = battle_rounds(out)
+    rounds = len(fights)
+    assert [r for r, _ in fights] == list(range(1, rounds + 1))
+    outcomes = [o for _, o in fights]
+    assert "LOSS" not in outcomes
+    assert outcomes.count("WIN") == 10 and outcomes[-1] == "WIN"
+    assert f"*** Run cleared with 10 wins in {rounds} rounds! ***" in out
+    rewards = [r for r in range(1, rounds + 1) if r >= 4 and (r - 4) % 3 == 0]
+    assert out.count("Choose a reward") == len(rewards)
+    boss_wins = [r for r, o in fights if r % 5 == 0 and o == "WIN" and r < rounds]
+    assert out.count("Choose a relic") == len(boss_wins)
+    # the locked kinds were never offered
+    for line in out.splitlines():
+        if line.startswith("shop:"):
+            assert not re.search(r"\b(delay|node|mimic)\b", line), line
+    data = json.loads(profile.read_text())
+    assert data["cleared_ranks"] == ["apprentice"]
+    assert "clear_run" in data["achievements"]
+    assert ("boss_win" in data["achievements"]) == any(r % 5 == 0 and o == "WIN" for r, o in fights)
+
+    # the next rank is open now; delay (clear_run) is unlocked, node still locked
+    rc, out, _ = run_play("", seed=6, rank="journeyman", profile_path=str(profile))
+    assert rc == 0
+    head = out.splitlines()[0]
+    assert head.startswith("Rune Circle: seed 6, rank journeyman")
+    assert "node" in head and "delay" not in head
+
+
+def test_profile_refuses_a_rank_that_is_not_open(tmp_path):
+    profile = tmp_path / "fresh.json"
+    rc, out, err = run_play("ready\n", seed=1, rank="journeyman", profile_path=str(profile))
+    assert rc == 2
+    assert "rank 'journeyman' is not open" in err and "apprentice" in err
+    assert out == ""
+    # without a profile every rank can be played (the research setting)
+    rc, out, _ = run_play("", seed=1, rank="journeyman")
+    assert rc == 0 and "rank journeyman" in out
+
+
+# -- the real command line ----------------------------------------------------------------------
+def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rune_env", "play", *args], input=stdin,
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+
+
+def test_cli_play_subcommand(capsys):
+    p = cli("--seed", "7", "--core", "moon", "--rules", str(FROZEN_RULES), stdin="show\nready\n")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("Rune Circle: seed 7, rank apprentice.")
+    assert len(battle_rounds(p.stdout)) == 1
+    assert "End of input: leaving the run at round 2." in p.stdout
+    # bad settings: exit status 2 and a message (in-process: a second subprocess costs ~1 s)
+    from rune_env.cli import main
+    assert main(["play", "--seed", "7", "--rank", "grandmaster", "--rules", str(FROZEN_RULES)]) == 2
+    assert "unknown rank 'grandmaster'" in capsys.readouterr().err
+
+
+# -- the 80 x 24 terminal: screens, info, warnings, max HP, sides -------------------------------
+from rune_env.terminal.play import PAUSE, REPORT_LINES, SCREEN_LINES, Session, battle_report  # noqa: E402
+from rune_env.run.loop import apply as apply_action  # noqa: E402
+from rune_env.terminal.diagram import WIDTH  # noqa: E402
+from rune_env.terminal.screen import VIEW_LINES, view  # noqa: E402
+from rune_env.terminal.words import hp_why, info_lines, placement_warnings  # noqa: E402
+
+
+def test_screens_fit_80_columns_and_24_lines():
+    """Every screen of random runs (all ranks, choices, rewards, relics, bosses), every battle
+    report and the help fit: the view is at most 21 lines (with the typed command, the "ok"
+    line and the prompt: 24), a report at most 21 (with the command, the "ok" line and the
+    pause prompt: 24), no line over 80 columns."""
+    strong = Board(runes={0: ("fire", 3), 6: ("wind", 3), 1: ("ice", 3)})
+
+    def opponent(round_, effects, boss_rules, rng):
+        return Board() if round_ % 3 else strong
+
+    table = action_table(RULES)
+    ready = table.id("ready")
+    seen = {"reports": 0, "pending": set(), "relics": 0}
+    for seed in range(6):
+        state = new_run(seed, RULES, rank=seed)
+        rng = np.random.default_rng(seed)
+        while not state.over:
+            lines = view(state)
+            assert len(lines) <= VIEW_LINES and max(map(len, lines)) <= WIDTH, "\n".join(lines)
+            if state.pending:
+                seen["pending"].add(state.pending.kind)
+            mask = legal_mask(state)
+            legal = np.flatnonzero(mask)
+            action = ready if mask[ready] and rng.random() < 0.05 else \
+                int(legal[rng.integers(len(legal))])
+            step = apply_action(state, action, opponent)
+            if step.battle:
+                report = battle_report(state, step.battle)
+                assert len(report) <= REPORT_LINES and max(map(len, report)) <= WIDTH, \
+                    "\n".join(report)
+                assert len(report[-1].split()) == 2          # both boards' last rows are there
+                seen["reports"] += 1
+        seen["relics"] = max(seen["relics"], len(state.relics))
+    assert seen["reports"] >= 30 and seen["pending"] == {"core", "reward", "relic"}
+    assert VIEW_LINES + 3 <= SCREEN_LINES and REPORT_LINES + 3 <= SCREEN_LINES
+    assert len(HELP.splitlines()) + 2 <= SCREEN_LINES
+
+
+def _crowded_state():
+    """A late, crowded run: tree core, 8 hand runes, 4 artifacts, 6 relics, base-stat rewards,
+    a giant+swift boss, useless supports on the board."""
+    s = new_run(2**31 - 1, RULES, rank=4, core="tree")
+    s.round = 10
+    s.boss_schedule[10] = ["giant", "swift"]
+    s.hand_slots = 8
+    s.hand = [("resonator", 3), ("amplify", 2), ("thunder", 3), ("mimic", 1), ("light", 2),
+              ("water", 1), ("earth", 3), ("delay", 2)]
+    s.artifact_slots = 4
+    s.artifact_inventory = ["scapegoat_doll", "mana_spring"]
+    s.artifacts = {5: "ward_stone", 20: "mana_furnace"}
+    s.relics = ["resonance_mirror", "focusing_mirror", "phoenix_feather", "tide_vessel",
+                "coin_purse", "thorn_crown"]
+    s.hp_bonus = 0.3
+    s.open_sectors = [0, 1, 2, 3, 4, 5]
+    s.wins, s.losses, s.draws, s.mana = 9, 12, 7, 1234
+    s.board = {0: ("amplify", 3), 1: ("delay", 1), 2: ("mimic", 2), 3: ("node", 1),
+               20: ("amplify", 1), 30: ("delay", 1), 35: ("node", 1)}
+    return s
+
+
+def test_a_crowded_screen_still_fits():
+    s = _crowded_state()
+    for pending in (None, PendingChoice("reward", ["artifact:scapegoat_doll", "artifact_slot",
+                                                  "base_stat"]),
+                    PendingChoice("relic", ["bulwark", "hourglass", "warding_seal"])):
+        s.pending = pending
+        lines = view(s)
+        text = "\n".join(lines)
+        assert len(lines) <= VIEW_LINES and max(map(len, lines)) <= WIDTH, text
+        assert "side 1" in lines[0]                         # round 10: the player is side 1
+        assert "core tree:" in text and "hand_slots" not in text
+        if pending is None:
+            assert "hand 8/8" in text and "shop" in text
+            assert "7 supports do nothing" in text and "type check" in text
+        else:
+            assert f"Choose a {pending.kind}" in text
+            assert all(f"[{i}]" in text for i in range(3))
+
+
+def test_info_explains_with_the_rules_numbers():
+    """`info NAME` in words, with the numbers of the rules in play: a retuned copy shows its own
+    numbers (moon's interval 0.7 -> 30% faster, ice's freeze 2.25 s, the ward stone at 6 mana,
+    the ember jar's fire x1.35)."""
+    rc, out, _ = run_play("info moon\ninfo ice\ninfo ward_stone\ninfo ember_jar\ninfo giant\n"
+                          "info base_stat\ninfo Ward Stone\ninfo wardstone\ninfo\nquit\n", seed=1)
+    assert rc == 0
+    r = RULES.spec
+    replies = dict(chunk.partition("\n")[::2] for chunk in out.split("\n> ")[1:])
+    moon = replies["info moon"]
+    assert "moon" in moon and "turns 20% faster" in moon and "power x0.9" in moon
+    assert f"{r.battle.base_interval_s * 0.8:g} s instead of {r.battle.base_interval_s:g} s" in moon
+    ice = replies["info ice"]
+    assert f"price {r.runes.ice.price} mana" in ice
+    assert f"one hit of {r.runes.ice.damage:g} damage" in ice
+    assert f"for {r.runes.ice.freeze_s:g} s" in ice and "deep_freeze x1.2" in ice
+    ward = replies["info ward_stone"]
+    assert f"price {r.artifacts['ward_stone'].price} mana" in ward and "holds 1 ward" in ward
+    assert replies["info Ward Stone"] == ward
+    jar = replies["info ember_jar"]
+    assert "a relic" in jar and "fire and thunder power x1.2" in jar
+    assert "max HP x1.3" in replies["info giant"] and "in this run" in replies["info giant"]
+    assert "+10%" in replies["info base_stat"]
+    assert "did you mean ward_stone?" in replies["info wardstone"]
+    assert all(n in replies["info"] for n in ("moon", "ice", "ward_stone", "ember_jar", "giant"))
+    for chunk in replies.values():
+        assert max(map(len, chunk.splitlines())) <= WIDTH
+    tuned = load_rules(FROZEN_RULES, {"cores.moon.interval_x": 0.7, "runes.ice.freeze_s": 2.25,
+                                      "artifacts.ward_stone.price": 6,
+                                      "relics.ember_jar.power_x_by_kind.fire": 1.35})
+    text = "\n".join(info_lines(tuned, "moon") + info_lines(tuned, "ice")
+                     + info_lines(tuned, "ward_stone") + info_lines(tuned, "ember_jar"))
+    assert "turns 30% faster" in text and "for 2.25 s" in text and "price 6 mana" in text
+    assert "fire power x1.35" in text and "thunder power x1.2" in text
+    assert "interval_x" not in text and "power_x_by_kind" not in text
+
+
+def test_cores_are_shown_in_words():
+    rc, out, _ = run_play("choose moon\nquit\n", seed=2)
+    assert rc == 0
+    assert "[2] moon: turns 20% faster, power x0.9" in out
+    assert "core moon: turns 20% faster, power x0.9" in out
+    for key in ("interval_x", "power_x", "core_flow_strength", "loose_resonance",
+                "seal_cap_divisor", "outermost_power_x"):
+        assert key not in out
+
+
+def test_placement_warnings():
+    """An amplify in the outermost ring, a delay with nothing outward, a mimic in ring 1 and a
+    lone node do nothing: the screen says so and `check` lists them; a casting rune outward of
+    the delay ends its warning."""
+    geo_cell = {"1:0": 0, "1:3": 3, "2:6": 12, "3:0": 18, "2:0": 6}
+    s = new_run(3, RULES, core="moon")
+    s.open_sectors = [0]
+    s.board = {geo_cell["3:0"]: ("amplify", 1), geo_cell["1:3"]: ("delay", 1),
+               geo_cell["1:0"]: ("mimic", 1), geo_cell["2:6"]: ("node", 1)}
+    warnings = placement_warnings(RULES, s.board)
+    assert len(warnings) == 4
+    text = "\n".join(warnings)
+    assert "amplify at 3:0 does nothing: it is in the outermost ring" in text
+    assert "delay at 1:3 does nothing: no casting rune outward" in text
+    assert "mimic at 1:0 does nothing: ring 1 has no inward rune" in text
+    assert "node at 2:6 does nothing: it links 1 rune," in text      # the delay at 1:3
+    screen = "\n".join(view(s))
+    assert "! mimic at 1:0 does nothing" in screen and "2 supports do nothing more" in screen
+    out = io.StringIO()
+    Session(s, out).command(["check"])
+    assert out.getvalue().count("! ") == 4
+    # a fire outward of the delay (1:3 -> 2:5, 2:6, 2:7: 2:7 is id 13), next to the node too
+    s.board[13] = ("fire", 1)
+    left = placement_warnings(RULES, s.board)
+    assert not any(w.startswith(("delay", "node")) for w in left) and len(left) == 2
+    # the mimic in ring 2 over an inward fire does something
+    assert placement_warnings(RULES, {0: ("fire", 1), 6: ("mimic", 1)}) == []
+    # an amplify with no casting rune outward still acts through a node linking a casting rune
+    # (1:0 amplify, 1:1 node, 1:2 fire: D-19), and the node links two runes
+    assert placement_warnings(RULES, {0: ("amplify", 1), 1: ("node", 1), 2: ("fire", 1)}) == []
+    assert placement_warnings(RULES, {0: ("amplify", 1), 2: ("fire", 1)}) == [
+        "amplify at 1:0 does nothing: no casting rune outward (2:0, 2:1, 2:11)"]
+
+
+def test_max_hp_growth_and_sides_are_explained():
+    """Round 2: max HP 100 + 1 round x 25 (frozen hp_per_round 25), side 1; a base-stat reward
+    adds its 10%; a giant boss multiplies the boss's max HP by 1.3, in the status and in the
+    battle report."""
+    rc, out, _ = run_play("choose 0\nready\nquit\n", seed=11, opponents=empty_opponent)
+    assert rc == 0
+    assert "you are side 0 (first to move)" in out           # round 1
+    assert "(you were side 0)" in out and "you, side 0:" in out and "opponent, side 1:" in out
+    assert "max HP 125 = 100 + 1 round x 25" in out and "you are side 1" in out
+    s = new_run(4, RULES, core="moon")
+    s.round, s.hp_bonus = 5, 0.1
+    s.boss_schedule[5] = ["giant"]
+    assert hp_why(RULES, 5, 0.1) == "220 = (100 + 4 rounds x 25) +10% (base-stat rewards)"
+    screen = "\n".join(view(s))
+    assert "max HP 220 = (100 + 4 rounds x 25) +10%" in screen
+    assert "boss max HP 260 = 200 x1.3 (giant)" in screen
+    step = apply_action(s, action_table(RULES).id("ready"), empty_opponent)
+    report = "\n".join(battle_report(s, step.battle))
+    assert "against a boss (giant)" in report
+    assert "max HP: you 220 = (100 + 4 x 25) +10%" in report
+    assert "opponent 260 = 200 x1.3 (giant)" in report
+
+
+# -- in a real terminal: a pseudo-terminal of 80 x 24 --------------------------------------------
+class Terminal:
+    """`python -m rune_env play` in a pseudo-terminal of 80 x 24 (python's pty module)."""
+
+    def __init__(self, *args: str, cols: int = 80, rows: int = 24):
+        import fcntl
+        import os
+        import pty
+        import struct
+        import termios
+        self.os = os
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        env = dict(os.environ, COLUMNS=str(cols), LINES=str(rows), TERM="dumb")
+        self.proc = subprocess.Popen([sys.executable, "-m", "rune_env", "play", *args],
+                                     cwd=REPO, stdin=slave, stdout=slave, stderr=slave, env=env,
+                                     start_new_session=True)
+        os.close(slave)
+        self.buf = b""
+        self.log = b""
+
+    def _read(self, timeout: float) -> bytes:
+        import select
+        r, _, _ = select.select([self.master], [], [], max(0.0, timeout))
+        if not r:
+            return b""
+        try:
+            data = self.os.read(self.master, 65536)
+        except OSError:           # the game has ended
+            data = b""
+        if not data:
+            raise EOFError
+        self.log += data
+        return data
+
+    def until(self, marker: str, timeout: float = 90.0) -> str:
+        import time
+        end = time.monotonic() + timeout
+        want = marker.encode()
+        while want not in self.buf:
+            if time.monotonic() > end:
+                raise AssertionError(f"{marker!r} not shown; the end: {self.buf[-600:]!r}")
+            self.buf += self._read(end - time.monotonic())
+        i = self.buf.index(want) + len(want)
+        out, self.buf = self.buf[:i], self.buf[i:]
+        return out.decode().replace("\r\n", "\n")
+
+    def quiet_for(self, seconds: float) -> bytes:
+        import time
+        end = time.monotonic() + seconds
+        got = b""
+        while time.monotonic() < end:
+            try:
+                got += self._read(end - time.monotonic())
+            except EOFError:
+                break
+        self.buf += got
+        return got
+
+    def type(self, line: str) -> None:
+        self.os.write(self.master, (line + "\n").encode())
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        self.proc.wait(timeout=30)
+        self.os.close(self.master)
+
+
+def _screens(transcript: str) -> list[list[str]]:
+    """The transcript cut where the game waits for input (a prompt or the pause): each piece is
+    what the terminal shows at that moment, from the line the player typed on."""
+    pieces, current = [], []
+    for line in transcript.split("\n"):
+        current.append(line)
+        if line.startswith("> ") or line.startswith(PAUSE):
+            pieces.append(current)
+            current = [line]
+    return pieces
+
+
+def test_the_game_in_an_80x24_pseudo_terminal():
+    """In a real (pseudo-)terminal of 80 x 24: no line over 80 columns; each screen, from the
+    typed command to the next prompt, fits in 24 lines; after a battle the game waits for Enter
+    (nothing more comes until it is pressed); `info` answers with the config's numbers."""
+    pytest.importorskip("pty")
+    term = Terminal("--seed", "1", "--core", "moon", "--rules", str(FROZEN_RULES))
+    try:
+        text = term.until("> ")
+        for command in ("buy 2", "place 0 1:0", "info moon", "info ice", "info ward_stone",
+                        "info ember_jar", "help", "cells"):
+            term.type(command)
+            text += term.until("\n> ")
+        term.type("ready")
+        text += term.until(PAUSE)
+        assert "-- Battle of round 1" in text and "(you were side 0)" in text
+        # the game waits: no next screen until Enter
+        assert b"== Round 2" not in term.quiet_for(1.5)
+        term.type("")
+        text += term.until("\n> ")
+        assert "== Round 2" in text and "you are side 1" in text
+        term.type("quit")
+        text += term.until("record:")
+    finally:
+        term.close()
+    spec = RULES.spec
+    assert "turns 20% faster" in text and "power x0.9" in text
+    assert f"freezes the opponent's strongest rune for {spec.runes.ice.freeze_s:g} s" in text
+    assert f"price {spec.artifacts['ward_stone'].price} mana" in text
+    assert "fire and thunder power x1.2" in text
+    lines = text.split("\n")
+    too_wide = [ln for ln in lines if len(ln) > 80]
+    assert not too_wide, too_wide
+    screens = _screens(text)
+    assert len(screens) >= 10
+    for screen in screens:
+        assert len(screen) <= 24, "\n".join(screen)
+
+
+def test_the_game_in_tmux_80x24():
+    """The same in tmux at 80 x 24, reading what the pane shows: the whole screen (its header
+    and the prompt) is visible at once, the whole battle report (its header and the pause
+    prompt) too."""
+    import shutil
+    import time
+    if not shutil.which("tmux"):
+        pytest.skip("tmux is not installed")
+    sock = f"rune-test-{os.getpid()}"
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(["tmux", "-L", sock, *args], capture_output=True, text=True,
+                              timeout=30).stdout
+
+    def pane_until(marker: str, prompt: bool = True, timeout: float = 90.0) -> list[str]:
+        """The pane once it shows `marker` (and, with `prompt`, waits at the prompt)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            pane = tmux("capture-pane", "-p", "-t", "game").rstrip("\n").split("\n")
+            if marker in "\n".join(pane) and (not prompt or pane[-1].strip() == ">"):
+                return pane
+            time.sleep(0.2)
+        raise AssertionError(f"{marker!r} not shown:\n" + "\n".join(pane))
+
+    cmd = f"{sys.executable} -m rune_env play --seed 1 --core moon --rules {FROZEN_RULES}"
+    tmux("-f", "/dev/null", "new-session", "-d", "-s", "game", "-x", "80", "-y", "24", "-c",
+         str(REPO), cmd)
+    try:
+        pane = pane_until("== Round 1")
+        assert len(pane) <= 24
+        for keys, said in (("buy 2", "ok: buy_rune 2"), ("place 0 1:0", "ok: place 0 -> 1:0")):
+            tmux("send-keys", "-t", "game", keys, "Enter")
+            pane = pane_until(said)
+            # the whole screen is visible at once: the typed command, "ok", the header, the
+            # shop and hand, the prompt
+            top = pane.index(f"> {keys}")
+            assert pane[top + 1] == said and pane[top + 2].startswith("== Round 1"), pane
+            assert any(ln.startswith("hand") for ln in pane[top:])
+        tmux("send-keys", "-t", "game", "ready", "Enter")
+        pane = pane_until(PAUSE, prompt=False)
+        top = pane.index("> ready")                               # the report fits under it
+        assert pane[top + 1].startswith("-- Battle of round 1"), pane
+        assert pane[-1].startswith(PAUSE), pane
+        time.sleep(1.5)                                           # Enter is awaited
+        assert "== Round 2" not in tmux("capture-pane", "-p", "-t", "game")
+        tmux("send-keys", "-t", "game", "", "Enter")
+        pane = pane_until("== Round 2")
+        assert any(ln.startswith("== Round 2") for ln in pane)
+        tmux("send-keys", "-t", "game", "info ember_jar", "Enter")
+        pane = pane_until("fire and thunder power x1.2")
+        assert all(len(ln) <= 80 for ln in pane)
+    finally:
+        tmux("kill-server")
+
+
+def test_bad_seed_is_refused():
+    rc, out, err = run_play("", seed=-5)
+    assert rc == 2 and out == "" and "seed must be an integer >= 0" in err and "-5" in err
