@@ -12,7 +12,7 @@ from pathlib import Path
 
 import rune_env.battle.fast as fast
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 FAST = "rune_env.battle.fast"
 FAST_DIR = REPO / "rune_env" / "battle" / "fast"
 # where an import of the engine's own modules is allowed

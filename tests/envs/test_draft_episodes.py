@@ -4,7 +4,7 @@ were made (tests/data/draft_episodes.json, one digest per episode).
 
 The pins guard a restructuring of how the draft episode ends (its end is the loop's, not a patch
 of the step's result): they must not move. To remake them after a deliberate change of the
-env's behaviour: `RUNE_REPIN=1 python -m pytest tests/test_draft_episodes.py` (then review the
+env's behaviour: `RUNE_REPIN=1 python -m pytest tests/envs/test_draft_episodes.py` (then review the
 diff of the JSON file).
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from rune_env.envs.run_env import RuneDraftEnv
 
 pytestmark = pytest.mark.slow
 
-PINS = Path(__file__).parent / "data" / "draft_episodes.json"
+PINS = Path(__file__).resolve().parents[1] / "data" / "draft_episodes.json"
 
 # (name, env keywords, reset seed): reward modes, a fixed and a chosen core, a later round, a
 # budget, observation modes, and max_rounds (a truncation beside the termination)
