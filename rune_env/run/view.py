@@ -19,6 +19,7 @@ import textwrap
 from ..rules.board import Board
 from ..rules.config import ATTACK_KINDS, CASTING_KINDS, KINDS, Rules
 from ..rules.geometry import geometry
+from ..rules.hp import round_max_hp
 from .legal import sector_cost
 from .loop import income, player_seat
 from .ranks import rank_effects
@@ -322,8 +323,7 @@ def _hp_x(rules: Rules, names, table) -> float:
 
 
 def round_hp(rules: Rules, round_: int) -> float:
-    b = rules.spec.battle
-    return b.base_hp + b.hp_per_round * (round_ - 1)
+    return round_max_hp(rules, round_)
 
 
 def hp_why(rules: Rules, round_: int, hp_bonus: float = 0.0, core: str | None = None,
@@ -334,11 +334,10 @@ def hp_why(rules: Rules, round_: int, hp_bonus: float = 0.0, core: str | None = 
     100) +10%"."""
     spec = rules.spec
     b = spec.battle
-    base = round_hp(rules, round_)
     rounds = f"{round_ - 1}" if short else _plural(round_ - 1, "round")
     parts = f"{b.base_hp:g}" if round_ == 1 or not b.hp_per_round else \
         f"{b.base_hp:g} + {rounds} x {b.hp_per_round:g}"
-    total = base * (1.0 + hp_bonus)
+    total = round_max_hp(rules, round_, hp_bonus)
     text = parts
     if hp_bonus:
         text = f"({parts}) +{_share(hp_bonus)}" + ("" if short else " (base-stat rewards)")

@@ -123,7 +123,7 @@ def _min(a, b):
 # -- set-up -------------------------------------------------------------------------------------
 
 @njit(cache=True, _nrt=False, inline='always')
-def _mods_of(rules_i, rules_f, sides, sides_f, s, enc, off, max_hp_given):
+def _mods_of(rules_i, rules_f, sides, sides_f, s, enc, off, max_hp_before_mods):
     """Mods.of for side s: its modifiers (core, boss rules, relics) into ROW_MODS, combined in
     that order into the side's scalars (interval, max HP, erosions, unseal delay, factors).
     Returns (outermost wards, loose resonance, resonance add, seal-cap divisor)."""
@@ -171,11 +171,7 @@ def _mods_of(rules_i, rules_f, sides, sides_f, s, enc, off, max_hp_given):
             unseal_s = u
     if divisor < 0:
         divisor = rules_i[RI_SEAL_DIVISOR]
-    if max_hp_given == max_hp_given:     # not NaN: the board's max_hp
-        max_hp = max_hp_given
-    else:
-        max_hp = rules_f[F_BASE_HP] + rules_f[F_HP_PER_ROUND] * (enc[off + REC_ROUND] - 1)
-    max_hp *= hp_x
+    max_hp = max_hp_before_mods * hp_x
     xs[S_N_MODS] = nm
     # at least 1 ms by construction, as SideSetup.of: every turn moves the clock on
     xs[S_INTERVAL] = max(1, _ms(rules_f[F_BASE_INTERVAL_S] * interval_x))
@@ -299,14 +295,16 @@ def _complete_orbits(rules_i, rules_f, sides, sides_f, s, occ, loose, res_add):
 
 
 @njit(cache=True, _nrt=False)
-def setup_side(rules_i, rules_f, cells, sides, sides_f, s, enc, off, max_hp_given):
-    """SideSetup.of + Mods.of + Battle._new_side for side s from its board record at `off`.
-    False for a cell or grade out of range (an unvalidated board: left to the reference)."""
+def setup_side(rules_i, rules_f, cells, sides, sides_f, s, enc, off, max_hp_before_mods):
+    """SideSetup.of + Mods.of + Battle._new_side for side s from its board record at `off`, with
+    `max_hp_before_mods` the board's max HP before its modifiers' hp_x (`encode_pairs` gives it;
+    NaN where nothing reads HP: the board analyses). False for a cell or grade out of range (an
+    unvalidated board: left to the reference)."""
     xs = sides[s, ROW_SCALARS]
     for i in range(S_TIME):     # every scalar but side 0's clock and outcome (the last ones)
         xs[i] = 0
     out_wards, loose, res_add, divisor = _mods_of(rules_i, rules_f, sides, sides_f, s, enc, off,
-                                                  max_hp_given)
+                                                  max_hp_before_mods)
     occ, outer, doll = _place_runes(rules_i, cells, sides, s, enc, off)
     if outer < 0:
         return False
