@@ -23,6 +23,7 @@ from ..rules.hp import round_max_hp
 from .legal import sector_cost
 from .loop import income, player_seat
 from .ranks import rank_effects
+from .rewards import ARTIFACT, REWARD_CATEGORIES, RewardOption
 from .state import RunState
 
 WIDTH = 80            # columns of the terminal the game is drawn for
@@ -292,8 +293,8 @@ def reward_text(rules: Rules, option: str) -> str:
                 f"(up to {run.artifact_slots_max})")
     if option == "base_stat":
         return f"max HP +{_share(run.reward_base_stat_hp_x)} for the rest of the run"
-    if option.startswith("artifact:"):
-        art = option.split(":", 1)[1]
+    if RewardOption.parse(option).gives_artifact:
+        art = RewardOption.parse(option).artifact
         return f"a free {art} ({artifact_text(rules, art)})"
     if option == "artifact":
         return "a free artifact, drawn at random, into the inventory"
@@ -524,7 +525,7 @@ def info_index(rules: Rules) -> dict[str, str]:
     index: dict[str, str] = {}
     for cat, names in (("rune", KINDS), ("core", spec.cores), ("boss rule", spec.boss_rules),
                        ("relic", spec.relics), ("artifact", spec.artifacts),
-                       ("reward", ("mana", "hand_slot", "artifact_slot", "base_stat", "artifact")),
+                       ("reward", sorted(REWARD_CATEGORIES, key=lambda c: c == ARTIFACT)),
                        ("flow", [f.id for f in spec.flows])):
         for n in names:
             index.setdefault(n, cat)
@@ -543,8 +544,8 @@ def info_lines(rules: Rules, name: str, state: RunState | None = None) -> list[s
     run = spec.run
     index = info_index(rules)
     key = _normal(name)
-    if key.startswith("artifact:"):
-        key = key.split(":", 1)[1]
+    if RewardOption.parse(key).gives_artifact:
+        key = RewardOption.parse(key).artifact
     if not key:
         by_cat: dict[str, list[str]] = {}
         for n, cat in index.items():
