@@ -289,18 +289,18 @@ def _choose_core(state: RunState, table: ActionTable, i: int) -> None:
 def _choose_reward(state: RunState, table: ActionTable, i: int) -> None:
     option = RewardOption.parse(state.pending.options[i])
     run = state.rules.spec.run
-    if option == ("mana", None):
+    if option == RewardOption("mana"):
         state.mana += run.reward_mana
-    elif option == ("hand_slot", None):
+    elif option == RewardOption("hand_slot"):
         state.hand_slots = min(run.hand_slots_max, state.hand_slots + run.reward_hand_slots)
-    elif option == ("artifact_slot", None):
+    elif option == RewardOption("artifact_slot"):
         state.artifact_slots = min(run.artifact_slots_max, state.artifact_slots + run.reward_artifact_slots)
-    elif option == ("base_stat", None):
+    elif option == RewardOption("base_stat"):
         state.hp_bonus += run.reward_base_stat_hp_x
     elif option.gives_artifact:
         state.artifact_inventory.append(option.artifact)
     else:
-        raise AssertionError(option)
+        raise AssertionError(str(option))
 
 
 def _choose_relic(state: RunState, table: ActionTable, i: int) -> None:
