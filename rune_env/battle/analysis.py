@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from ..rules.board import Board
 from ..rules.config import CASTING_KINDS, Rules
 from ..rules.geometry import Geometry, geometry
+from ..rules.hp import round_max_hp
 
 Occupant = tuple[str, int]  # (kind, base grade)
 
@@ -109,7 +110,7 @@ class SideSetup:
         if board.max_hp is not None:
             max_hp = board.max_hp
         else:
-            max_hp = spec.battle.base_hp + spec.battle.hp_per_round * (board.round - 1)
+            max_hp = round_max_hp(rules, board.round)
         max_hp *= mods.hp_x
         turn_cells = tuple(c for c in sorted(board.runes) if board.runes[c][0] in CASTING_KINDS)
         bonus = [0] * n

@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ..envs.agent import Agent
 from ..envs.run_env import TRAINING_SEED_LIMIT, InfoDict, as_action, check_int
 from .env import AGENTS, RuneDuelEnv
 
@@ -58,14 +59,14 @@ def as_sampler(opponent: Any) -> OpponentSampler:
                     f"(sample(rng) -> (name, agent)); got {opponent!r}")
 
 
-def opponent_action(agent: Any, obs: dict[str, np.ndarray], n_actions: int, state=None) -> int:
+def opponent_action(agent: Agent, obs: dict[str, np.ndarray], n_actions: int, state=None) -> int:
     """An agent's action in a duel. It sees the duel observation, cut to its own length when it
     has one (`observation_size`: a RuneRun-v0 policy reads the first part, its own run), and
     the mask of the run's actions (it is asked only when it does not wait)."""
     size = getattr(agent, "observation_size", None)
     observation = obs["observation"] if size is None else obs["observation"][:size]
     mask = obs["action_mask"][:n_actions].astype(bool)
-    if getattr(agent, "needs_state", False):
+    if agent.needs_state:
         return int(agent.act(observation, mask, state=state))
     return int(agent.act(observation, mask))
 

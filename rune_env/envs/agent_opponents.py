@@ -39,8 +39,8 @@ class AgentOpponents:
             if self.obs_mode != "flat":
                 obs = self._encoder.split(obs)
             # agents that read the run state (the greedy drafter) get the draft state
-            st = state if getattr(self.agent, "needs_state", False) else None
-            a = int(self.agent.act(obs, mask, state=st) if st is not None else self.agent.act(obs, mask))
+            a = int(self.agent.act(obs, mask, state=state) if self.agent.needs_state
+                    else self.agent.act(obs, mask))
             if a == ready and state.pending is None:
                 break
             apply(state, a)             # never the battle: the draft stops before the cap

@@ -31,9 +31,9 @@ from ..rules.config import CASTING_KINDS, KINDS, Rules
 from ..rules.geometry import geometry
 from ..run.actions import action_table
 from ..run.loop import open_cells, sector_cost
+from ..run.rewards import REWARD_CATEGORIES, RewardOption
 from ..run.state import PENDING_KINDS, RunState
 
-REWARD_CATEGORIES = ("artifact", "mana", "hand_slot", "artifact_slot", "base_stat")
 SCALARS = ("mana", "round", "lamps", "wins", "losses", "draws", "hand_slots", "artifact_slots",
            "sector_cost", "prep_actions", "hp_bonus", "rounds_to_boss", "rank")
 PENDING_CODE = {kind: i for i, kind in enumerate(PENDING_KINDS)}   # compiled.RUN_PENDING
@@ -261,7 +261,7 @@ class Encoder:
                 rec.append(core_id[c])
         elif kind == "reward":
             for opt in options:
-                cat, _, art = opt.partition(":")
+                cat, art = RewardOption.parse(opt)
                 rec += (t.cat_i[cat], art_id[art] if art else -1)
         elif kind == "relic":
             for r in options:
@@ -466,7 +466,7 @@ class Encoder:
             width = len(REWARD_CATEGORIES) + na
             if pend.kind == "reward":
                 for i, opt in enumerate(pend.options):
-                    cat, _, art = opt.partition(":")
+                    cat, art = RewardOption.parse(opt)
                     ones.append(off + i * width + self.cat_i[cat])
                     if art:
                         ones.append(off + i * width + len(REWARD_CATEGORIES) + art_i[art])

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..rules.board import Board
 from ..rules.config import Rules, default_rules
-from ..rules.geometry import geometry
+from ..rules.geometry import Geometry, geometry
 from . import glyphs as G
 from .scene import Circle, Group, Poly, Scene, Text, to_image, to_svg
 
@@ -161,14 +161,7 @@ def board_scene(board: Board, rules: Rules | None = None, annotate: bool = False
     pre = replay.prefix if replay else ""
     from ..battle.analysis import SideSetup
     setup = SideSetup.of(board, rules)
-
-    # header
-    line1, line2 = header if header is not None else (board.label, status_line(board, rules))
-    if line1:
-        scene.add(Text(MARGIN, 15, _fit(line1, lay.width - 2 * MARGIN, 12), size=12, fill=G.TEXT,
-                       anchor="start", bold=True))
-    scene.add(Text(MARGIN, 33, _fit(line2, lay.width - 2 * MARGIN, 11), size=11, fill=G.DIM_TEXT,
-                   anchor="start"))
+    _header(scene, lay, header if header is not None else (board.label, status_line(board, rules)))
 
     report = analysis = None
     if annotate:
@@ -185,7 +178,32 @@ def board_scene(board: Board, rules: Rules | None = None, annotate: bool = False
         if (kind, grade) not in alts.setdefault(cell, []):
             alts[cell].append((kind, grade))
 
-    # the core
+    scene.add(_core(board, lay, pre))
+    cells = _Cells(geo, lay, board, setup, pre, annotate, alts, wards, report, replay,
+                   Group(attrs={"class": "labels"}))
+    for cell in range(geo.n_cells):
+        scene.add(_cell(cells, cell))
+
+    if annotate and report is not None and analysis is not None:
+        scene.add(_links(board, rules, lay, report, analysis))
+        scene.add(cells.labels)
+
+    _hand(scene, lay, board.hand, pre if replay else None)
+    if lay.legend:
+        _legend(scene, lay, rules.kinds, list(rules.spec.artifacts))
+    return scene
+
+
+def _header(scene: Scene, lay: Layout, lines: tuple[str, str]) -> None:
+    line1, line2 = lines
+    if line1:
+        scene.add(Text(MARGIN, 15, _fit(line1, lay.width - 2 * MARGIN, 12), size=12, fill=G.TEXT,
+                       anchor="start", bold=True))
+    scene.add(Text(MARGIN, 33, _fit(line2, lay.width - 2 * MARGIN, 11), size=11, fill=G.DIM_TEXT,
+                   anchor="start"))
+
+
+def _core(board: Board, lay: Layout, pre: str) -> Group:
     x, y = lay.cx, lay.cy
     core_col = G.CORE_COLOURS.get(board.core, G.CORE_COLOURS[None])
     core_fill = G.mix(core_col, G.BACKGROUND, 0.72)
@@ -197,80 +215,95 @@ def board_scene(board: Board, rules: Rules | None = None, annotate: bool = False
     else:
         core.add(*G.core_glyph(board.core, x, y - 7, 11, core_fill))
     core.add(Text(x, y + 17, board.core or "plain", size=10, fill=G.TEXT, bold=True))
-    scene.add(core)
+    return core
 
-    labels = Group(attrs={"class": "labels"})
-    # the cells
-    for cell in range(geo.n_cells):
-        name = geo.name(cell)
-        q, r = geo.coords[cell]
-        x, y = lay.centre(q, r)
-        sector = geo.sector[cell]
-        closed = sector >= 0 and sector not in board.open_sectors
-        rune = board.runes.get(cell)
-        g = Group(attrs={"class": "cell", "data-cell": name,
-                         "id": f"{pre}c-{geo.ring[cell]}-{geo.index[cell]}"})
-        hexa = G.hexagon(x, y, SIZE - GAP)
-        if closed:
-            g.attrs["data-closed"] = "1"
-            g.add(Poly(hexa, fill=G.CLOSED_FILL, stroke=G.CLOSED_STROKE, width=1.5))
-            d = SIZE * 0.28
-            g.add(Poly([(x - d, y - d), (x + d, y + d)], stroke=G.CLOSED_STROKE, width=2, closed=False),
-                  Poly([(x - d, y + d), (x + d, y - d)], stroke=G.CLOSED_STROKE, width=2, closed=False))
-        elif rune is None:
-            g.add(Poly(hexa, fill=G.EMPTY_FILL, stroke=G.EMPTY_STROKE, width=1.5, cls="base"))
-        else:
-            kind, grade = rune
-            g.attrs["data-kind"] = kind
-            g.attrs["data-grade"] = str(grade)
-            g.add(Poly(hexa, fill=_cell_fill(kind), stroke=G.kind_colour(kind), width=2, cls="base"))
-            g.add(_rune_group(kind, grade, x, y, _cell_fill(kind), "rune",
-                              effective=setup.effective_grade(cell, grade)))
-        if annotate and not closed:
-            # the cell's name ("ring:index", as board files and explain write it), bottom left
-            labels.add(Text(x - SIZE * 0.42, y + SIZE * 0.74, name, size=8, fill=G.DIM_TEXT,
-                            cls="cell-name"))
-        for kind, grade in alts.get(cell, []):
-            # a reserve that may take this cell in the replay: its own base and symbol, hidden
-            alt = Group(attrs={"class": "alt", "data-rune": f"{kind}:{grade}"}, hidden=True)
-            alt.add(Poly(hexa, fill=_cell_fill(kind), stroke=G.kind_colour(kind), width=2))
-            alt.add(_rune_group(kind, grade, x, y, _cell_fill(kind), "rune-alt"))
-            g.add(alt)
-        art = board.artifacts.get(cell)
-        if art is not None:
-            ax = x + SIZE * 0.64
-            g.add(G.diamond(ax, y, 8.5, G.artifact_colour(art)),
-                  Text(ax, y + 0.5, G.artifact_letter(art), size=9, fill="#15171f", bold=True))
-        if wards is not None and wards[cell] and rune is not None:
-            wx = x - SIZE * 0.64
-            badge = Group(attrs={"class": "wards", "id": f"{pre}w-{geo.ring[cell]}-{geo.index[cell]}"})
-            badge.add(G.shield(wx, y, 8, "#cfd8e3"),
-                      Text(wx, y - 1, str(wards[cell]), size=9, fill="#15171f", bold=True,
-                           cls="wards-n"))
-            g.add(badge)
-        if report is not None and rune is not None:
-            e = report["cells"].get(name, {})
-            text = (_fmt_power(e["power"]) if e.get("power") is not None
-                    else f"x{e['factor']:.2f}" if "factor" in e else None)
-            if text:
-                # drawn above the flow arrows, on a small plate of the cell's colour
-                w = 0.62 * 10 * len(text) / 2 + 3
-                ty = y + SIZE * 0.56
-                labels.add(Poly([(x - w, ty - 6.5), (x + w, ty - 6.5), (x + w, ty + 6.5),
-                                 (x - w, ty + 6.5)], fill=_cell_fill(rune[0])),
-                           Text(x, ty, text, size=10, fill=G.TEXT, cls="power"))
-        if replay is not None:
-            _replay_overlays(g, hexa, x, y)
-        scene.add(g)
 
-    if annotate and report is not None and analysis is not None:
-        scene.add(_links(board, rules, lay, report, analysis))
-        scene.add(labels)
+@dataclass
+class _Cells:
+    """What drawing each cell needs: the board and its set-up, and the overlays asked for."""
 
-    _hand(scene, lay, board.hand, pre if replay else None)
-    if lay.legend:
-        _legend(scene, lay, rules.kinds, list(rules.spec.artifacts))
-    return scene
+    geo: Geometry
+    lay: Layout
+    board: Board
+    setup: Any                              # the board's SideSetup (effective grades)
+    pre: str                                # the id prefix of a replay's frame ("" otherwise)
+    annotate: bool
+    alts: dict[int, list[tuple[str, int]]]  # a replay's reserves that may take each cell
+    wards: Any                              # per cell: wards shown, or None for no badges
+    report: dict[str, Any] | None           # explain's report when annotating
+    replay: ReplayMarks | None
+    labels: Group                           # names and powers, drawn above the flow arrows
+
+
+def _cell(d: _Cells, cell: int) -> Group:
+    """One cell's group: its base and rune (or closed mark), and its overlays."""
+    geo, board = d.geo, d.board
+    name = geo.name(cell)
+    q, r = geo.coords[cell]
+    x, y = d.lay.centre(q, r)
+    sector = geo.sector[cell]
+    closed = sector >= 0 and sector not in board.open_sectors
+    rune = board.runes.get(cell)
+    g = Group(attrs={"class": "cell", "data-cell": name,
+                     "id": f"{d.pre}c-{geo.ring[cell]}-{geo.index[cell]}"})
+    hexa = G.hexagon(x, y, SIZE - GAP)
+    if closed:
+        g.attrs["data-closed"] = "1"
+        g.add(Poly(hexa, fill=G.CLOSED_FILL, stroke=G.CLOSED_STROKE, width=1.5))
+        m = SIZE * 0.28
+        g.add(Poly([(x - m, y - m), (x + m, y + m)], stroke=G.CLOSED_STROKE, width=2, closed=False),
+              Poly([(x - m, y + m), (x + m, y - m)], stroke=G.CLOSED_STROKE, width=2, closed=False))
+    elif rune is None:
+        g.add(Poly(hexa, fill=G.EMPTY_FILL, stroke=G.EMPTY_STROKE, width=1.5, cls="base"))
+    else:
+        kind, grade = rune
+        g.attrs["data-kind"] = kind
+        g.attrs["data-grade"] = str(grade)
+        g.add(Poly(hexa, fill=_cell_fill(kind), stroke=G.kind_colour(kind), width=2, cls="base"))
+        g.add(_rune_group(kind, grade, x, y, _cell_fill(kind), "rune",
+                          effective=d.setup.effective_grade(cell, grade)))
+    if d.annotate and not closed:
+        # the cell's name ("ring:index", as board files and explain write it), bottom left
+        d.labels.add(Text(x - SIZE * 0.42, y + SIZE * 0.74, name, size=8, fill=G.DIM_TEXT,
+                          cls="cell-name"))
+    for kind, grade in d.alts.get(cell, []):
+        # a reserve that may take this cell in the replay: its own base and symbol, hidden
+        alt = Group(attrs={"class": "alt", "data-rune": f"{kind}:{grade}"}, hidden=True)
+        alt.add(Poly(hexa, fill=_cell_fill(kind), stroke=G.kind_colour(kind), width=2))
+        alt.add(_rune_group(kind, grade, x, y, _cell_fill(kind), "rune-alt"))
+        g.add(alt)
+    _cell_badges(d, g, cell, x, y, rune)
+    if d.replay is not None:
+        _replay_overlays(g, hexa, x, y)
+    return g
+
+
+def _cell_badges(d: _Cells, g: Group, cell: int, x: float, y: float, rune) -> None:
+    """The cell's artifact, its wards, and (annotating) its rune's power on a plate."""
+    geo = d.geo
+    art = d.board.artifacts.get(cell)
+    if art is not None:
+        ax = x + SIZE * 0.64
+        g.add(G.diamond(ax, y, 8.5, G.artifact_colour(art)),
+              Text(ax, y + 0.5, G.artifact_letter(art), size=9, fill="#15171f", bold=True))
+    if d.wards is not None and d.wards[cell] and rune is not None:
+        wx = x - SIZE * 0.64
+        badge = Group(attrs={"class": "wards", "id": f"{d.pre}w-{geo.ring[cell]}-{geo.index[cell]}"})
+        badge.add(G.shield(wx, y, 8, "#cfd8e3"),
+                  Text(wx, y - 1, str(d.wards[cell]), size=9, fill="#15171f", bold=True,
+                       cls="wards-n"))
+        g.add(badge)
+    if d.report is not None and rune is not None:
+        e = d.report["cells"].get(geo.name(cell), {})
+        text = (_fmt_power(e["power"]) if e.get("power") is not None
+                else f"x{e['factor']:.2f}" if "factor" in e else None)
+        if text:
+            # drawn above the flow arrows, on a small plate of the cell's colour
+            w = 0.62 * 10 * len(text) / 2 + 3
+            ty = y + SIZE * 0.56
+            d.labels.add(Poly([(x - w, ty - 6.5), (x + w, ty - 6.5), (x + w, ty + 6.5),
+                               (x - w, ty + 6.5)], fill=_cell_fill(rune[0])),
+                         Text(x, ty, text, size=10, fill=G.TEXT, cls="power"))
 
 
 def _replay_overlays(g: Group, hexa, x: float, y: float) -> None:

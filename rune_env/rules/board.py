@@ -180,6 +180,26 @@ def _cell(name: Any, where: str, geo: Geometry, open_sectors: frozenset[int]) ->
 def _parse(data: Any, rules: Rules, source: str) -> Board:
     spec = rules.spec
     geo = geometry(rules.radius)
+    _check_keys(data, source)
+    open_sectors = _open_sectors(data.get("open_sectors", []), geo, source)
+    runes = _runes(data["runes"], rules, geo, open_sectors, source)
+    artifacts = _artifacts(data.get("artifacts", {}), rules, geo, open_sectors, source)
+    hand = _hand(data.get("hand", []), rules, source)
+    core, sun_element = _core_and_sun(data.get("core"), data.get("sun_element"), rules, source)
+    relics = _names(data.get("relics", []), f"{source}: relics", "relic", spec.relics)
+    boss_rules = _names(data.get("boss_rules", []), f"{source}: boss_rules", "boss rule",
+                        spec.boss_rules)
+    rnd = _round(data.get("round", 1), rules, source)
+    max_hp = _max_hp(data.get("max_hp"), source)
+    label = data.get("label", "")
+    if not isinstance(label, str):
+        raise BoardError(f"{source}: label must be a string")
+    return Board(runes=runes, artifacts=artifacts, hand=hand, core=core, sun_element=sun_element,
+                 open_sectors=open_sectors, relics=relics, max_hp=max_hp,
+                 boss_rules=boss_rules, round=rnd, label=label)
+
+
+def _check_keys(data: Any, source: str) -> None:
     if not isinstance(data, dict):
         raise BoardError(f"{source}: a board is a JSON object with at least \"runes\"")
     unknown = sorted(set(data) - _KEYS)
@@ -188,14 +208,20 @@ def _parse(data: Any, rules: Rules, source: str) -> Board:
     if "runes" not in data:
         raise BoardError(f"{source}: missing \"runes\" (the only required key)")
 
-    sectors = data.get("open_sectors", [])
-    if not isinstance(sectors, list) or not all(_is_int(s) and 0 <= s < 6 for s in sectors):
-        raise BoardError(f"{source}: open_sectors must be a list of sector numbers 0..5; got {sectors!r}")
+
+def _open_sectors(sectors: Any, geo: Geometry, source: str) -> frozenset[int]:
+    """The open sectors of the outermost ring: distinct sector numbers of the geometry."""
+    n_sectors = len(geo.sector_cells)
+    if not isinstance(sectors, list) or not all(_is_int(s) and 0 <= s < n_sectors for s in sectors):
+        raise BoardError(f"{source}: open_sectors must be a list of sector numbers "
+                         f"0..{n_sectors - 1}; got {sectors!r}")
     if len(set(sectors)) != len(sectors):
         raise BoardError(f"{source}: open_sectors lists a sector twice")
-    open_sectors = frozenset(sectors)
+    return frozenset(sectors)
 
-    raw_runes = data["runes"]
+
+def _runes(raw_runes: Any, rules: Rules, geo: Geometry, open_sectors: frozenset[int],
+           source: str) -> dict[int, tuple[str, int]]:
     if not isinstance(raw_runes, dict):
         raise BoardError(f"{source}: runes must be an object {{\"ring:index\": [kind, grade]}}")
     runes: dict[int, tuple[str, int]] = {}
@@ -205,8 +231,12 @@ def _parse(data: Any, rules: Rules, source: str) -> Board:
         if cell in runes:
             raise BoardError(f"{where}: cell given twice")
         runes[cell] = _rune(value, where, rules)
+    return runes
 
-    raw_art = data.get("artifacts", {})
+
+def _artifacts(raw_art: Any, rules: Rules, geo: Geometry, open_sectors: frozenset[int],
+               source: str) -> dict[int, str]:
+    spec = rules.spec
     if not isinstance(raw_art, dict):
         raise BoardError(f"{source}: artifacts must be an object {{\"ring:index\": artifact}}")
     if len(raw_art) > spec.run.artifact_slots_max:
@@ -221,18 +251,23 @@ def _parse(data: Any, rules: Rules, source: str) -> Board:
         if not _known(art, spec.artifacts):
             raise BoardError(f"{where}: unknown artifact {art!r} (one of {', '.join(spec.artifacts)})")
         artifacts[cell] = art
+    return artifacts
 
-    raw_hand = data.get("hand", [])
+
+def _hand(raw_hand: Any, rules: Rules, source: str) -> tuple[tuple[str, int], ...]:
+    slots = rules.spec.run.hand_slots_max
     if not isinstance(raw_hand, list):
         raise BoardError(f"{source}: hand must be a list of [kind, grade]")
-    if len(raw_hand) > spec.run.hand_slots_max:
-        raise BoardError(f"{source}: hand: at most {spec.run.hand_slots_max} runes; got {len(raw_hand)}")
-    hand = tuple(_rune(v, f"{source}: hand[{i}]", rules) for i, v in enumerate(raw_hand))
+    if len(raw_hand) > slots:
+        raise BoardError(f"{source}: hand: at most {slots} runes; got {len(raw_hand)}")
+    return tuple(_rune(v, f"{source}: hand[{i}]", rules) for i, v in enumerate(raw_hand))
 
-    core = data.get("core")
+
+def _core_and_sun(core: Any, sun_element: Any, rules: Rules, source: str) -> tuple[Any, Any]:
+    """The core, and the element it flows as: given exactly when the core flows (sun)."""
+    spec = rules.spec
     if core is not None and not _known(core, spec.cores):
         raise BoardError(f"{source}: unknown core {core!r} (one of {', '.join(spec.cores)})")
-    sun_element = data.get("sun_element")
     flows_from_core = core is not None and spec.cores[core].core_flow_strength > 0
     if sun_element is not None:
         if not flows_from_core:
@@ -243,29 +278,26 @@ def _parse(data: Any, rules: Rules, source: str) -> Board:
                              f"(one of {', '.join(sorted(rules.casting_kinds))})")
     elif flows_from_core:
         raise BoardError(f"{source}: core {core!r} needs a sun_element (the element it flows as)")
+    return core, sun_element
 
-    relics = _names(data.get("relics", []), f"{source}: relics", "relic", spec.relics)
-    boss_rules = _names(data.get("boss_rules", []), f"{source}: boss_rules", "boss rule",
-                        spec.boss_rules)
 
-    rnd = data.get("round", 1)
+def _round(rnd: Any, rules: Rules, source: str) -> int:
     top = max_round(rules)
     if not _is_int(rnd) or not 1 <= rnd <= top:
-        bound = "run.round_cap, the last round of a run" if top == spec.run.round_cap else \
+        bound = "run.round_cap, the last round of a run" if top == rules.spec.run.round_cap else \
             "the engine's int32 board records; run.round_cap is larger"
         raise BoardError(f"{source}: round must be a whole number in 1..{top} ({bound}); "
                          f"got {rnd!r}")
-    max_hp = data.get("max_hp")
-    if max_hp is not None and (isinstance(max_hp, bool) or not isinstance(max_hp, (int, float))
-                               or not 0 < max_hp <= MAX_HP_BOUND):     # NaN fails the comparison
+    return rnd
+
+
+def _max_hp(max_hp: Any, source: str) -> float | None:
+    if max_hp is None:
+        return None
+    if isinstance(max_hp, bool) or not isinstance(max_hp, (int, float)) \
+            or not 0 < max_hp <= MAX_HP_BOUND:     # NaN fails the comparison
         shown = repr(max_hp) if len(repr(max_hp)) <= 40 else f"{repr(max_hp)[:20]}... " \
             f"({len(repr(max_hp))} characters)"
         raise BoardError(f"{source}: max_hp must be a number in (0, {MAX_HP_BOUND:.0e}] (an "
                          f"input bound: no run reaches such HP); got {shown}")
-    label = data.get("label", "")
-    if not isinstance(label, str):
-        raise BoardError(f"{source}: label must be a string")
-    return Board(runes=runes, artifacts=artifacts, hand=hand, core=core, sun_element=sun_element,
-                 open_sectors=open_sectors, relics=relics,
-                 max_hp=float(max_hp) if max_hp is not None else None,
-                 boss_rules=boss_rules, round=rnd, label=label)
+    return float(max_hp)

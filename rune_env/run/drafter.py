@@ -28,6 +28,7 @@ from ..rules.geometry import geometry
 from .actions import action_table
 from .legal import is_open, legal_mask, sector_cost
 from .loop import apply
+from .rewards import RewardOption
 from .state import RunState
 
 # Preferences of this heuristic (not rules of the game).
@@ -243,11 +244,13 @@ class HeuristicDrafter:
             return self._id("choose_core", self.table.cores.index(str(core)))
         pref = RELIC_PREFERENCE if pend.kind == "relic" else REWARD_PREFERENCE
         rank = {name: i for i, name in enumerate(pref)}
-        best = min(range(len(opts)), key=lambda i: rank.get(opts[i].split(":")[0], len(pref)))
+        # a reward ranks by its category; a relic by its name
+        names = [RewardOption.parse(o).category if pend.kind == "reward" else o for o in opts]
+        best = min(range(len(opts)), key=lambda i: rank.get(names[i], len(pref)))
         if pend.kind == "reward" and opts[best] == "hand_slot" and state.hand_slots >= 6:
             alt = [i for i in range(len(opts)) if opts[i] != "hand_slot"]
             if alt:
-                best = min(alt, key=lambda i: rank.get(opts[i].split(":")[0], len(pref)))
+                best = min(alt, key=lambda i: rank.get(names[i], len(pref)))
         return self._id(pend.group, best)
 
     def _merge(self, state: RunState, mask) -> int | None:

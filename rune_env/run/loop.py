@@ -31,6 +31,7 @@ from .actions import ActionTable, action_table
 from .legal import CHOICE_GROUPS, open_cells, sector_cost, why_illegal
 from .legal import is_open, legal_actions, legal_mask  # noqa: F401  (the loop's answers too)
 from .ranks import RankEffects, opponent_budget, rank_effects, rank_index
+from .rewards import ARTIFACT, RewardOption, offered_order
 from .state import BattleSummary, PendingChoice, RunState
 
 
@@ -208,18 +209,18 @@ def _reward_options(state: RunState) -> list[str]:
     hand or artifact slot maximum removes that category rather than offering a dead option)."""
     spec = state.rules.spec
     rng = _choice_rng(state, "reward")
-    cats = ["mana", "base_stat"]
+    cats = [RewardOption("mana"), RewardOption("base_stat")]
     if state.artifacts_held < state.artifact_slots:
         arts = list(spec.artifacts)
-        cats.append("artifact:" + arts[int(rng.integers(len(arts)))])
+        cats.append(RewardOption(ARTIFACT, arts[int(rng.integers(len(arts)))]))
     if state.hand_slots < spec.run.hand_slots_max:
-        cats.append("hand_slot")
+        cats.append(RewardOption("hand_slot"))
     if state.artifact_slots < spec.run.artifact_slots_max:
-        cats.append("artifact_slot")
-    cats.sort(key=lambda c: ["artifact", "mana", "hand_slot", "artifact_slot", "base_stat"].index(c.split(":")[0]))
+        cats.append(RewardOption("artifact_slot"))
+    cats.sort(key=offered_order)
     k = min(spec.run.reward_choices, len(cats))
     picks = sorted(int(i) for i in rng.choice(len(cats), size=k, replace=False))
-    return [cats[i] for i in picks]
+    return [str(cats[i]) for i in picks]
 
 
 def _relic_options(state: RunState) -> list[str]:
@@ -286,20 +287,20 @@ def _choose_core(state: RunState, table: ActionTable, i: int) -> None:
 
 
 def _choose_reward(state: RunState, table: ActionTable, i: int) -> None:
-    option = state.pending.options[i]
+    option = RewardOption.parse(state.pending.options[i])
     run = state.rules.spec.run
-    if option == "mana":
+    if option == RewardOption("mana"):
         state.mana += run.reward_mana
-    elif option == "hand_slot":
+    elif option == RewardOption("hand_slot"):
         state.hand_slots = min(run.hand_slots_max, state.hand_slots + run.reward_hand_slots)
-    elif option == "artifact_slot":
+    elif option == RewardOption("artifact_slot"):
         state.artifact_slots = min(run.artifact_slots_max, state.artifact_slots + run.reward_artifact_slots)
-    elif option == "base_stat":
+    elif option == RewardOption("base_stat"):
         state.hp_bonus += run.reward_base_stat_hp_x
-    elif option.startswith("artifact:"):
-        state.artifact_inventory.append(option.split(":", 1)[1])
+    elif option.gives_artifact:
+        state.artifact_inventory.append(option.artifact)
     else:
-        raise AssertionError(option)
+        raise AssertionError(str(option))
 
 
 def _choose_relic(state: RunState, table: ActionTable, i: int) -> None:

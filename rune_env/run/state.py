@@ -19,6 +19,7 @@ from ..files import load_json
 from ..rules.board import Board
 from ..rules.config import Rules, default_rules
 from ..rules.geometry import geometry
+from ..rules.hp import round_max_hp
 
 STATE_VERSION = 1
 # The kinds of choice a run can wait for, each taken by the action group "choose_<kind>". The
@@ -154,8 +155,7 @@ class RunState:
     # -- derived -------------------------------------------------------------------------------
     @property
     def max_hp(self) -> float:
-        b = self.rules.spec.battle
-        return (b.base_hp + b.hp_per_round * (self.round - 1)) * (1.0 + self.hp_bonus)
+        return round_max_hp(self.rules, self.round, self.hp_bonus)
 
     @property
     def artifacts_held(self) -> int:

@@ -8,6 +8,8 @@ import difflib
 
 from ..rules.config import ATTACK_KINDS, CASTING_KINDS, KINDS, Rules
 from ..rules.geometry import geometry
+from ..rules.hp import round_max_hp
+from ..run.rewards import ARTIFACT, REWARD_CATEGORIES, RewardOption
 from ..run.state import RunState
 from .diagram import RUNE_CODES, WIDTH, wrap, wrap_items
 
@@ -142,8 +144,8 @@ def reward_text(rules: Rules, option: str) -> str:
                 f"(up to {run.artifact_slots_max})")
     if option == "base_stat":
         return f"max HP +{_share(run.reward_base_stat_hp_x)} for the rest of the run"
-    if option.startswith("artifact:"):
-        art = option.split(":", 1)[1]
+    if RewardOption.parse(option).gives_artifact:
+        art = RewardOption.parse(option).artifact
         return f"a free {art} ({artifact_text(rules, art)})"
     if option == "artifact":
         return "a free artifact, drawn at random, into the inventory"
@@ -173,8 +175,7 @@ def _hp_x(rules: Rules, names, table) -> float:
 
 
 def round_hp(rules: Rules, round_: int) -> float:
-    b = rules.spec.battle
-    return b.base_hp + b.hp_per_round * (round_ - 1)
+    return round_max_hp(rules, round_)
 
 
 def hp_why(rules: Rules, round_: int, hp_bonus: float = 0.0, core: str | None = None,
@@ -185,11 +186,10 @@ def hp_why(rules: Rules, round_: int, hp_bonus: float = 0.0, core: str | None = 
     100) +10%"."""
     spec = rules.spec
     b = spec.battle
-    base = round_hp(rules, round_)
     rounds = f"{round_ - 1}" if short else plural(round_ - 1, "round")
     parts = f"{b.base_hp:g}" if round_ == 1 or not b.hp_per_round else \
         f"{b.base_hp:g} + {rounds} x {b.hp_per_round:g}"
-    total = base * (1.0 + hp_bonus)
+    total = round_max_hp(rules, round_, hp_bonus)
     text = parts
     if hp_bonus:
         text = f"({parts}) +{_share(hp_bonus)}" + ("" if short else " (base-stat rewards)")
@@ -375,7 +375,7 @@ def info_index(rules: Rules) -> dict[str, str]:
     index: dict[str, str] = {}
     for cat, names in (("rune", KINDS), ("core", spec.cores), ("boss rule", spec.boss_rules),
                        ("relic", spec.relics), ("artifact", spec.artifacts),
-                       ("reward", ("mana", "hand_slot", "artifact_slot", "base_stat", "artifact")),
+                       ("reward", sorted(REWARD_CATEGORIES, key=lambda c: c == ARTIFACT)),
                        ("flow", [f.id for f in spec.flows])):
         for n in names:
             index.setdefault(n, cat)
@@ -394,8 +394,8 @@ def info_lines(rules: Rules, name: str, state: RunState | None = None) -> list[s
     run = spec.run
     index = info_index(rules)
     key = _normal(name)
-    if key.startswith("artifact:"):
-        key = key.split(":", 1)[1]
+    if RewardOption.parse(key).gives_artifact:
+        key = RewardOption.parse(key).artifact
     if not key:
         by_cat: dict[str, list[str]] = {}
         for n, cat in index.items():

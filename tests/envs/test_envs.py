@@ -690,6 +690,8 @@ def test_draft_env_start_board(tmp_path, as_path):
 class ReadyAgent:
     """The smallest Agent: ready as soon as it is legal, else the first legal action."""
 
+    needs_state = False
+
     def reset(self, seed=None):
         self.seed = seed
 

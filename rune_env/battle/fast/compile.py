@@ -8,7 +8,9 @@ Two compilations, both plain Python and cheap:
   call site. Nothing the config holds is a literal here or in the kernel; only the kinds (fixed
   by the code, `rules.config.KINDS`: kind id = index in KINDS) are.
 * `encode_pairs(pairs, rules)` / `encode_board(board, rules)` write boards into one flat int32
-  array, one variable-length record per board, plus a float64 array of `max_hp` (NaN: none).
+  array, one variable-length record per board, plus a float64 array of each board's max HP
+  before its modifiers' hp_x (the board's own `max_hp`, else `rules.hp.round_max_hp` of its
+  round: the kernel does not know the formula).
   The per-side set-up (`SideSetup.of`: modifiers, interval, max HP, wards, spring bonuses and
   effective grades, seal cap, turn cells, outermost ring; then affinity) is derived from these
   records inside the kernel, once per battle.
@@ -100,6 +102,7 @@ import numpy as np
 from ...rules.config import ATTACK_KINDS, CASTING_KINDS, KINDS, Rules
 from ..analysis import overdrive_multiplier
 from ...rules.geometry import geometry
+from ...rules.hp import round_max_hp
 
 KIND_ID = {k: i for i, k in enumerate(KINDS)}
 N_KINDS = len(KINDS)
@@ -131,9 +134,9 @@ MOD_EROSIONS, MOD_OUTER_WARDS, MOD_LOOSE, MOD_ANY_KIND, MOD_SEAL_DIVISOR, MOD_WI
 ART_WARDS, ART_GRADE_BONUS, ART_ABSORBS, ART_WIDTH = range(4)
 
 # -- rules_f: the scalars, then blocks per kind, per flow, per modifier -------------------------
-(F_DURATION_S, F_BASE_INTERVAL_S, F_BASE_HP, F_HP_PER_ROUND, F_DRAW_TOL, F_DEATH, F_STRONG_TOL,
- F_CURSE_HEAL_X, F_REFLECT_CAP, F_DRIZZLE_X, F_STORM_BUDGET_S, F_ATTUNE, F_OPP_MULT, F_AFF_SLOPE,
- F_AFF_MIN, F_AFF_MAX, F_AMP_INC, F_DELAY_X, F_AMP_CAP, N_F_SCALARS) = range(20)
+(F_DURATION_S, F_BASE_INTERVAL_S, F_DRAW_TOL, F_DEATH, F_STRONG_TOL, F_CURSE_HEAL_X,
+ F_REFLECT_CAP, F_DRIZZLE_X, F_STORM_BUDGET_S, F_ATTUNE, F_OPP_MULT, F_AFF_SLOPE, F_AFF_MIN,
+ F_AFF_MAX, F_AMP_INC, F_DELAY_X, F_AMP_CAP, N_F_SCALARS) = range(18)
 KINDF_BASE, KINDF_WEAR, KINDF_CURSE_S, KINDF_FREEZE_S, KINDF_WIDTH = range(5)
 (FLOWF_MULT, FLOWF_REFLECT, FLOWF_STRIP, FLOWF_STORM_S, FLOWF_CURSE_S, FLOWF_CURSE_X,
  FLOWF_FREEZE_X, FLOWF_WIDTH) = range(8)
@@ -348,8 +351,6 @@ def _float_scalars(spec) -> list[float]:
     b = spec.battle
     fs[F_DURATION_S] = b.duration_s
     fs[F_BASE_INTERVAL_S] = b.base_interval_s
-    fs[F_BASE_HP] = b.base_hp
-    fs[F_HP_PER_ROUND] = b.hp_per_round
     fs[F_DRAW_TOL] = b.draw_tolerance
     fs[F_DEATH] = b.death_threshold
     fs[F_STRONG_TOL] = b.strongest_tolerance
@@ -526,9 +527,22 @@ def encode_pairs(pairs, rules: Rules):
             idx.append(i)
     flat, offsets, max_hp, hand_cap, mods_cap = _records(unique, rules)
     pair_idx = np.array(idx, dtype=np.int64).reshape(-1, 2)
-    return (rules_i, rules_f, _int32(flat), np.array(offsets, dtype=np.int64),
-            np.array(max_hp, dtype=np.float64), np.ascontiguousarray(pair_idx[:, 0]),
-            np.ascontiguousarray(pair_idx[:, 1]), hand_cap, mods_cap)
+    enc = _int32(flat)
+    offs = np.array(offsets, dtype=np.int64)
+    return (rules_i, rules_f, enc, offs, _filled_max_hp(max_hp, enc, offs, rules),
+            np.ascontiguousarray(pair_idx[:, 0]), np.ascontiguousarray(pair_idx[:, 1]),
+            hand_cap, mods_cap)
+
+
+def _filled_max_hp(max_hp: list, enc: np.ndarray, offs: np.ndarray, rules: Rules) -> np.ndarray:
+    """The records' max HP as float64: a board's own, else its round's (`round_max_hp`, one
+    call for the whole batch, on the rounds the records hold)."""
+    out = np.array(max_hp, dtype=np.float64)
+    unset = np.isnan(out)
+    if unset.any():
+        rounds = enc[offs[unset] + REC_ROUND].astype(np.int64)
+        out[unset] = round_max_hp(rules, rounds)
+    return out
 
 
 # The layouts' constants, every upper-case name above: what `from .compile import *` gives the

@@ -123,7 +123,7 @@ def _min(a, b):
 # -- set-up -------------------------------------------------------------------------------------
 
 @njit(cache=True, _nrt=False, inline='always')
-def _mods_of(rules_i, rules_f, sides, sides_f, s, enc, off, max_hp_given):
+def _mods_of(rules_i, rules_f, sides, sides_f, s, enc, off, max_hp_before_mods):
     """Mods.of for side s: its modifiers (core, boss rules, relics) into ROW_MODS, combined in
     that order into the side's scalars (interval, max HP, erosions, unseal delay, factors).
     Returns (outermost wards, loose resonance, resonance add, seal-cap divisor)."""
@@ -171,11 +171,7 @@ def _mods_of(rules_i, rules_f, sides, sides_f, s, enc, off, max_hp_given):
             unseal_s = u
     if divisor < 0:
         divisor = rules_i[RI_SEAL_DIVISOR]
-    if max_hp_given == max_hp_given:     # not NaN: the board's max_hp
-        max_hp = max_hp_given
-    else:
-        max_hp = rules_f[F_BASE_HP] + rules_f[F_HP_PER_ROUND] * (enc[off + REC_ROUND] - 1)
-    max_hp *= hp_x
+    max_hp = max_hp_before_mods * hp_x
     xs[S_N_MODS] = nm
     # at least 1 ms by construction, as SideSetup.of: every turn moves the clock on
     xs[S_INTERVAL] = max(1, _ms(rules_f[F_BASE_INTERVAL_S] * interval_x))
@@ -299,14 +295,16 @@ def _complete_orbits(rules_i, rules_f, sides, sides_f, s, occ, loose, res_add):
 
 
 @njit(cache=True, _nrt=False)
-def setup_side(rules_i, rules_f, cells, sides, sides_f, s, enc, off, max_hp_given):
-    """SideSetup.of + Mods.of + Battle._new_side for side s from its board record at `off`.
-    False for a cell or grade out of range (an unvalidated board: left to the reference)."""
+def setup_side(rules_i, rules_f, cells, sides, sides_f, s, enc, off, max_hp_before_mods):
+    """SideSetup.of + Mods.of + Battle._new_side for side s from its board record at `off`, with
+    `max_hp_before_mods` the board's max HP before its modifiers' hp_x (`encode_pairs` gives it;
+    NaN where nothing reads HP: the board analyses). False for a cell or grade out of range (an
+    unvalidated board: left to the reference)."""
     xs = sides[s, ROW_SCALARS]
     for i in range(S_TIME):     # every scalar but side 0's clock and outcome (the last ones)
         xs[i] = 0
     out_wards, loose, res_add, divisor = _mods_of(rules_i, rules_f, sides, sides_f, s, enc, off,
-                                                  max_hp_given)
+                                                  max_hp_before_mods)
     occ, outer, doll = _place_runes(rules_i, cells, sides, s, enc, off)
     if outer < 0:
         return False
@@ -1048,16 +1046,7 @@ def play(rules_i, rules_f, cells, cells_f, sides, sides_f, enc, off0, off1, hp0,
     odt = rules_i[AT_OVERDRIVE]
     over = False
     while True:
-        # Battle._next_time: the earliest turn or scheduled unseal
-        t = -1
-        for s in range(2):
-            nt = sides[s, ROW_SCALARS, S_NEXT_TURN]
-            if nt >= 0 and (t < 0 or nt < t):
-                t = nt
-            for i in range(sides[s, ROW_SCALARS, S_N_UNSEALS]):
-                pt = sides[s, ROW_UNSEAL_T, i]
-                if t < 0 or pt < t:
-                    t = pt
+        t = _next_time(sides)
         if t < 0 or t > duration:
             break
         sides[0, ROW_SCALARS, S_TIME] = t
@@ -1068,84 +1057,122 @@ def play(rules_i, rules_f, cells, cells_f, sides, sides_f, enc, off0, off1, hp0,
         for s in range(2):
             if sides[s, ROW_SCALARS, S_NEXT_TURN] != t:
                 continue
-            # Battle._turn: the next turn cell's rune casts (unless sealed, frozen or held by a
-            # delay, D-18) and the mimics copy it, or a rest turn (D-50)
-            pos = sides[s, ROW_SCALARS, S_TURN_POS]
-            if pos < sides[s, ROW_SCALARS, S_N_TURN]:
-                cell = sides[s, ROW_TURN, pos]
-                sides[s, ROW_SCALARS, S_TURNS] += 1
-                k = cells[s, cell, CELL_KIND]
-                can = (k >= 0 and k < N_CASTING and cells[s, cell, CELL_SEALED] == 0
-                       and cells[s, cell, CELL_FROZEN_UNTIL] <= t)
-            else:
-                sides[s, ROW_SCALARS, S_RESTS] += 1
-                cell = sides[s, ROW_TURN, 0]
-                k = -1
-                can = False
-            if can:
-                if sides[s, ROW_SCALARS, S_DIRTY] and not _recall(sides, sides_f, s):
-                    analyse(rules_i, rules_f, cells, cells_f, sides, sides_f, s)
-                if cells[sides[s, ROW_SCALARS, S_ANALYSIS], cell, AN_DELAYED]:
-                    cells[s, cell, CELL_DELAY_COUNT] += 1     # skip, cast, skip...
-                    can = cells[s, cell, CELL_DELAY_COUNT] % rules_i[RI_DELAY_PERIOD] == 0
+            cell, k, can = _turn_cell(rules_i, rules_f, cells, cells_f, sides, sides_f, s, t)
             if can:
                 sides[s, ROW_SCALARS, S_CASTS] += 1
-                # Battle._cast (repeat 0), then each mimic's copy of it (the source's cell and
-                # flows, the mimic's power), in one loop: the cast's code is compiled once. A
-                # cast (E-3 steps 1-10) runs once, and once more per extra cast of its flows.
-                power = cells_f[sides[s, ROW_SCALARS, S_ANALYSIS], cell, ANF_POWER]
-                grade = cells[s, cell, CELL_EGRADE]
-                jm = 0
-                while True:
-                    na, n_cast = _snapshot(rules_i, cells, cells_f, sides, sides_f, s, cell)
-                    attacks = rules_i[rules_i[AT_KINDS] + k * KIND_WIDTH + KIND_ATTACKS]
-                    for _rep in range(n_cast):
-                        if attacks and _attack(rules_i, rules_f, cells, cells_f, sides, sides_f,
-                                               s, k, power, od, na):
-                            over = True
-                            break
-                        if k == WATER or k == LIGHT:
-                            _heal(rules_i, rules_f, sides, sides_f, s, power, na, t)
-                            if k == LIGHT:
-                                _light_unseal(rules_i, cells, sides, s, grade)
-                        elif k == EARTH:
-                            sides_f[s, ROWF_SCALARS, SF_BARRIER] += power
-                        _curse(rules_i, rules_f, sides, sides_f, s, k, na, t)
-                        if k == ICE:
-                            _freeze(rules_i, rules_f, cells, cells_f, sides, sides_f, s, na, t)
-                        _flow_effects(rules_i, rules_f, cells, sides, sides_f, s, na)
-                    if over:
-                        break
-                    m, jm = _next_mimic(rules_i, rules_f, cells, cells_f, sides, sides_f, s,
-                                        cell, jm)
-                    if m < 0:
-                        break
-                    power = (cells_f[sides[s, ROW_SCALARS, S_ANALYSIS], cell, ANF_POWER]
-                             * rules_f[rules_i[AT_COPY_X] + cells[s, m, CELL_EGRADE] - 1])
-                    k = cells[s, cell, CELL_KIND]
-                if over:
+                if _cast_and_copies(rules_i, rules_f, cells, cells_f, sides, sides_f, s, cell, k,
+                                    od, t):
+                    over = True
                     break
-            sides[s, ROW_SCALARS, S_TURN_POS] += 1
-            sides[s, ROW_SCALARS, S_NEXT_TURN] = t + sides[s, ROW_SCALARS, S_INTERVAL]
-            if sides[s, ROW_SCALARS, S_TURN_POS] == sides[s, ROW_SCALARS, S_CYCLE_LEN]:
-                # the end of the cycle (after its rest turns): the storm budget refills, the
-                # erosions
-                sides[s, ROW_SCALARS, S_TURN_POS] = 0
-                sides[s, ROW_SCALARS, S_BUDGET] = sides[s, ROW_SCALARS, S_BUDGET_MAX]
-                for _ in range(sides[s, ROW_SCALARS, S_EROSIONS]):
-                    if _erodes(cells, sides, 1 - s):
-                        erode(rules_i, cells, sides, 1 - s)
+            _end_turn(rules_i, cells, sides, s, t)
         if over or sides[0, ROW_SCALARS, S_STATUS]:
             break
     status = sides[0, ROW_SCALARS, S_STATUS]
     if over:
         return sides[0, ROW_SCALARS, S_WINNER], t, True, status
-    # Battle._judge_timeout
+    return _judge_timeout(rules_f, sides_f), duration, False, status
+
+
+# The pieces of `play`, inlined into it (numba's inline='always': one compiled loop, as fast as
+# when they were written out in it).
+
+@njit(cache=True, _nrt=False, inline='always')
+def _next_time(sides):
+    """Battle._next_time: the earliest turn or scheduled unseal of either side (-1: none)."""
+    t = -1
+    for s in range(2):
+        nt = sides[s, ROW_SCALARS, S_NEXT_TURN]
+        if nt >= 0 and (t < 0 or nt < t):
+            t = nt
+        for i in range(sides[s, ROW_SCALARS, S_N_UNSEALS]):
+            pt = sides[s, ROW_UNSEAL_T, i]
+            if t < 0 or pt < t:
+                t = pt
+    return t
+
+
+@njit(cache=True, _nrt=False, inline='always')
+def _turn_cell(rules_i, rules_f, cells, cells_f, sides, sides_f, s, t):
+    """Battle._turn's start for side s at t: (the turn's cell, its kind, whether it casts). The
+    next turn cell's rune casts unless sealed, frozen or held by a delay (D-18); past the turn
+    cells, a rest turn (D-50) casts nothing."""
+    pos = sides[s, ROW_SCALARS, S_TURN_POS]
+    if pos < sides[s, ROW_SCALARS, S_N_TURN]:
+        cell = sides[s, ROW_TURN, pos]
+        sides[s, ROW_SCALARS, S_TURNS] += 1
+        k = cells[s, cell, CELL_KIND]
+        can = (k >= 0 and k < N_CASTING and cells[s, cell, CELL_SEALED] == 0
+               and cells[s, cell, CELL_FROZEN_UNTIL] <= t)
+    else:
+        sides[s, ROW_SCALARS, S_RESTS] += 1
+        cell = sides[s, ROW_TURN, 0]
+        k = -1
+        can = False
+    if can:
+        if sides[s, ROW_SCALARS, S_DIRTY] and not _recall(sides, sides_f, s):
+            analyse(rules_i, rules_f, cells, cells_f, sides, sides_f, s)
+        if cells[sides[s, ROW_SCALARS, S_ANALYSIS], cell, AN_DELAYED]:
+            cells[s, cell, CELL_DELAY_COUNT] += 1     # skip, cast, skip...
+            can = cells[s, cell, CELL_DELAY_COUNT] % rules_i[RI_DELAY_PERIOD] == 0
+    return cell, k, can
+
+
+@njit(cache=True, _nrt=False, inline='always')
+def _cast_and_copies(rules_i, rules_f, cells, cells_f, sides, sides_f, s, cell, k, od, t):
+    """Battle._cast (repeat 0), then each mimic's copy of it (the source's cell and flows, the
+    mimic's power), in one loop: the cast's code is compiled once. A cast (E-3 steps 1-10) runs
+    once, and once more per extra cast of its flows. True if a hit ended the battle."""
+    power = cells_f[sides[s, ROW_SCALARS, S_ANALYSIS], cell, ANF_POWER]
+    grade = cells[s, cell, CELL_EGRADE]
+    jm = 0
+    while True:
+        na, n_cast = _snapshot(rules_i, cells, cells_f, sides, sides_f, s, cell)
+        attacks = rules_i[rules_i[AT_KINDS] + k * KIND_WIDTH + KIND_ATTACKS]
+        for _rep in range(n_cast):
+            if attacks and _attack(rules_i, rules_f, cells, cells_f, sides, sides_f,
+                                   s, k, power, od, na):
+                return True
+            if k == WATER or k == LIGHT:
+                _heal(rules_i, rules_f, sides, sides_f, s, power, na, t)
+                if k == LIGHT:
+                    _light_unseal(rules_i, cells, sides, s, grade)
+            elif k == EARTH:
+                sides_f[s, ROWF_SCALARS, SF_BARRIER] += power
+            _curse(rules_i, rules_f, sides, sides_f, s, k, na, t)
+            if k == ICE:
+                _freeze(rules_i, rules_f, cells, cells_f, sides, sides_f, s, na, t)
+            _flow_effects(rules_i, rules_f, cells, sides, sides_f, s, na)
+        m, jm = _next_mimic(rules_i, rules_f, cells, cells_f, sides, sides_f, s, cell, jm)
+        if m < 0:
+            return False
+        power = (cells_f[sides[s, ROW_SCALARS, S_ANALYSIS], cell, ANF_POWER]
+                 * rules_f[rules_i[AT_COPY_X] + cells[s, m, CELL_EGRADE] - 1])
+        k = cells[s, cell, CELL_KIND]
+
+
+@njit(cache=True, _nrt=False, inline='always')
+def _end_turn(rules_i, cells, sides, s, t):
+    """Side s's turn is over: the next one an interval on; at the end of the cycle (after its
+    rest turns) the storm budget refills and the erosions wear the other side."""
+    sides[s, ROW_SCALARS, S_TURN_POS] += 1
+    sides[s, ROW_SCALARS, S_NEXT_TURN] = t + sides[s, ROW_SCALARS, S_INTERVAL]
+    if sides[s, ROW_SCALARS, S_TURN_POS] == sides[s, ROW_SCALARS, S_CYCLE_LEN]:
+        sides[s, ROW_SCALARS, S_TURN_POS] = 0
+        sides[s, ROW_SCALARS, S_BUDGET] = sides[s, ROW_SCALARS, S_BUDGET_MAX]
+        for _ in range(sides[s, ROW_SCALARS, S_EROSIONS]):
+            if _erodes(cells, sides, 1 - s):
+                erode(rules_i, cells, sides, 1 - s)
+
+
+@njit(cache=True, _nrt=False, inline='always')
+def _judge_timeout(rules_f, sides_f):
+    """Battle._judge_timeout: the side with the larger HP share wins, -1 for a draw (shares
+    within battle.draw_tolerance)."""
     r0 = sides_f[0, ROWF_SCALARS, SF_HP] / sides_f[0, ROWF_SCALARS, SF_MAX_HP]
     r1 = sides_f[1, ROWF_SCALARS, SF_HP] / sides_f[1, ROWF_SCALARS, SF_MAX_HP]
     if abs(r0 - r1) <= rules_f[F_DRAW_TOL]:
-        return -1, duration, False, status
-    return (0 if r0 > r1 else 1), duration, False, status
+        return -1
+    return 0 if r0 > r1 else 1
 
 
 @njit(cache=True, _nrt=False)

@@ -1,0 +1,14 @@
+"""A player's max HP: the one place its formula lives (the run, both battle engines, the board
+analysis and the terminal's explanation all ask here)."""
+from __future__ import annotations
+
+from .config import Rules
+
+
+def round_max_hp(rules: Rules, round_, hp_bonus: float = 0.0):
+    """Max HP in round `round_` before the modifiers' hp_x: `battle.base_hp`, plus
+    `battle.hp_per_round` for each round after the first, times (1 + `hp_bonus`), the run's
+    base-stat rewards. `round_` may be a numpy array of rounds (the fast engine fills a whole
+    batch's records in one call): the arithmetic is the same, element by element."""
+    b = rules.spec.battle
+    return (b.base_hp + b.hp_per_round * (round_ - 1)) * (1.0 + hp_bonus)
