@@ -33,15 +33,14 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-from agents.audit import (STAGES, AuditError, audit, check_auditable,  # noqa: E402
+from agents.design.audit import (STAGES, AuditError, audit, check_auditable,  # noqa: E402
                           format_report, full_settings, quick_settings)
-from agents.audit.verdicts import format_moved, format_verdicts, moved, verdicts  # noqa: E402
-from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
-from agents.metagame.cli import parse_rounds as parse_round_items  # noqa: E402
-from agents.progress import add_progress_argument, bar  # noqa: E402
-from agents.script_args import (MAX_JOBS, fail, jobs_int, load_pool_once, script_parser,  # noqa: E402
+from agents.design.audit.verdicts import format_moved, format_verdicts, moved, verdicts  # noqa: E402
+from agents.cli.fanout import add_ray_argument, ray_problem  # noqa: E402
+from agents.design.metagame.cli import parse_rounds as parse_round_items  # noqa: E402
+from agents.cli.progress import add_progress_argument, bar  # noqa: E402
+from agents.cli.args import (MAX_JOBS, fail, jobs_int, load_pool_once, script_parser,  # noqa: E402
                                 seed_int)
 from rune_env.rules import RulesError, load_rules  # noqa: E402
 from rune_env.rules.config import DEFAULT_RULES_PATH  # noqa: E402

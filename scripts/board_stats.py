@@ -31,14 +31,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
-from agents.board_stats import (DEFAULT_FROM_ROUND, DEFAULT_MAX_CASTING,  # noqa: E402
+from agents.evaluation.board_stats import (DEFAULT_FROM_ROUND, DEFAULT_MAX_CASTING,  # noqa: E402
                                 agent_boards, format_source, pool_boards, summarise)
-from agents.evaluation import MAX_EPISODES  # noqa: E402
-from agents.progress import bar  # noqa: E402
-from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
+from agents.evaluation.runs import MAX_EPISODES  # noqa: E402
+from agents.cli.progress import bar  # noqa: E402
+from agents.cli.args import (add_count_argument, add_json_argument,  # noqa: E402
                                 add_play_arguments, add_seed_argument, apply_play_arguments,
                                 check_output, fail, int_in, load_pool_once,
                                 script_parser)

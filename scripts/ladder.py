@@ -7,7 +7,7 @@
 
 Each agent drafts N runs on evaluation seeds; its board of every round fights (both seatings)
 the other agents' boards of the same seed and round, and K boards of the same round sampled from
-each pool. The results are fitted into Bradley-Terry ratings on an Elo scale (agents/ratings.py);
+each pool. The results are fitted into Bradley-Terry ratings on an Elo scale (agents/evaluation/ratings.py);
 the ladder is printed, written to DIR/ladder.json (atomically) and to TensorBoard
 (DIR/tb/<name>, tag ladder/rating). Rate at least two agents, or agents and pools.
 
@@ -24,15 +24,15 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
-from agents.progress import bar  # noqa: E402
-from agents.evaluation import evaluate  # noqa: E402
-from agents.fanout import add_ray_argument, evaluate_by_name, ray_problem  # noqa: E402
-from agents.ratings import fit_bradley_terry  # noqa: E402
-from agents.evaluation import MAX_EPISODES  # noqa: E402
-from agents.script_args import (MAX_SAMPLES, add_count_argument, add_json_argument,  # noqa: E402
+from agents.cli.progress import bar  # noqa: E402
+from agents.evaluation.runs import evaluate  # noqa: E402
+from agents.cli.fanout import add_ray_argument, ray_problem  # noqa: E402
+from agents.evaluation.runs import evaluate_by_name  # noqa: E402
+from agents.evaluation.ratings import fit_bradley_terry  # noqa: E402
+from agents.evaluation.runs import MAX_EPISODES  # noqa: E402
+from agents.cli.args import (MAX_SAMPLES, add_count_argument, add_json_argument,  # noqa: E402
                                 add_play_arguments, add_seed_argument, apply_play_arguments, fail,
                                 load_pool_once, script_parser)
 from rune_env.battle.engines import battle_function  # noqa: E402

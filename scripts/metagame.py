@@ -25,16 +25,13 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
-from agents.metagame import (MetaSettings, SearchSettings, metagame_rounds,  # noqa: E402
+from agents.cli.fanout import add_ray_argument, ray_problem  # noqa: E402
+from agents.design.metagame import (MetaSettings, SearchSettings, metagame_rounds,  # noqa: E402
                              mixture_pool, quick_meta_settings)
-from agents.metagame.charts import charts_problem, matrix_chart, shares_chart  # noqa: E402
-from agents.metagame.cli import MAX_ITERATIONS, add_common, parse_rounds  # noqa: E402
-from agents.progress import add_progress_argument, bar  # noqa: E402
-from agents.script_args import (add_json_argument, add_rules_argument, check_output,  # noqa: E402
+from agents.design.metagame.charts import charts_problem, matrix_chart, shares_chart  # noqa: E402
+from agents.design.metagame.cli import MAX_ITERATIONS, add_common, parse_rounds  # noqa: E402
+from agents.cli.progress import add_progress_argument, bar  # noqa: E402
+from agents.cli.args import (add_json_argument, add_rules_argument, check_output,  # noqa: E402
                                 fail, int_in, jobs_int, script_parser, seed_int)
 from rune_env.rules import RulesError, load_rules  # noqa: E402
 from rune_env.run.opponents import save_pool  # noqa: E402

@@ -14,7 +14,7 @@ pytest.importorskip("sb3_contrib")
 
 from sb3_contrib.common.maskable.distributions import MaskableCategorical  # noqa: E402
 
-from agents.masking import (MASKED_LOGIT, FastMaskableCategorical,  # noqa: E402
+from agents.train.masking import (MASKED_LOGIT, FastMaskableCategorical,  # noqa: E402
                             FastMaskablePolicy, policy_class)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agents.sweep import (Dimension, TrainRun, asha_settings, best_trial, draw_values,
+from agents.train.sweep import (Dimension, TrainRun, asha_settings, best_trial, draw_values,
                           format_table, get_path, plan_trials, read_sweep, set_path,
                           train_path_problem)
 
