@@ -1,9 +1,15 @@
-"""Command-line pieces the exploitability and metagame scripts share."""
+"""Command-line pieces the exploitability and metagame scripts share (and, for the first checks,
+the balance audit's)."""
 from __future__ import annotations
 
 import argparse
 
-from agents.cli.args import int_in
+from agents.cli.args import add_json_argument, fail, int_in, jobs_int
+from agents.cli.fanout import add_ray_argument, ray_problem
+from agents.cli.progress import add_progress_argument
+from rune_env.rules import RulesError, load_rules
+
+from .oracle import SearchSettings
 
 # the searched boards of one best response: a battle of each against each opponent, so a bound on
 # the battles a search plays (the audit's full search scores about 10**4 boards)
@@ -48,3 +54,39 @@ def add_common(p: argparse.ArgumentParser, default_rounds: str, quick_rounds: st
     p.add_argument("--quick", action="store_true",
                    help="fewer rounds, boards and a smaller search: a first look in well under "
                         "a minute (default off)")
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """--jobs (the fast engine's threads), --json, --progress and --ray."""
+    p.add_argument("--jobs", type=jobs_int, default=None, metavar="J",
+                   help="fast-engine threads, >= 1; results do not depend on it (default: every "
+                        "usable core)")
+    add_json_argument(p)
+    add_progress_argument(p)
+    add_ray_argument(p)
+
+
+def with_search_budget(settings, budget: int | None):
+    """`settings` (MetaSettings or ExploitSettings) with its search's budget set to `budget`;
+    None or 0: as they are."""
+    if not budget:
+        return settings
+    search = SearchSettings(**{**settings.search.__dict__, "budget": budget})
+    return type(settings)(**{**settings.__dict__, "search": search})
+
+
+def checked_start(a: argparse.Namespace, round_items: list[str]):
+    """The checks these scripts make first, in this order: Ray usable if --ray was given, the
+    --rules file, the rounds (`round_items`, within the rules' run.round_cap). (rules, rounds),
+    or the exit status of the first check that fails, its `error: ...` line printed."""
+    if a.ray is not None and (problem := ray_problem()):
+        return fail(problem)
+    try:
+        rules = load_rules(a.rules)
+    except RulesError as exc:        # missing, not YAML, or against the schema
+        return fail(f"--rules: {exc}")
+    try:
+        rounds = parse_rounds(round_items, rules.spec.run.round_cap)
+    except ValueError as exc:
+        return fail(f"--rounds: {exc}")
+    return rules, rounds
