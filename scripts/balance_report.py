@@ -31,8 +31,8 @@ from concurrent.futures import ProcessPoolExecutor
 from rune_env.battle.engine import battle as reference_battle  # noqa: E402
 from agents.cli.progress import add_progress_argument, bar  # noqa: E402
 from agents.cli.args import (add_count_argument, add_jobs_argument,  # noqa: E402
-                                add_json_argument, add_rules_argument, add_seed_argument, fail,
-                                script_parser)
+                             add_json_argument, add_rules_argument, add_seed_argument, fail,
+                             script_parser)
 from rune_env.rules import RulesError, load_rules  # noqa: E402
 from rune_env.run import apply, default_opponents, new_run  # noqa: E402
 from rune_env.run.drafter import HeuristicDrafter  # noqa: E402

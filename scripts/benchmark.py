@@ -52,8 +52,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 from agents.devtools.bench import BenchOptions, format_table, run, to_json  # noqa: E402
 from agents.cli.args import (MAX_BATTLES, MAX_REPEATS, MAX_STEPS,  # noqa: E402
-                                add_count_argument, add_json_argument, add_rules_argument,
-                                add_seed_argument, fail, int_in, non_negative_float, script_parser)
+                             add_count_argument, add_json_argument, add_rules_argument,
+                             add_seed_argument, fail, int_in, non_negative_float, script_parser)
 from rune_env.rules import RulesError, load_rules  # noqa: E402
 
 

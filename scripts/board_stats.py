@@ -34,13 +34,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from agents import make_agent  # noqa: E402
 from agents.evaluation.board_stats import (DEFAULT_FROM_ROUND, DEFAULT_MAX_CASTING,  # noqa: E402
-                                agent_boards, format_source, pool_boards, summarise)
+                                           agent_boards, format_source, pool_boards, summarise)
 from agents.evaluation.runs import MAX_EPISODES  # noqa: E402
 from agents.cli.progress import bar  # noqa: E402
 from agents.cli.args import (add_count_argument, add_json_argument,  # noqa: E402
-                                add_play_arguments, add_seed_argument, apply_play_arguments,
-                                check_output, fail, int_in, load_pool_once,
-                                script_parser)
+                             add_play_arguments, add_seed_argument, apply_play_arguments,
+                             check_output, fail, int_in, load_pool_once,
+                             script_parser)
 from rune_env.files import write_json_atomic  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
 from rune_env.run.opponents import PoolError  # noqa: E402

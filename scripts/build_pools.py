@@ -41,13 +41,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 from agents.design.pools import (BuildError, RecipeError, build_pools, scaled_runs,  # noqa: E402
-                          load_recipes, plan_build)
+                                 load_recipes, plan_build)
 from agents.cli.fanout import add_ray_argument, ray_problem  # noqa: E402
 from agents.cli.progress import add_progress_argument  # noqa: E402
 from agents.cli.progress import say as progress_say  # noqa: E402
 from agents.cli.provenance import git_commit  # noqa: E402
 from agents.cli.args import (MAX_RUNS, add_trust_pickle_argument,  # noqa: E402
-                                apply_trust_pickle, fail, positive_float_to, script_parser)
+                             apply_trust_pickle, fail, positive_float_to, script_parser)
 from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
 

@@ -35,8 +35,8 @@ from agents.evaluation.runs import evaluate_by_name  # noqa: E402
 from agents.cli.progress import bar  # noqa: E402
 from agents.evaluation.runs import MAX_EPISODES  # noqa: E402
 from agents.cli.args import (add_count_argument, add_json_argument,  # noqa: E402
-                                add_play_arguments, add_seed_argument, apply_play_arguments, fail,
-                                load_pool_once, script_parser)
+                             add_play_arguments, add_seed_argument, apply_play_arguments, fail,
+                             load_pool_once, script_parser)
 from rune_env.rules import default_rules  # noqa: E402
 from rune_env.run.opponents import PoolError  # noqa: E402
 

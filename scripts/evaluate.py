@@ -35,13 +35,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from agents import make_agent  # noqa: E402
 from agents.evaluation.runs import (EVAL_TAGS, MAX_EPISODES, evaluate, log_evaluation,  # noqa: E402
-                               training_step)
+                                    training_step)
 from agents.cli.fanout import add_ray_argument, ray_problem  # noqa: E402
 from agents.evaluation.runs import evaluate_by_name  # noqa: E402
 from agents.cli.progress import bar  # noqa: E402
 from agents.cli.args import (add_count_argument, add_json_argument,  # noqa: E402
-                                add_play_arguments, add_rules_argument, add_seed_argument,
-                                apply_play_arguments, fail, script_parser)
+                             add_play_arguments, add_rules_argument, add_seed_argument,
+                             apply_play_arguments, fail, script_parser)
 from rune_env.battle.engines import battle_function  # noqa: E402
 from rune_env.rules import Board, RulesError, default_rules, load_rules  # noqa: E402
 from rune_env.run.opponents import PoolError  # noqa: E402

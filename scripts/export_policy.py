@@ -36,7 +36,7 @@ from pathlib import Path
 from agents.policy import EXPORT_DTYPES, PolicyLoadError, limit_torch_threads  # noqa: E402
 from agents.cli.progress import add_progress_argument, bar  # noqa: E402
 from agents.cli.args import (add_json_argument, add_seed_argument, check_output,  # noqa: E402
-                                fail, int_in, script_parser)
+                             fail, int_in, script_parser)
 from agents.evaluation.runs import MAX_EPISODES  # noqa: E402
 
 

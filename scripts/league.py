@@ -35,7 +35,7 @@ import yaml  # noqa: E402
 
 from agents.cli.progress import add_progress_argument, progress_on, say  # noqa: E402
 from agents.cli.args import (add_trust_pickle_argument, apply_trust_pickle,  # noqa: E402
-                                fail, int_in, script_parser, seed_int, MAX_STEPS)
+                             fail, int_in, script_parser, seed_int, MAX_STEPS)
 from agents.train.config import ConfigError  # noqa: E402
 from agents.train.run_dirs import open_named_run  # noqa: E402
 

@@ -28,11 +28,11 @@ import sys
 from pathlib import Path
 
 from agents.design.pools import (DRAFTING_OPPONENTS, by_round, draft_ghosts, make_agents,  # noqa: E402
-                          summary, tally)
+                                 summary, tally)
 from agents.cli.progress import add_progress_argument  # noqa: E402
 from agents.cli.args import (MAX_RUNS, add_count_argument, add_seed_argument,  # noqa: E402
-                                add_trust_pickle_argument, apply_trust_pickle, check_output,
-                                fail, int_in, script_parser)
+                             add_trust_pickle_argument, apply_trust_pickle, check_output,
+                             fail, int_in, script_parser)
 from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
 from rune_env.rules import default_rules  # noqa: E402
 from rune_env.run.opponents import Pool, save_pool  # noqa: E402

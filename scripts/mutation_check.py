@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 
 from agents.devtools.mutation import (FROZEN, Suite, baseline, check_all, mutations,  # noqa: E402
-                             normalise_path, outcomes_json, report)
+                                      normalise_path, outcomes_json, report)
 from agents.cli.args import add_jobs_argument, positive_float, script_parser  # noqa: E402
 
 

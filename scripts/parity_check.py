@@ -29,7 +29,7 @@ from rune_env.battle.fast import fast_battles  # noqa: E402
 from rune_env.battle.fast.parity import (compare, coverage_boards, hp_bits_equal,  # noqa: E402
                                          parity_pairs)
 from agents.cli.args import (MAX_BATTLES, MAX_JOBS, MAX_REPEATS, fail, int_in, jobs_int,  # noqa: E402
-                                script_parser, seed_int, usable_cores)
+                             script_parser, seed_int, usable_cores)
 from rune_env.rules import RulesError, default_rules, load_rules  # noqa: E402
 
 _RULES = None

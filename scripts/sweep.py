@@ -58,9 +58,9 @@ import yaml  # noqa: E402
 from agents.cli.fanout import LOCAL, add_ray_argument  # noqa: E402
 from agents.cli.progress import add_progress_argument, progress_on, say  # noqa: E402
 from agents.cli.args import (MAX_CPUS, add_json_argument, fail, int_in,  # noqa: E402
-                                script_parser, seed_int, usable_cores)
+                             script_parser, seed_int, usable_cores)
 from agents.train.sweep import (MAX_TRIALS, asha_settings, format_table, plan_trials, read_sweep,  # noqa: E402
-                          run_sweep, sweep_summary, tune_problem)
+                                run_sweep, sweep_summary, tune_problem)
 from agents.train.config import RUN_NAME, ConfigError, write_json  # noqa: E402
 
 TRAIN_SCRIPT = ROOT / "scripts" / "train.py"

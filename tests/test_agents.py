@@ -20,7 +20,7 @@ from conftest import frozen_rules
 
 from agents import BASELINES, GreedyAgent, RandomAgent, ScriptedAgent, make_agent
 from agents.evaluation.runs import (EVAL_SEED_BASE, eval_run_seed, evaluate, mean_ci, play_run,
-                               summarise, wilson)
+                                    summarise, wilson)
 from rune_env.envs import Agent
 from rune_env.envs.run_env import TRAINING_SEED_LIMIT, RuneDraftEnv, RuneRunEnv
 from rune_env.rules.board import Board

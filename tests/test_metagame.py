@@ -12,7 +12,7 @@ import pytest
 
 from agents.design.audit import board_key, pool_boards
 from agents.design.metagame import (ExploitSettings, double_oracle, entropy, mixture_counts,
-                             player_budget, quick_exploit_settings, solve_zero_sum, split_pool)
+                                    player_budget, quick_exploit_settings, solve_zero_sum, split_pool)
 from rune_env.rules import load_rules
 from rune_env.run.opponents import load_pool
 

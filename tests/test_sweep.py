@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from agents.train.sweep import (Dimension, TrainRun, asha_settings, best_trial, draw_values,
-                          format_table, get_path, plan_trials, read_sweep, set_path,
-                          train_path_problem)
+                                format_table, get_path, plan_trials, read_sweep, set_path,
+                                train_path_problem)
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "sweep.py"

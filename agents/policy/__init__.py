@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .file import (EXPORT_FORMAT, EXPORT_VERSION, FILE_DTYPES, VALUE_PARTS,  # noqa: F401
-                          PolicyFileError, describe, read_policy_file, write_policy_file)
+                   PolicyFileError, describe, read_policy_file, write_policy_file)
 
 
 class PolicyLoadError(ValueError):

@@ -32,7 +32,7 @@ from rune_env.run.opponents import draft_board, opponent_budget
 from rune_env.run.ranks import rank_effects
 
 from agents.design.audit import (AuditSettings, Evaluator, Mutator, Opponents, board_cost, board_key,
-                     field_reference, hill_climb, tower_boards)
+                                 field_reference, hill_climb, tower_boards)
 from agents.evaluation.runs import wilson
 
 # Seed streams of a search: [seed, round, stream, ...].
