@@ -7,7 +7,7 @@
 
 A rank's recipe names the agents that draft its ghosts (greedy:NOISE, or the path of a trained
 policy), the runs each plays, the seed, the last round, whether the trained policies sample their
-actions, and `min_trained_share`. Each agent plays its runs through agents/design/pools.py's `ghosts_of`
+actions, and `min_trained_share`. Each agent plays its runs through agents/design/pools/drafting.py's `ghosts_of`
 (as make_opponents does): under the opponent side's economy of the rank (from mentor up the
 drafting agent's income and start mana x the rank's budget factor), endless, against the budget
 drafter, one board per round 1..max_round per run. Journeyman's extra rune and sage's boss rules

@@ -19,7 +19,7 @@ existing file is kept unless --force. A bad argument, rank, agent or output path
 `error: ...` line and exit status 2, before anything is drafted; a progress bar (drafting runs)
 goes to stderr when it is a terminal (--progress forces it, --no-progress hides it).
 
-The functions (agents/design/pools.py: drafting_overrides, make_drafting_agent, ghosts_of, tally,
+The functions (agents/design/pools/drafting.py: drafting_overrides, make_drafting_agent, ghosts_of, tally,
 summary) are also what scripts/build_pools.py builds the shipped pools with.
 """
 from __future__ import annotations

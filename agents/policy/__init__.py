@@ -39,7 +39,7 @@ def _policy_classes() -> dict:
 
 
 def build_policy(desc: dict, state: dict, where: str):
-    """The SB3 policy a checked description (policy_file.check_description) builds, with the
+    """The SB3 policy a checked description (agents.policy.file.check_description) builds, with the
     acting weights `state` (float16 or float32) loaded and the value head as zeros, so
     predict_values is 0, never random."""
     import torch
