@@ -33,19 +33,19 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-from agents.audit import (STAGES, AuditError, audit, check_auditable,  # noqa: E402
-                          format_report, full_settings, quick_settings)
-from agents.audit.verdicts import format_moved, format_verdicts, moved, verdicts  # noqa: E402
-from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
-from agents.metagame.cli import parse_rounds as parse_round_items  # noqa: E402
-from agents.progress import add_progress_argument, bar  # noqa: E402
-from agents.script_args import (MAX_JOBS, fail, jobs_int, load_pool_once, script_parser,  # noqa: E402
-                                seed_int)
-from rune_env.rules import RulesError, load_rules  # noqa: E402
-from rune_env.rules.config import DEFAULT_RULES_PATH  # noqa: E402
-from rune_env.run.opponents import PoolError  # noqa: E402
+from agents.cli.args import (MAX_JOBS, fail, jobs_int, load_pool_once, script_parser,
+                             seed_int)
+from agents.cli.fanout import add_ray_argument
+from agents.cli.progress import add_progress_argument, bar
+from agents.design.audit import (STAGES, AuditError, audit, check_auditable,
+                                 format_report, full_settings, quick_settings)
+from agents.design.audit.verdicts import format_moved, format_verdicts, moved, verdicts
+from agents.design.metagame.cli import checked_start
+from agents.design.metagame.cli import parse_rounds as parse_round_items
+from rune_env.rules import RulesError, load_rules
+from rune_env.rules.config import DEFAULT_RULES_PATH
+from rune_env.run.opponents import PoolError
 
 DEFAULT_ROUNDS = "1-12"
 QUICK_ROUNDS = "3,6,9"
@@ -108,17 +108,10 @@ def _run(rules, settings, pool, a, rules_path: str, label: str):
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
-    if a.ray is not None and (problem := ray_problem()):
-        return fail(problem)
-    try:
-        rules = load_rules(a.rules)
-    except RulesError as exc:        # missing, not YAML, or against the schema
-        return fail(f"--rules: {exc}")
-    try:
-        rounds = parse_rounds(a.rounds or (QUICK_ROUNDS if a.quick else DEFAULT_ROUNDS),
-                              rules.spec.run.round_cap)
-    except ValueError as exc:
-        return fail(f"--rounds: {exc}")
+    start = checked_start(a, [a.rounds or (QUICK_ROUNDS if a.quick else DEFAULT_ROUNDS)])
+    if isinstance(start, int):
+        return start
+    rules, rounds = start
     against_path = _against_path(a)
     against_rules = None
     if against_path is not None:

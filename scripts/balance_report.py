@@ -27,19 +27,16 @@ import statistics
 import sys
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rune_env.battle.engine import battle as reference_battle  # noqa: E402
-from agents.progress import add_progress_argument, bar  # noqa: E402
-from agents.script_args import (add_count_argument, add_jobs_argument,  # noqa: E402
-                                add_json_argument, add_rules_argument, add_seed_argument, fail,
-                                script_parser)
-from rune_env.rules import RulesError, load_rules  # noqa: E402
-from rune_env.run import apply, default_opponents, new_run  # noqa: E402
-from rune_env.run.drafter import HeuristicDrafter  # noqa: E402
-from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
+from rune_env.battle.engine import battle as reference_battle
+from agents.cli.progress import add_progress_argument, bar
+from agents.cli.args import (add_count_argument, add_jobs_argument,
+                             add_json_argument, add_rules_argument, add_seed_argument, fail,
+                             script_parser)
+from rune_env.rules import RulesError, load_rules
+from rune_env.run import apply, default_opponents, new_run
+from rune_env.run.drafter import HeuristicDrafter
+from rune_env.battle.engines import add_engine_argument, use_engine
 
 ROUNDS = 12
 # The whole runs' seeds start 100,000 after the per-round runs' (seed + 100_000 + i), so at most

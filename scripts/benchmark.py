@@ -33,7 +33,7 @@ Reported:
   train_fps_stub            the same on a stub env with the same spaces and no game work
   train_fps_ratio           train_fps / train_fps_stub (the issue asks for >= 0.8)
 
-Extending: each measurement is a function of agents/bench.py decorated with `@measurement`; it
+Extending: each measurement is a function of agents/devtools/bench.py decorated with `@measurement`; it
 gets the shared `Context` (options, rules, pairs) and returns a list of `Row`s. The JSON output
 has every row's key at the top level, plus "pairs", "machine" and "versions". Later issues add
 rows there (a fast engine's battles/s and its speed-up, env steps/s, training frames/s) without
@@ -49,14 +49,12 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from agents.bench import BenchOptions, format_table, run, to_json  # noqa: E402
-from agents.script_args import (MAX_BATTLES, MAX_REPEATS, MAX_STEPS,  # noqa: E402
-                                add_count_argument, add_json_argument, add_rules_argument,
-                                add_seed_argument, fail, int_in, non_negative_float, script_parser)
-from rune_env.rules import RulesError, load_rules  # noqa: E402
+from agents.devtools.bench import BenchOptions, format_table, run, to_json
+from agents.cli.args import (MAX_BATTLES, MAX_REPEATS, MAX_STEPS,
+                             add_count_argument, add_json_argument, add_rules_argument,
+                             add_seed_argument, fail, int_in, non_negative_float, script_parser)
+from rune_env.rules import RulesError, load_rules
 
 
 def build_parser():
@@ -87,11 +85,12 @@ def build_parser():
 
 
 def read_train_config(path: str):
-    """The training config as train.py reads it (agents.training.TrainConfig); a problem is
+    """The training config as train.py reads it (agents.train.train_config.TrainConfig); a problem is
     a ValueError naming --train-config."""
     import yaml
 
-    from agents.training import ConfigError, validate_config
+    from agents.train.config import ConfigError
+    from agents.train.train_config import validate_config
     from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml
     try:
         text = read_text(Path(path), "it", ValueError, limit=MAX_YAML_BYTES)

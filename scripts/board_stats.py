@@ -31,20 +31,19 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from agents import make_agent  # noqa: E402
-from agents.board_stats import (DEFAULT_FROM_ROUND, DEFAULT_MAX_CASTING,  # noqa: E402
-                                agent_boards, format_source, pool_boards, summarise)
-from agents.evaluation import MAX_EPISODES  # noqa: E402
-from agents.progress import bar  # noqa: E402
-from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
-                                add_play_arguments, add_seed_argument, apply_play_arguments,
-                                check_output, fail, int_in, load_pool_once,
-                                script_parser)
-from rune_env.files import write_json_atomic  # noqa: E402
-from rune_env.rules import default_rules  # noqa: E402
-from rune_env.run.opponents import PoolError  # noqa: E402
+from agents import make_agent
+from agents.evaluation.board_stats import (DEFAULT_FROM_ROUND, DEFAULT_MAX_CASTING,
+                                           agent_boards, format_source, pool_boards, summarise)
+from agents.evaluation.runs import MAX_EPISODES
+from agents.cli.progress import bar
+from agents.cli.args import (add_count_argument, add_json_argument,
+                             add_play_arguments, add_seed_argument, apply_play_arguments,
+                             check_output, fail, int_in, load_pool_once,
+                             script_parser)
+from rune_env.files import write_json_atomic
+from rune_env.rules import default_rules
+from rune_env.run.opponents import PoolError
 
 
 def build_parser():

@@ -7,7 +7,7 @@
 
 A rank's recipe names the agents that draft its ghosts (greedy:NOISE, or the path of a trained
 policy), the runs each plays, the seed, the last round, whether the trained policies sample their
-actions, and `min_trained_share`. Each agent plays its runs through agents/pools.py's `ghosts_of`
+actions, and `min_trained_share`. Each agent plays its runs through agents/design/pools/drafting.py's `ghosts_of`
 (as make_opponents does): under the opponent side's economy of the rank (from mentor up the
 drafting agent's income and start mana x the rank's budget factor), endless, against the budget
 drafter, one board per round 1..max_round per run. Journeyman's extra rune and sage's boss rules
@@ -39,17 +39,17 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from agents.pools import (BuildError, RecipeError, build_pools, git_commit, scaled_runs,  # noqa: E402
-                          load_recipes, plan_build)
-from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
-from agents.progress import add_progress_argument  # noqa: E402
-from agents.progress import say as progress_say  # noqa: E402
-from agents.script_args import (MAX_RUNS, add_trust_pickle_argument,  # noqa: E402
-                                apply_trust_pickle, fail, positive_float_to, script_parser)
-from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
-from rune_env.rules import default_rules  # noqa: E402
+from agents.design.pools import (BuildError, RecipeError, build_pools, scaled_runs,
+                                 load_recipes, plan_build)
+from agents.cli.fanout import add_ray_argument, ray_problem
+from agents.cli.progress import add_progress_argument
+from agents.cli.progress import say as progress_say
+from agents.cli.provenance import git_commit
+from agents.cli.args import (MAX_RUNS, add_trust_pickle_argument,
+                             apply_trust_pickle, fail, positive_float_to, script_parser)
+from rune_env.battle.engines import add_engine_argument, use_engine
+from rune_env.rules import default_rules
 
 DEFAULT_CONFIG = ROOT / "configs" / "ranks.yaml"
 DEFAULT_OUT = ROOT / "configs" / "opponents"

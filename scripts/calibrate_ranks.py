@@ -27,18 +27,18 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from agents import make_agent  # noqa: E402
-from agents.evaluation import evaluate, grading, wilson  # noqa: E402
-from agents.fanout import add_ray_argument, evaluate_by_name, ray_problem  # noqa: E402
-from agents.progress import bar  # noqa: E402
-from agents.evaluation import MAX_EPISODES  # noqa: E402
-from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
-                                add_play_arguments, add_seed_argument, apply_play_arguments, fail,
-                                load_pool_once, script_parser)
-from rune_env.rules import default_rules  # noqa: E402
-from rune_env.run.opponents import PoolError  # noqa: E402
+from agents import make_agent
+from agents.evaluation.runs import evaluate, grading, wilson
+from agents.cli.fanout import add_ray_argument, ray_problem
+from agents.evaluation.runs import evaluate_by_name
+from agents.cli.progress import bar
+from agents.evaluation.runs import MAX_EPISODES
+from agents.cli.args import (add_count_argument, add_json_argument,
+                             add_play_arguments, add_seed_argument, apply_play_arguments, fail,
+                             load_pool_once, script_parser)
+from rune_env.rules import default_rules
+from rune_env.run.opponents import PoolError
 
 DEFAULT_POOLS = ROOT / "configs" / "opponents"
 

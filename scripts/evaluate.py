@@ -32,19 +32,19 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from agents import make_agent  # noqa: E402
-from agents.evaluation import (EVAL_TAGS, MAX_EPISODES, evaluate, log_evaluation,  # noqa: E402
-                               training_step)
-from agents.fanout import add_ray_argument, evaluate_by_name, ray_problem  # noqa: E402
-from agents.progress import bar  # noqa: E402
-from agents.script_args import (add_count_argument, add_json_argument,  # noqa: E402
-                                add_play_arguments, add_rules_argument, add_seed_argument,
-                                apply_play_arguments, fail, script_parser)
-from rune_env.battle.engines import battle_function  # noqa: E402
-from rune_env.rules import Board, RulesError, default_rules, load_rules  # noqa: E402
-from rune_env.run.opponents import PoolError  # noqa: E402
+from agents import make_agent
+from agents.evaluation.runs import (EVAL_TAGS, MAX_EPISODES, evaluate, log_evaluation,
+                                    training_step)
+from agents.cli.fanout import add_ray_argument, ray_problem
+from agents.evaluation.runs import evaluate_by_name
+from agents.cli.progress import bar
+from agents.cli.args import (add_count_argument, add_json_argument,
+                             add_play_arguments, add_rules_argument, add_seed_argument,
+                             apply_play_arguments, fail, script_parser)
+from rune_env.battle.engines import battle_function
+from rune_env.rules import Board, RulesError, default_rules, load_rules
+from rune_env.run.opponents import PoolError
 
 TB_TAGS = EVAL_TAGS
 
@@ -100,7 +100,7 @@ def write_tensorboard(out_dir: Path, label: str, result: dict, cores, rules, ste
                       context: dict | None = None) -> Path:
     """An agent's evaluation into DIR/tb/<agent>/ at its training step: the old event files of that
     directory are deleted first, so a rerun replaces the agent's curves instead of mixing them
-    with the last run's. Every agent gets the same tags (agents.evaluation.log_evaluation)."""
+    with the last run's. Every agent gets the same tags (agents.evaluation.runs.log_evaluation)."""
     from torch.utils.tensorboard import SummaryWriter
     d = out_dir / "tb" / tb_dir_name(label)
     if d.is_dir():

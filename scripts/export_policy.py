@@ -9,10 +9,10 @@ a policy of the old pickled format.
 The `.pt` holds the acting network alone (no value head, no optimizer), its weights as float16 by
 default (about 1 MB for the [256, 256] drafters; float32 doubles it): a safetensors file with the
 network's description as JSON, nothing pickled, so loading one runs no code from it
-(agents/policy_file.py). It is written by `agents.policy.export_policy` and loaded by
+(agents/policy/file.py). It is written by `agents.policy.export_policy` and loaded by
 `PolicyAgent(path)`, `evaluate.py --agents`, the pool recipes of configs/ranks.yaml and the envs'
 `opponents=`. The checkpoint is a pickle: it is read only if this machine's training saved it
-(its .sig, agents/trust.py) or with --trust-pickle. The card beside it (the same name with
+(its .sig, agents/policy/trust.py) or with --trust-pickle. The card beside it (the same name with
 `.json`) says where it came from: the checkpoint and its sha256, the run's config, seed and rules
 hash, the timesteps and training seconds there, the run's periodic evaluation at that step (if
 one was made) and, with `--check N`, how many steps of N evaluation runs the exported policy chose
@@ -33,14 +33,11 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from agents.policy import EXPORT_DTYPES, PolicyLoadError, limit_torch_threads  # noqa: E402
-from agents.progress import add_progress_argument, bar  # noqa: E402
-from agents.script_args import (add_json_argument, add_seed_argument, check_output,  # noqa: E402
-                                fail, int_in, script_parser)
-from agents.evaluation import MAX_EPISODES  # noqa: E402
+from agents.policy import EXPORT_DTYPES, PolicyLoadError, limit_torch_threads
+from agents.cli.progress import add_progress_argument, bar
+from agents.cli.args import (add_json_argument, add_seed_argument, check_output,
+                             fail, int_in, script_parser)
+from agents.evaluation.runs import MAX_EPISODES
 
 
 def build_parser():
@@ -83,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail("a CHECKPOINT and --out FILE are required (or --convert OLD --trust)")
     checkpoint, out = Path(a.checkpoint), Path(a.out)
     if a.trust_pickle:
-        from agents.trust import trust_pickle
+        from agents.policy.trust import trust_pickle
         trust_pickle()
     if not checkpoint.is_file():
         return fail(f"{checkpoint}: no such checkpoint file")
@@ -91,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         return fail(problem)
     limit_torch_threads(1)
-    from agents.export import ExportError, export_checkpoint
+    from agents.train.export import ExportError, export_checkpoint
     try:
         with bar(a.check, "check", a.progress) as pb:
             card = export_checkpoint(checkpoint, out, a.dtype, a.check, a.seed, a.note, progress=pb)
@@ -132,7 +129,7 @@ def convert(a) -> int:
     if problem:
         return fail(problem)
     limit_torch_threads(1)
-    from agents.export import convert_pickled
+    from agents.train.export import convert_pickled
     try:
         with bar(a.check, "check", a.progress) as pb:
             card = convert_pickled(old, out, a.check, a.seed, progress=pb)

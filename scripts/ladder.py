@@ -7,7 +7,7 @@
 
 Each agent drafts N runs on evaluation seeds; its board of every round fights (both seatings)
 the other agents' boards of the same seed and round, and K boards of the same round sampled from
-each pool. The results are fitted into Bradley-Terry ratings on an Elo scale (agents/ratings.py);
+each pool. The results are fitted into Bradley-Terry ratings on an Elo scale (agents/evaluation/ratings.py);
 the ladder is printed, written to DIR/ladder.json (atomically) and to TensorBoard
 (DIR/tb/<name>, tag ladder/rating). Rate at least two agents, or agents and pools.
 
@@ -24,21 +24,21 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from agents import make_agent  # noqa: E402
-from agents.progress import bar  # noqa: E402
-from agents.evaluation import evaluate  # noqa: E402
-from agents.fanout import add_ray_argument, evaluate_by_name, ray_problem  # noqa: E402
-from agents.ratings import fit_bradley_terry  # noqa: E402
-from agents.evaluation import MAX_EPISODES  # noqa: E402
-from agents.script_args import (MAX_SAMPLES, add_count_argument, add_json_argument,  # noqa: E402
-                                add_play_arguments, add_seed_argument, apply_play_arguments, fail,
-                                load_pool_once, script_parser)
-from rune_env.battle.engines import battle_function  # noqa: E402
-from rune_env.rules import Board, default_rules  # noqa: E402
-from rune_env.files import write_json_atomic  # noqa: E402
-from rune_env.run.opponents import PoolError  # noqa: E402
+from agents import make_agent
+from agents.cli.progress import bar
+from agents.evaluation.runs import evaluate
+from agents.cli.fanout import add_ray_argument, ray_problem
+from agents.evaluation.runs import evaluate_by_name
+from agents.evaluation.ratings import fit_bradley_terry
+from agents.evaluation.runs import MAX_EPISODES
+from agents.cli.args import (MAX_SAMPLES, add_count_argument, add_json_argument,
+                             add_play_arguments, add_seed_argument, apply_play_arguments, fail,
+                             load_pool_once, script_parser)
+from rune_env.battle.engines import battle_function
+from rune_env.rules import Board, default_rules
+from rune_env.files import write_json_atomic
+from rune_env.run.opponents import PoolError
 
 
 def score(a: Board, b: Board, rules) -> list[float]:

@@ -6,7 +6,7 @@
 
 MaskablePPO learns against opponents sampled from the league by prioritised fictitious
 self-play: the config's fixed members (greedy, the apprentice PPO policies) and the learner's
-own snapshots, one every snapshot_every steps (agents/league.py describes the method; the keys
+own snapshots, one every snapshot_every steps (agents/train/league.py describes the method; the keys
 are in configs/league/README.md; an unknown key or a bad value is one `error: ...` line, exit
 status 2).
 
@@ -30,14 +30,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import yaml  # noqa: E402
+import yaml
 
-from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
-from agents.script_args import (add_trust_pickle_argument, apply_trust_pickle,  # noqa: E402
-                                fail, int_in, script_parser, seed_int, MAX_STEPS)
-from agents.training import ConfigError, open_named_run  # noqa: E402
+from agents.cli.progress import add_progress_argument, progress_on, say
+from agents.cli.args import (add_trust_pickle_argument, apply_trust_pickle,
+                             fail, int_in, script_parser, seed_int, MAX_STEPS)
+from agents.train.config import ConfigError
+from agents.train.run_dirs import open_named_run
 
 
 def build_parser():
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.force and a.resume:
         return fail("--force and --resume contradict each other")
     apply_trust_pickle(a)
-    from agents.league import read_league_config, run_league
+    from agents.train.league import read_league_config, run_league
     try:
         cfg = read_league_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})
     except ConfigError as exc:

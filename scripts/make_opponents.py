@@ -19,7 +19,7 @@ existing file is kept unless --force. A bad argument, rank, agent or output path
 `error: ...` line and exit status 2, before anything is drafted; a progress bar (drafting runs)
 goes to stderr when it is a terminal (--progress forces it, --no-progress hides it).
 
-The functions (agents/pools.py: drafting_overrides, make_drafting_agent, ghosts_of, tally,
+The functions (agents/design/pools/drafting.py: drafting_overrides, make_drafting_agent, ghosts_of, tally,
 summary) are also what scripts/build_pools.py builds the shipped pools with.
 """
 from __future__ import annotations
@@ -27,19 +27,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from agents.pools import (DRAFTING_OPPONENTS, by_round, draft_ghosts, make_agents,  # noqa: E402
-                          summary, tally)
-from agents.progress import add_progress_argument  # noqa: E402
-from agents.script_args import (MAX_RUNS, add_count_argument, add_seed_argument,  # noqa: E402
-                                add_trust_pickle_argument, apply_trust_pickle, check_output,
-                                fail, int_in, script_parser)
-from rune_env.battle.engines import add_engine_argument, use_engine  # noqa: E402
-from rune_env.rules import default_rules  # noqa: E402
-from rune_env.run.opponents import Pool, save_pool  # noqa: E402
-from rune_env.run.ranks import rank_index  # noqa: E402
+from agents.design.pools import (DRAFTING_OPPONENTS, by_round, draft_ghosts, make_agents,
+                                 summary, tally)
+from agents.cli.progress import add_progress_argument
+from agents.cli.args import (MAX_RUNS, add_count_argument, add_seed_argument,
+                             add_trust_pickle_argument, apply_trust_pickle, check_output,
+                             fail, int_in, script_parser)
+from rune_env.battle.engines import add_engine_argument, use_engine
+from rune_env.rules import default_rules
+from rune_env.run.opponents import Pool, save_pool
+from rune_env.run.ranks import rank_index
 
 
 def build_parser():

@@ -25,19 +25,15 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from agents.fanout import add_ray_argument, ray_problem  # noqa: E402
-from agents.metagame import (MetaSettings, SearchSettings, metagame_rounds,  # noqa: E402
-                             mixture_pool, quick_meta_settings)
-from agents.metagame.charts import charts_problem, matrix_chart, shares_chart  # noqa: E402
-from agents.metagame.cli import MAX_ITERATIONS, add_common, parse_rounds  # noqa: E402
-from agents.progress import add_progress_argument, bar  # noqa: E402
-from agents.script_args import (add_json_argument, add_rules_argument, check_output,  # noqa: E402
-                                fail, int_in, jobs_int, script_parser, seed_int)
-from rune_env.rules import RulesError, load_rules  # noqa: E402
-from rune_env.run.opponents import save_pool  # noqa: E402
+from agents.cli.args import (add_rules_argument, check_output, fail, int_in,
+                             script_parser, seed_int)
+from agents.cli.progress import bar
+from agents.design.metagame import (MetaSettings, metagame_rounds, mixture_pool,
+                                    quick_meta_settings)
+from agents.design.metagame.charts import charts_problem, matrix_chart, shares_chart
+from agents.design.metagame.cli import (MAX_ITERATIONS, add_common, add_run_options,
+                                        checked_start, with_search_budget)
+from rune_env.run.opponents import save_pool
 
 DEFAULT_ROUNDS, QUICK_ROUNDS = "3 6 9 12", "3 6"
 DEFAULTS = MetaSettings(rounds=())
@@ -60,12 +56,7 @@ def build_parser():
                    help="also draw PNGs beside the pool in --out: the mixture's core and kind "
                         "shares by round, and the support's payoff matrices (needs matplotlib, "
                         "the 'charts' extra; default off)")
-    p.add_argument("--jobs", type=jobs_int, default=None, metavar="J",
-                   help="fast-engine threads, >= 1; results do not depend on it (default: every "
-                        "usable core)")
-    add_json_argument(p)
-    add_progress_argument(p)
-    add_ray_argument(p)
+    add_run_options(p)
     return p
 
 
@@ -75,9 +66,7 @@ def settings_of(a, rounds) -> MetaSettings:
     else:
         s = MetaSettings(rounds=rounds, budget=a.budget, seed=a.seed,
                          iterations=a.iterations or DEFAULTS.iterations)
-    if a.search_budget:
-        s = MetaSettings(**{**s.__dict__, "search": SearchSettings(
-            **{**s.search.__dict__, "budget": a.search_budget})})
+    s = with_search_budget(s, a.search_budget)
     return MetaSettings(**{**s.__dict__, "jobs": a.jobs})
 
 
@@ -109,17 +98,10 @@ def format_round(r, rules) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
-    if a.ray is not None and (problem := ray_problem()):
-        return fail(problem)
-    try:
-        rules = load_rules(a.rules)
-    except RulesError as exc:
-        return fail(f"--rules: {exc}")
-    try:
-        rounds = parse_rounds(a.rounds or (QUICK_ROUNDS if a.quick else DEFAULT_ROUNDS).split(),
-                              rules.spec.run.round_cap)
-    except ValueError as exc:
-        return fail(f"--rounds: {exc}")
+    start = checked_start(a, a.rounds or (QUICK_ROUNDS if a.quick else DEFAULT_ROUNDS).split())
+    if isinstance(start, int):
+        return start
+    rules, rounds = start
     out_path = None
     if a.out is not None:
         out_path = Path(a.out) / f"meta_{rules.hash}.json.gz"

@@ -45,13 +45,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from agents.mutation import (FROZEN, Suite, baseline, check_all, mutations,  # noqa: E402
-                             normalise_path, outcomes_json, report)
-from agents.script_args import add_jobs_argument, positive_float, script_parser  # noqa: E402
+from agents.devtools.mutation import (FROZEN, Suite, baseline, check_all, mutations,
+                                      normalise_path, outcomes_json, report)
+from agents.cli.args import add_jobs_argument, positive_float, script_parser
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,19 +23,14 @@ import multiprocessing as mp
 import os
 import sys
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from rune_env.battle import battle  # noqa: E402
-from rune_env.battle.fast import fast_battles  # noqa: E402
-from agents.devtools.parity import (compare, coverage_boards, hp_bits_equal,  # noqa: E402
+from rune_env.battle import battle
+from rune_env.battle.fast import fast_battles
+from agents.devtools.parity import (compare, coverage_boards, hp_bits_equal,
                                     parity_pairs)
-from agents.script_args import (MAX_BATTLES, MAX_JOBS, MAX_REPEATS, fail, int_in, jobs_int,  # noqa: E402
-                                script_parser, seed_int, usable_cores)
-from rune_env.rules import RulesError, default_rules, load_rules  # noqa: E402
+from agents.cli.args import (MAX_BATTLES, MAX_JOBS, MAX_REPEATS, fail, int_in, jobs_int,
+                             script_parser, seed_int, usable_cores)
+from rune_env.rules import RulesError, default_rules, load_rules
 
 _RULES = None
 

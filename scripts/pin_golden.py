@@ -32,14 +32,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from rune_env.battle import battle  # noqa: E402
-from rune_env.rules import Board, load_rules  # noqa: E402
-from rune_env.files import write_json_atomic  # noqa: E402
-from rune_env.rules.sampling import random_board  # noqa: E402
+from rune_env.battle import battle
+from rune_env.rules import Board, load_rules
+from rune_env.files import write_json_atomic
+from rune_env.rules.sampling import random_board
 
 FROZEN_RULES = ROOT / "tests" / "data" / "rules.yaml"
 GOLDEN = ROOT / "tests" / "data" / "golden.json"

@@ -6,7 +6,7 @@
                             [--force] [--json] [--no-progress]
 
 The sweep YAML (keys in configs/sweeps/README.md; read into the typed `SweepConfig` of
-agents/sweep.py) names a training config (`base`), fixed `overrides` and a search `space` over
+agents/train/sweep.py) names a training config (`base`), fixed `overrides` and a search `space` over
 train-config keys by dotted path (seed, ppo.learning_rate, ppo.ent_coef, ppo.n_steps,
 policy_kwargs.net_arch, ...). Every trial's config is resolved and validated before Ray starts:
 an unknown key, a wrong type or a value out of range, in the sweep or in any trial's config, is
@@ -52,17 +52,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import yaml  # noqa: E402
+import yaml
 
-from agents.fanout import LOCAL, add_ray_argument  # noqa: E402
-from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
-from agents.script_args import (MAX_CPUS, add_json_argument, fail, int_in,  # noqa: E402
-                                script_parser, seed_int, usable_cores)
-from agents.sweep import (MAX_TRIALS, asha_settings, format_table, plan_trials, read_sweep,  # noqa: E402
-                          run_sweep, sweep_summary, tune_problem)
-from agents.training import RUN_NAME, ConfigError, write_json  # noqa: E402
+from agents.cli.fanout import LOCAL, add_ray_argument
+from agents.cli.progress import add_progress_argument, progress_on, say
+from agents.cli.args import (MAX_CPUS, add_json_argument, fail, int_in,
+                             script_parser, seed_int, usable_cores)
+from agents.train.sweep import (MAX_TRIALS, asha_settings, format_table, plan_trials, read_sweep,
+                                run_sweep, sweep_summary, tune_problem)
+from agents.train.config import RUN_NAME, ConfigError, write_json
 
 TRAIN_SCRIPT = ROOT / "scripts" / "train.py"
 
@@ -101,7 +100,7 @@ def build_parser():
 
 
 def restate(parser, dest: str, default, help_text: str) -> None:
-    """Give a shared option (agents.fanout's --ray, agents.progress's --progress) the default
+    """Give a shared option (agents.cli.fanout's --ray, agents.cli.progress's --progress) the default
     and the help it has in this script."""
     option = next(action for action in parser._actions if action.dest == dest)
     option.default, option.help = default, help_text

@@ -5,7 +5,7 @@
                             [--run-name NAME [--force]] [--resume] [--runs-dir DIR] [--no-progress]
 
 Every hyperparameter comes from the YAML (keys in configs/train/README.md; it is read into the
-typed `TrainConfig` of agents/training.py: an unknown key, a wrong type or a value out of range is one
+typed `TrainConfig` of agents/train/train_config.py: an unknown key, a wrong type or a value out of range is one
 `error: ...` line naming the key, exit status 2, nothing written). `--seed` and
 `--total-timesteps` override the YAML.
 
@@ -18,7 +18,7 @@ the game's: battle win rate, wins per run, clear rate, rounds survived, lamps le
 duration, clear rate per core, each rune kind's share of the boards (game/kind_share/<kind>) and
 their histogram; the periodic evaluations (eval/*, images boards/eval/<i>) and the final one
 (eval/* at the last step, images boards/final/<i>)), checkpoints/ and final_model.zip (each
-written to a temp name and renamed, with a .sig beside it: agents/trust.py; a kill never leaves
+written to a temp name and renamed, with a .sig beside it: agents/policy/trust.py; a kill never leaves
 half a checkpoint under its name),
 final_policy.pt (the network alone) with final_policy.json (its provenance: timesteps, config,
 seed), eval.json (the final evaluation, timesteps, train_seconds over every session) and
@@ -26,7 +26,7 @@ train_seconds.json.
 
 --resume continues a run from its newest model that loads (the last checkpoint, or the final
 model; each newer one that does not, truncated or unsigned, is skipped with a line saying why),
-in the same TensorBoard run. A resumed run is the uninterrupted run (agents/resume.py): checkpoints
+in the same TensorBoard run. A resumed run is the uninterrupted run (agents/train/resume.py): checkpoints
 are taken at rollout boundaries, at the first one at or past each multiple of checkpoint_every of
 the run's global step count, and each has a signed resume state beside it (<name>.state.json:
 the envs' states, the last observations, the global generators, SB3's and the callbacks'
@@ -53,21 +53,21 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import yaml  # noqa: E402
+import yaml
 
-from agents.evaluation import training_step  # noqa: E402
-from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
-from agents.script_args import (add_trust_pickle_argument, apply_trust_pickle,  # noqa: E402
-                                fail, int_in, script_parser, seed_int, MAX_STEPS)
-# PPOConfig and make_env_fn are not used here: tests/test_train_eval.py reads them from the script
-from agents.training import (RUN_NAME, ConfigError, PPOConfig, TrainClock,  # noqa: E402,F401
-                             check_env, claim_named_run, claim_run_dir, default_run_name,
-                             final_evaluation, latest_run, make_env_fn, make_venv, new_model,
-                             read_config, read_json, saved_models, seed_everything,
-                             set_torch_threads, summary_json, tb_run_dir, train)
-from rune_env.files import write_text_atomic  # noqa: E402
+from agents.evaluation.runs import training_step
+from agents.cli.progress import add_progress_argument, progress_on, say
+from agents.cli.args import (add_trust_pickle_argument, apply_trust_pickle,
+                             fail, int_in, script_parser, seed_int, MAX_STEPS)
+# PPOConfig and make_env_fn are not used here: tests/agents/test_train_eval.py reads them from the script
+from agents.train.config import RUN_NAME, ConfigError, read_json  # noqa: E402,F401
+from agents.train.ppo import (final_evaluation, make_env_fn, make_venv,  # noqa: E402,F401
+                              new_model, seed_everything, set_torch_threads, summary_json, train)
+from agents.train.run_dirs import (TrainClock, claim_named_run, claim_run_dir,  # noqa: E402,F401
+                                   default_run_name, latest_run, saved_models, tb_run_dir)
+from agents.train.train_config import PPOConfig, check_env, read_config  # noqa: E402,F401
+from rune_env.files import write_text_atomic
 
 
 # -- the command line ----------------------------------------------------------------------------
@@ -221,7 +221,7 @@ def resume(a, runs_dir: Path, progress: bool) -> int:
         write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_yaml(), sort_keys=False))
     say(f"run: {run_dir}  (torch threads {cfg.torch_threads}; tensorboard --logdir {run_dir / 'tb'})")
     say(f"resuming from {source} at {model.num_timesteps} steps, on to {cfg.total_timesteps}")
-    from agents.resume import ResumeStateError, load_state
+    from agents.train.resume import ResumeStateError, load_state
     try:
         state = load_state(source, int(model.num_timesteps))
     except ResumeStateError as exc:

@@ -7,7 +7,7 @@
 
 Needs the ray and train extras (pip install -e ".[ray]", which includes train). The YAML's keys
 are in configs/rllib/README.md; it is read into the typed `RLlibConfig` of
-agents/rllib_config.py: an unknown key, a wrong type or a value out of range is one
+agents/train/rllib_config.py: an unknown key, a wrong type or a value out of range is one
 `error: ...` line naming the key (exit status 2, nothing written, Ray not started).
 
 The run directory, like train.py's: DIR/<name>__s<seed>__<UTC time>/, or DIR/NAME/ with
@@ -22,7 +22,7 @@ play it as they play an SB3 drafter), eval.json (the final evaluation) and train
 The last line on stdout is a JSON summary.
 
 The environment: RLlib's PPO on its current API stack, the actions masked by the RLModule
-agents/rllib.py defines (the mask rides in the observation). For the duel both players are the
+agents/train/rllib.py defines (the mask rides in the observation). For the duel both players are the
 one learning policy (self-play). With num_env_runners 0 (the shipped configs) the driver samples
 and learns, on torch_threads threads; a local Ray is started for the run (--num-cpus CPUs) unless
 --ray ADDRESS joins a cluster (docs/SCALE.md), where num_env_runners > 0 spreads the sampling.
@@ -34,14 +34,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import yaml  # noqa: E402
+import yaml
 
-from agents.fanout import ray_problem  # noqa: E402
-from agents.progress import add_progress_argument, progress_on, say  # noqa: E402
-from agents.script_args import MAX_CPUS, MAX_STEPS, fail, int_in, script_parser, seed_int  # noqa: E402
-from agents.training import ConfigError, claim_run_dir, default_run_name, open_named_run  # noqa: E402
+from agents.cli.fanout import ray_problem
+from agents.cli.progress import add_progress_argument, progress_on, say
+from agents.cli.args import MAX_CPUS, MAX_STEPS, fail, int_in, script_parser, seed_int
+from agents.train.config import ConfigError
+from agents.train.run_dirs import claim_run_dir, default_run_name, open_named_run
 
 
 def build_parser():
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     if a.force and a.resume:
         return fail("--force and --resume contradict each other")
-    from agents.rllib_config import check_env, read_rllib_config
+    from agents.train.rllib_config import check_env, read_rllib_config
     try:
         cfg = read_rllib_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})
         check_env(cfg, a.config)
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     if not a.resume:
         (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_yaml(), sort_keys=False))
     say(f"run: {run_dir}  (tensorboard --logdir {run_dir / 'tb'})")
-    from agents.rllib import start_ray, train_rllib
+    from agents.train.rllib import start_ray, train_rllib
     ray = start_ray(a.ray, a.num_cpus)
     try:
         res = train_rllib(cfg, run_dir, resume=a.resume, progress=progress_on(a.progress))

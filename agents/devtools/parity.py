@@ -1,6 +1,6 @@
 """Comparing the fast engine with the reference: board pairs to play and a field-by-field check.
 
-Used by `tests/test_fast_parity.py` and `scripts/parity_check.py`.
+Used by `tests/battle/test_fast_parity.py` and `scripts/parity_check.py`.
 
 * `parity_pairs(n, seed, rules)`: n seeded pairs, a fifth each: two boards of the game's own
   sampler (`random_board`, rounds 1..12); two `stress_board`s, which pack rings 1-2 (and some of

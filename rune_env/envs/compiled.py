@@ -4,7 +4,7 @@
 writes the whole observation and the whole legal mask; `Encoder._board_block` calls
 `board_features` for the board part alone. The Python definitions stay the readable ones
 (`Encoder.encode_flat`, `rune_env.run.loop.legal_mask`): tests compare these with them bit for
-bit on every state of long random runs and on fuzzed states (tests/test_observe_compiled.py).
+bit on every state of long random runs and on fuzzed states (tests/envs/test_observe_compiled.py).
 The board's powers come from the battle kernel's analysis, the one the battles use.
 
 The layouts (the constants below name every index):

@@ -219,7 +219,7 @@ class Encoder:
         # The board record in compile._records' layout (round 1, no hand, no boss rules),
         # written here rather than by a call to encode_board, which would cost a record per
         # step more (a list, then an array) for the same ints: a deliberate duplicate of these
-        # few lines, which tests/test_observe_compiled.py checks against compile._records.
+        # few lines, which tests/envs/test_observe_compiled.py checks against compile._records.
         rec = [1, -1 if core is None else core_id[core], -1 if sun is None else kid[sun],
                len(board), len(arts), 0, 0, len(relics)]
         for c, (k, g) in board.items():

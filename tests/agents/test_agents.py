@@ -19,8 +19,8 @@ import pytest
 from conftest import frozen_rules
 
 from agents import BASELINES, GreedyAgent, RandomAgent, ScriptedAgent, make_agent
-from agents.evaluation import (EVAL_SEED_BASE, eval_run_seed, evaluate, mean_ci, play_run,
-                               summarise, wilson)
+from agents.evaluation.runs import (EVAL_SEED_BASE, eval_run_seed, evaluate, mean_ci, play_run,
+                                    summarise, wilson)
 from rune_env.envs import Agent
 from rune_env.envs.run_env import TRAINING_SEED_LIMIT, RuneDraftEnv, RuneRunEnv
 from rune_env.rules.board import Board
@@ -51,7 +51,7 @@ def run_actions(agent, env: RuneRunEnv, run_seed: int, agent_seed: int | None, l
     agent.reset(agent_seed)
     actions = []
     for _ in range(limit):
-        state = env.state if getattr(agent, "needs_state", False) else None
+        state = env.state if agent.needs_state else None
         a = agent.act(obs, info["action_mask"], state=state)
         assert isinstance(a, int)
         assert 0 <= a < N and info["action_mask"][a], f"illegal action {a} ({TABLE.actions[a].name})"
@@ -267,7 +267,7 @@ def tiny_model_path(tmp_path_factory):
                         policy_kwargs={"net_arch": [16, 16]}, device="cpu", verbose=0)
     model.learn(64)
     path = tmp_path_factory.mktemp("policy") / "tiny.zip"
-    from agents.trust import save_checkpoint
+    from agents.policy.trust import save_checkpoint
     save_checkpoint(model, path)     # signed, as training saves it: PolicyAgent may load it
     return path
 
@@ -507,7 +507,7 @@ def test_mean_wins_interval_is_never_of_zero_width():
     1.96 x sqrt(3.8416/900) / denom = 0.1280533 / 1.2561067 = 0.1019446: [0.7961107, 1] x 10 =
     [7.961107, 10] (the normal approximation said [10, 10]); 0 wins of 10 in 15 runs mirrors
     it: [0, 2.038893]. No run: no interval."""
-    from agents.evaluation import wilson_mean
+    from agents.evaluation.runs import wilson_mean
     assert wilson_mean([10] * 15, 10) == pytest.approx((10.0, 7.961107, 10.0), abs=1e-6)
     assert wilson_mean([0] * 15, 10) == pytest.approx((0.0, 0.0, 2.038893), abs=1e-6)
     assert all(math.isnan(x) for x in wilson_mean([], 10))

@@ -11,7 +11,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from agents.audit.verdicts import format_moved, format_verdicts, moved, verdicts
+from agents.design.audit.verdicts import format_moved, format_verdicts, moved, verdicts
 
 REPO = Path(__file__).resolve().parents[2]
 

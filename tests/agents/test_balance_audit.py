@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import audit as A
+from agents.design import audit as A
 from rune_env.battle.fast import fast_battles
 from rune_env.rules import ATTACK_KINDS, CASTING_KINDS, Board, geometry, load_rules
 from rune_env.run.opponents import Pool, load_pool

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.board_stats import (agent_boards, casting_count, format_source, pool_boards,
-                                summarise, weighted_quantile)
-from agents.evaluation import eval_run_seed, wilson
+from agents.evaluation.board_stats import (agent_boards, casting_count, format_source, pool_boards,
+                                           summarise, weighted_quantile)
+from agents.evaluation.runs import eval_run_seed, wilson
 from rune_env.envs.run_env import RuneRunEnv
 from rune_env.rules import default_rules
 from rune_env.rules.config import KINDS

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.evaluation import grading
+from agents.evaluation.runs import grading
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -96,7 +96,7 @@ def tiny_run(tmp_path_factory):
                         verbose=0)
     model.learn(64)
     checkpoint = run / "checkpoints" / "model_64_steps.zip"
-    from agents.trust import save_checkpoint
+    from agents.policy.trust import save_checkpoint
     save_checkpoint(model, checkpoint)          # signed, as train.py saves it
     (run / "config.yaml").write_text(yaml.safe_dump({"name": "quick", "seed": 3,
                                                      "env_kwargs": env_kwargs}))
@@ -204,7 +204,7 @@ def test_export_script_writes_the_policy_and_its_card(tiny_run, tmp_path, script
     import hashlib
     assert card["checkpoint_sha256"] == hashlib.sha256(tiny_run["checkpoint"].read_bytes()).hexdigest()
     assert out.stat().st_size < tiny_run["checkpoint"].stat().st_size
-    from agents.evaluation import training_step
+    from agents.evaluation.runs import training_step
     assert training_step(out) == 64
     # an existing file is kept without --force; bad input is one error line, nothing written
     again = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=300)
@@ -290,7 +290,7 @@ def test_shipped_policies_are_data_and_the_pools_provenance_still_leads_to_them(
     when they were drafted, which is the card's converted_from.sha256 (the old pickled file)."""
     import gzip
     import hashlib
-    from agents.policy_file import looks_pickled
+    from agents.policy.file import looks_pickled
     models = REPO / "agents" / "models"
     for pt in sorted(models.rglob("*.pt")):
         assert not looks_pickled(pt.read_bytes()[:8]), pt

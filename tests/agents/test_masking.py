@@ -14,8 +14,8 @@ pytest.importorskip("sb3_contrib")
 
 from sb3_contrib.common.maskable.distributions import MaskableCategorical  # noqa: E402
 
-from agents.masking import (MASKED_LOGIT, FastMaskableCategorical,  # noqa: E402
-                            FastMaskablePolicy, policy_class)
+from agents.train.masking import (MASKED_LOGIT, FastMaskableCategorical,  # noqa: E402
+                                  FastMaskablePolicy, policy_class)
 
 
 def batch(seed: int = 0, rows: int = 64, n: int = 593, legal_share: float = 0.02):

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.audit import board_key, pool_boards
-from agents.metagame import (ExploitSettings, double_oracle, entropy, mixture_counts,
-                             player_budget, quick_exploit_settings, solve_zero_sum, split_pool)
+from agents.design.audit import board_key, pool_boards
+from agents.design.metagame import (ExploitSettings, double_oracle, entropy, mixture_counts,
+                                    player_budget, quick_exploit_settings, solve_zero_sum, split_pool)
 from rune_env.rules import load_rules
 from rune_env.run.opponents import load_pool
 
@@ -161,7 +161,7 @@ def test_scripts_reject_bad_input(capsys):
 
 def test_charts_write_pngs(tmp_path):
     pytest.importorskip("matplotlib")
-    from agents.metagame.charts import exploitability_chart, matrix_chart, shares_chart
+    from agents.design.metagame.charts import exploitability_chart, matrix_chart, shares_chart
     rounds = [{"round": 3, "support_size": 2, "shares": {"core": {"moon": 0.5, "star": 0.5},
                                                          "kind": {"fire": 1.0}},
                "support_matrix": [[0.5, 1.0], [0.0, 0.5]],
@@ -195,8 +195,8 @@ def test_exploitability_without_split_measures_in_sample():
 def test_metagame_rounds_through_the_fanout_equal_the_loop(monkeypatch):
     # the Ray path hands metagame_round to agents.fanout.run_tasks; with Ray replaced by the
     # fanout's in-process loop (address None) it must give what the plain loop gives
-    from agents import fanout
-    from agents.metagame import metagame_rounds, quick_meta_settings
+    from agents.cli import fanout
+    from agents.design.metagame import metagame_rounds, quick_meta_settings
     rules = load_rules(None)
     settings = quick_meta_settings((3,), iterations=1)
     plain = metagame_rounds(rules, settings)
@@ -212,8 +212,8 @@ def test_metagame_rounds_through_the_fanout_equal_the_loop(monkeypatch):
 
 
 def test_exploitability_through_the_fanout_equals_the_loop(monkeypatch):
-    from agents import fanout
-    from agents.metagame import exploitability
+    from agents.cli import fanout
+    from agents.design.metagame import exploitability
     rules = load_rules(None)
     pool = load_pool(REPO / "configs/opponents/sage.json.gz", rules)
     settings = quick_exploit_settings((3,), search_budget_=100)

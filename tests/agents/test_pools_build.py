@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import agents.pools as pools
+import agents.design.pools as pools
 from rune_env.rules import Board, default_rules, load_rules
 from rune_env.run.opponents import Pool, PoolError, PoolOpponents, load_pool, save_pool
 from rune_env.run.ranks import rank_effects
@@ -328,8 +328,8 @@ def test_build_refuses_a_rank_below_min_trained_share(tmp_path, monkeypatch, cap
         boards = [A, A] if name == POLICY else [A, B]   # the greedy one drafts A and B
         return [_ghost(boards[i], 1, name, seed * 10 + i) for i in range(runs)]
 
-    monkeypatch.setattr(pools, "ghosts_of", fake_ghosts)
-    monkeypatch.setattr(pools, "make_drafting_agent", lambda *a, **k: None)
+    monkeypatch.setattr("agents.design.pools.build.ghosts_of", fake_ghosts)
+    monkeypatch.setattr("agents.design.pools.build.make_drafting_agent", lambda *a, **k: None)
     out_dir = tmp_path / "out"
     code = bp.main(["--config", str(config), "--out-dir", str(out_dir), "--json"])
     captured = capsys.readouterr()

@@ -90,7 +90,7 @@ def test_module_masks_illegal_actions_and_exports_to_policy_agent(tmp_path):
     from ray.rllib.utils.torch_utils import FLOAT_MIN
 
     from agents.policy import PolicyAgent
-    from agents.rllib import MaskedActorCritic, export_module, make_env, to_sb3_policy
+    from agents.train.rllib import MaskedActorCritic, export_module, make_env, to_sb3_policy
 
     env = make_env("rune_env/RuneRun-v0", {"opponents": "generator"})
     module = MaskedActorCritic(observation_space=env.observation_space,
@@ -131,7 +131,7 @@ def test_module_masks_illegal_actions_and_exports_to_policy_agent(tmp_path):
 def test_duel_module_export_drops_wait():
     """A duel module has 594 actions (the run's 593 and wait); its export has 593 and 1780 inputs,
     the shape of the league's policies (agents/models/league_s0.pt)."""
-    from agents.rllib import DUEL_ENV, MAIN_POLICY, MaskedActorCritic, make_env, to_sb3_policy
+    from agents.train.rllib import DUEL_ENV, MAIN_POLICY, MaskedActorCritic, make_env, to_sb3_policy
 
     env = make_env(DUEL_ENV, {})
     space, actions = env.observation_space["player_0"], env.action_space["player_0"]
@@ -206,7 +206,7 @@ def test_train_rllib_is_reproducible_and_resumes(tmp_path):
 def test_train_rllib_self_play_in_the_duel(tmp_path):
     """The duel through RLlib's PettingZoo wrapper, both seats one policy; the exported policy
     plays duels (agents/duels.py) and runs."""
-    from agents.duels import play_match
+    from agents.evaluation.duels import play_match
     from agents.policy import PolicyAgent
 
     runs = tmp_path / "runs"
@@ -230,7 +230,7 @@ def test_rllib_ppo_beats_random_with_intervals_apart(tmp_path):
     scripts/evaluate.py --agents random --episodes 200 --opponents generator). Budget: the issue
     asks for 15 minutes on 2 CPUs."""
     from agents import make_agent
-    from agents.evaluation import evaluate
+    from agents.evaluation.runs import evaluate
     from agents.policy import PolicyAgent
 
     runs = tmp_path / "runs"

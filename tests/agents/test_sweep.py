@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agents.sweep import (Dimension, TrainRun, asha_settings, best_trial, draw_values,
-                          format_table, get_path, plan_trials, read_sweep, set_path,
-                          train_path_problem)
+from agents.train.sweep import (Dimension, TrainRun, asha_settings, best_trial, draw_values,
+                                format_table, get_path, plan_trials, read_sweep, set_path,
+                                train_path_problem)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "sweep.py"

@@ -239,7 +239,7 @@ def test_train_fixed_run_name_refused_unless_force(tmp_path):
 
 
 def _claim(args):
-    from agents.training import claim_named_run
+    from agents.train.run_dirs import claim_named_run
     run_dir, go = args
     while time.time() < go:          # every process tries at the same instant
         pass
@@ -287,7 +287,7 @@ def test_a_second_start_of_a_running_name_is_refused_at_once(tmp_path):
 def test_a_save_killed_halfway_leaves_the_old_checkpoint_whole(tmp_path):
     """save_checkpoint writes a temp name and renames it: a save that fails halfway (a kill, a
     full disk) leaves the checkpoint of that name as it was, or none, and no temp file."""
-    from agents.trust import is_signed, save_checkpoint
+    from agents.policy.trust import is_signed, save_checkpoint
 
     class Model:
         def __init__(self, data, fail):
@@ -730,7 +730,7 @@ def test_evaluate_json(evaluation):
             lo, hi = s[ci]
             assert lo <= s[rate] <= hi, (name, rate)
         # 3 runs: the clear rate is k/3 and its interval wilson(k, 3)
-        from agents.evaluation import wilson
+        from agents.evaluation.runs import wilson
         k = round(s["clear_rate"] * 3)
         assert s["clear_rate"] == pytest.approx(k / 3)
         assert s["clear_ci"] == pytest.approx(list(wilson(k, 3)), rel=1e-12)
@@ -753,7 +753,7 @@ def test_evaluate_matches_the_evaluation_api(evaluation):
     """The script's numbers are agents.evaluation.evaluate's on the evaluation seeds."""
     assert evaluation["result"].returncode == 0, evaluation["result"].stderr
     from agents import make_agent
-    from agents.evaluation import evaluate
+    from agents.evaluation.runs import evaluate
     from rune_env.rules import default_rules
     out = json.loads(evaluation["result"].stdout)
     res = evaluate(make_agent("scripted", default_rules(), seed=0), 3, 0,
@@ -853,7 +853,7 @@ def test_evaluate_logs_at_the_models_training_step(smoke, tmp_path):
 
 
 def test_training_step_of_saved_policies(smoke, tmp_path):
-    from agents.evaluation import training_step
+    from agents.evaluation.runs import training_step
     assert smoke["result"].returncode == 0, smoke["result"].stderr
     d = smoke["run_dir"]
     assert training_step(d / "final_model.zip") == 256

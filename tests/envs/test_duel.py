@@ -452,7 +452,7 @@ def test_a_league_member_can_draft_a_pool(tmp_path):
     from sb3_contrib import MaskablePPO
     from agents import make_agent
     from agents.policy import export_policy
-    from agents.pools import draft_ghosts
+    from agents.design.pools import draft_ghosts
     rules = frozen_rules()
     model = MaskablePPO("MlpPolicy", DuelVsAgent(make_agent("random")), n_steps=32, batch_size=32,
                         n_epochs=1, seed=0, policy_kwargs={"net_arch": [16]}, device="cpu")
@@ -466,7 +466,7 @@ def test_a_league_member_can_draft_a_pool(tmp_path):
 
 # -- the league's parts --------------------------------------------------------------------------
 def _league(**pfsp):
-    from agents.league import LeagueConfig, League
+    from agents.train.league import LeagueConfig, League
     cfg = LeagueConfig.model_validate({"members": [{"name": "a", "agent": "greedy"},
                                                    {"name": "b", "agent": "random"}],
                                        "pfsp": pfsp})
@@ -517,7 +517,7 @@ def test_league_state_round_trips_and_rates_its_members():
     i, j = names.index("snap_10"), names.index("a")
     assert m[i, j] == pytest.approx(6 / 8) and m[j, i] == pytest.approx(2 / 8)
     assert np.isnan(m[names.index("b"), i])                   # never played
-    from agents.duels import matrix_image
+    from agents.evaluation.duels import matrix_image
     img = matrix_image(names, m)
     assert img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3
 
@@ -528,7 +528,7 @@ def test_warm_start_copies_the_run_policy_so_the_learner_acts_as_it():
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
     from agents import make_agent
-    from agents.league import warm_start
+    from agents.train.league import warm_start
     from agents.policy import PolicyAgent
     env = DuelVsAgent(make_agent("greedy"))
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, seed=0,

@@ -69,7 +69,7 @@ def _main(name: str):
 def imported():
     """The modules the scripts import inside main (torch and SB3 take seconds, whatever the
     input): imported once, so the bounds measure the input's cost alone."""
-    import agents.evaluation  # noqa: F401
+    import agents.evaluation.runs  # noqa: F401
     import agents.policy  # noqa: F401
     import rune_env.envs  # noqa: F401
     with contextlib.suppress(ImportError):
@@ -203,7 +203,8 @@ def test_the_duel_bounds_max_cycles():
     ("checkpoint_every", 10**12), ("eval", {"every": 10**12})])
 def test_a_training_configs_counts_are_bounded(tmp_path, key, value):
     """The config's counts, refused before any env or rollout buffer is made."""
-    from agents.training import ConfigError, read_config
+    from agents.train.config import ConfigError
+    from agents.train.train_config import read_config
     path = tmp_path / "big.yaml"
     data = yaml.safe_load((REPO / "configs" / "train" / "quick.yaml").read_text())
     data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
@@ -389,8 +390,9 @@ def test_the_alias_bomb_is_small():
 
 
 def test_an_alias_bomb_is_refused_as_rules_config_and_recipes(tmp_path, capsys):
-    from agents.pools import RecipeError, load_recipes
-    from agents.training import ConfigError, read_config
+    from agents.design.pools import RecipeError, load_recipes
+    from agents.train.config import ConfigError
+    from agents.train.train_config import read_config
     path = tmp_path / "bomb.yaml"
     path.write_text(BOMB)
     refused(RulesError, lambda: load_rules(path), "bomb.yaml", "alias")

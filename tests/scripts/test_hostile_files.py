@@ -174,9 +174,9 @@ def test_no_script_runs_a_hostile_file(evil, capsys, label, script, kind, argv):
 @pytest.mark.outside_mutation_check
 def test_the_library_loaders_refuse_them(evil):
     from agents import make_agent
-    from agents.league import warm_start
+    from agents.train.league import warm_start
     from agents.policy import PolicyAgent, PolicyLoadError, load_model, load_policy
-    from agents.training import ConfigError
+    from agents.train.config import ConfigError
     from rune_env.rules import default_rules
     rules = default_rules()
     for kind in ("pt", "raw"):
@@ -199,7 +199,7 @@ def test_the_library_loaders_refuse_them(evil):
 def test_the_ranks_recipes_refuse_them(evil):
     """configs/ranks.yaml's loading (load_recipes, then plan_build loads every policy before any
     drafting): a recipe naming a hostile file stops with a BuildError naming it."""
-    from agents.pools import BuildError, load_recipes, plan_build
+    from agents.design.pools import BuildError, load_recipes, plan_build
     from rune_env.rules import default_rules
     rules = default_rules()
     for kind in ("pt", "zip"):
@@ -216,7 +216,7 @@ def test_a_signature_is_the_only_way_in_without_trust(evil, tmp_path, monkeypatc
     signature file does not let a checkpoint in; --trust-pickle (RUNE_ENV_TRUST_PICKLE=1) does,
     and then the payload runs, as that switch says it may."""
     from agents.policy import PolicyLoadError, load_model
-    from agents.trust import TRUST_ENV, is_signed, write_signature
+    from agents.policy.trust import TRUST_ENV, is_signed, write_signature
     other = tmp_path / "other.key"
     monkeypatch.setenv("RUNE_ENV_KEY_FILE", str(other))
     write_signature(evil["zip"], evil["zip"])          # signed, but under the other key
@@ -236,7 +236,7 @@ def test_a_signature_is_the_only_way_in_without_trust(evil, tmp_path, monkeypatc
 def test_signed_checkpoints_load_and_any_change_unsigns_them(tmp_path):
     from sb3_contrib import MaskablePPO
     from agents.policy import PolicyLoadError, load_model
-    from agents.trust import is_signed, save_checkpoint, signature_path
+    from agents.policy.trust import is_signed, save_checkpoint, signature_path
     from rune_env.envs.run_env import RuneRunEnv
     model = MaskablePPO("MlpPolicy", RuneRunEnv(max_rounds=1), n_steps=16, batch_size=16,
                         n_epochs=1, seed=0, policy_kwargs={"net_arch": [8]}, device="cpu")
@@ -269,7 +269,7 @@ def small_policy(tmp_path_factory):
     """A valid small exported policy (8 inputs, [4], 3 actions): its description and tensors."""
     import gymnasium as gym
     from agents.policy import export_policy
-    from agents.policy_file import read_policy_file
+    from agents.policy.file import read_policy_file
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
     policy = MaskableActorCriticPolicy(gym.spaces.Box(0.0, 1.0, (8,)), gym.spaces.Discrete(3),
                                        lambda _: 0.0, net_arch=[4])
@@ -302,7 +302,7 @@ def _loads_or_refuses(path: Path) -> None:
 def test_fuzzed_descriptions_load_or_raise_policy_load_error(small_policy, tmp_path, key, value):
     """Any value at any key of the description: the file loads, or PolicyLoadError in one line,
     within 5 s (never another exception, never an unbounded allocation)."""
-    from agents.policy_file import write_policy_file
+    from agents.policy.file import write_policy_file
     desc = json.loads(json.dumps(small_policy["raw"]))
     desc[key] = value
     path = tmp_path / "fuzz.pt"

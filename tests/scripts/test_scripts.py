@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-import agents.bench as bench
-import agents.mutation as mc
+import agents.devtools.bench as bench
+import agents.devtools.mutation as mc
 from conftest import FROZEN_RULES
 
 REPO = Path(__file__).resolve().parents[2]

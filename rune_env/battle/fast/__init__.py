@@ -5,7 +5,7 @@
 
 It plays exactly the battles of `rune_env.battle.battle` (the reference, the source of truth):
 same winner, time, casts, turns and seals, HP equal to the last bit in practice (the parity tests
-allow 1e-9 relative). `tests/test_fast_parity.py` and `scripts/parity_check.py` compare the two.
+allow 1e-9 relative). `tests/battle/test_fast_parity.py` and `scripts/parity_check.py` compare the two.
 
 `fast_battles` returns, for n pairs, numpy arrays in the order of `pairs`:
     winner   int8 (n,)      0, 1, or -1 for a draw
@@ -334,7 +334,7 @@ def fast_battle(board0: Board, board1: Board, rules: Rules | None = None, seed: 
 
 class BoardAnalyser:
     """`analysis.analyse` of a board at battle start (no seals), compiled: the same numbers as
-    the reference (the kernel mirrors it operation for operation; `tests/test_fast_parity.py`
+    the reference (the kernel mirrors it operation for operation; `tests/battle/test_fast_parity.py`
     checks it on random boards): the powers, delays, effective grades, acting flows and the
     interval, for the callers that value boards. One object keeps its work arrays; not
     thread-safe (one per thread).

@@ -1,0 +1,301 @@
+"""The command-line pieces the scripts share.
+
+- `ScriptParser`: argparse that reports a bad command line as ONE line, `error: ...`, on stderr
+  and exits with status 2 (no usage block, no traceback; --help has the usage).
+- `script_parser(doc)`: a ScriptParser whose --help shows the script's whole docstring.
+- argparse `type=` checks, so every number is checked where it enters: `positive_int`,
+  `non_negative_int`, `seed_int`, `jobs_int`, `int_in(low, high)`, `positive_float`,
+  `non_negative_float`.
+  A bad value reads `error: --battles must be a whole number >= 1; got '-5'`.
+- The options several scripts share, each with its check and a help that states its default:
+  `add_count_argument` (a count >= 1, or 1..high), `add_seed_argument` (--seed),
+  `add_jobs_argument` (--jobs), `add_rules_argument` (--rules), `add_json_argument` (--json).
+- `check_output(path, option)`: why an output file could not be written there (before the work).
+- `fail(msg)`: print `error: msg` on stderr and return 2, for checks after parsing (files,
+  ranks, agents).
+- `load_pool_once(path, rules, strict)`: load a pool file, saying a pool of other rules as one
+  `warning: ...` line on stderr, once (the envs that load it later stay quiet about it).
+- The switches of the scripts that play agents against pools (evaluate, ladder,
+  calibrate_ranks): the battle engine, strict pools, torch's threads and the progress bars.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+import warnings
+
+from rune_env.battle.engines import add_engine_argument, use_engine
+
+from .progress import add_progress_argument
+
+# Seeds the scripts take: 32-bit, so that the run seeds derived from them (evaluation seeds are
+# 2**30 + seed * 1_000_003 + episode) stay far inside the int64 that numpy and torch seed with.
+SEED_MAX = 2**32 - 1
+
+# Upper bounds of the counts the scripts take, one per kind of count. They are input bounds, not
+# game numbers: each is days of work or more on one machine, so a value above it is a typo (an
+# extra 0, a 10**12), refused at once instead of growing to gigabytes before anything is played.
+# Runs: whole runs of a draft (--episodes, --runs, --games); a run plays up to run.round_cap
+# battles in tens of milliseconds, so 10**6 of them are hours per agent.
+MAX_RUNS = 1_000_000
+# Battles: single board pairs (--battles, --pairs); the fast engine plays thousands a second.
+MAX_BATTLES = 10**8
+# Samples drawn for each item (ladder's pool boards per agent board): each is a battle kept in
+# memory for the rating fit, times runs x rounds.
+MAX_SAMPLES = 1000
+# Repeats of one measurement (benchmark's passes) and things shown or checked one by one.
+MAX_REPEATS = 100_000
+# Environment and training steps: 10**10 is months of PPO at the speeds in docs/RESULTS.md.
+MAX_STEPS = 10**10
+# CPUs handed to Ray, envs of one training (each a process with vec_env subproc) and torch
+# threads: more than any machine here holds.
+MAX_CPUS = 4096
+MAX_ENVS = 1024
+MAX_THREADS = 1024
+# A rollout's steps per env (PPO's n_steps, RLlib's batches): the rollout buffer holds that many
+# observations per env, allocated at once.
+MAX_ROLLOUT = 10**7
+
+
+class ScriptParser(argparse.ArgumentParser):
+    """argparse that reports a bad argument as one `error: ...` line on stderr (exit status 2)."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        # "argument --battles: must be ..." (our type checks) reads "--battles must be ..."
+        m = re.match(r"argument ([^:]+): (must .*)$", message, re.S)
+        if m:
+            message = f"{m.group(1)} {m.group(2)}"
+        else:
+            message = re.sub(r"^argument ([^:]+): ", r"\1: ", message)
+        self.exit(2, f"error: {' '.join(message.split())}\n")
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"warning: {message}", file=file or sys.stderr)
+
+
+def script_parser(doc: str | None, **kwargs) -> ScriptParser:
+    """A ScriptParser whose --help shows `doc` (the script's docstring) in full, as written.
+    Making one also makes the script's warnings one `warning: ...` line on stderr (a pool or a
+    policy of other rules, for instance), without Python's file and line."""
+    warnings.showwarning = _one_line_warning
+    kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+    return ScriptParser(description=(doc or "").strip() or None, **kwargs)
+
+
+def check_output(path, option: str) -> str | None:
+    """Why a file cannot be written at `path` (None if it can, as far as can be told before the
+    work): `path` is a directory, or its nearest existing folder is a file or not writable."""
+    import os
+    from pathlib import Path
+    path = Path(path)
+    if path.is_dir():
+        return f"{option} {path}: is a directory (give a file name)"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{option} {path}: {parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{option} {path}: cannot write in {parent}"
+    return None
+
+
+def fail(message: str) -> int:
+    """Report an error as one line on stderr; returns 2, the scripts' exit status for it."""
+    print(f"error: {' '.join(str(message).split())}", file=sys.stderr)
+    return 2
+
+
+# -- type checks ------------------------------------------------------------------------------
+def _whole(text: str, low: int, high: int | None) -> int:
+    bounds = f">= {low}" if high is None else f"in {low}..{high}"
+    try:
+        value = int(str(text).strip(), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number {bounds}; got {text!r}") from None
+    if value < low or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(f"must be a whole number {bounds}; got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number >= 1."""
+    return _whole(text, 1, None)
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number >= 0."""
+    return _whole(text, 0, None)
+
+
+def seed_int(text: str) -> int:
+    """A seed: a whole number 0..SEED_MAX."""
+    return _whole(text, 0, SEED_MAX)
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on."""
+    import os
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:          # not Linux
+        return os.cpu_count() or 1
+
+
+# Worker processes a script may start: a few per core at most (more only cost memory and
+# start-up time; a process pool starts them all at once, so a typo like 2000 would swamp the
+# machine).
+MAX_JOBS = 4 * usable_cores()
+
+
+def jobs_int(text: str) -> int:
+    """A number of worker processes: 1..MAX_JOBS (4 per usable core)."""
+    try:
+        return _whole(text, 1, MAX_JOBS)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be a whole number in 1..{MAX_JOBS} (4 per usable "
+                                         f"core); got {text!r}") from None
+
+
+def int_in(low: int, high: int, bound: str | None = None):
+    """A type check for a whole number in low..high; `bound` names where `high` comes from
+    (e.g. "run.round_cap"), for the message."""
+    def check(text: str) -> int:
+        try:
+            return _whole(text, low, high)
+        except argparse.ArgumentTypeError:
+            if bound is None:
+                raise
+            raise argparse.ArgumentTypeError(f"must be a whole number in {low}..{high} "
+                                             f"({bound}); got {text!r}") from None
+    check.__name__ = f"int_in_{low}_{high}"
+    return check
+
+
+def _real(text: str, low: float, strict: bool) -> float:
+    bounds = f"> {low:g}" if strict else f">= {low:g}"
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number {bounds}; got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number {bounds}; got {text!r}")
+    if value < low or (strict and value == low):
+        raise argparse.ArgumentTypeError(f"must be {bounds}; got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0."""
+    return _real(text, 0.0, True)
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number >= 0."""
+    return _real(text, 0.0, False)
+
+
+def positive_float_to(high: float):
+    """A type check for a number > 0 and <= `high`."""
+    def check(text: str) -> float:
+        value = _real(text, 0.0, True)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be > 0 and <= {high:g}; got {text!r}")
+        return value
+    check.__name__ = f"positive_float_to_{high:g}"
+    return check
+
+
+# -- the options several scripts share ---------------------------------------------------------
+def add_count_argument(parser: argparse.ArgumentParser, option: str, default: int, what: str,
+                       *, high: int, metavar: str = "N", low: int = 1) -> None:
+    """`option`, a whole number in `low`..`high` (every count has an upper bound: one of the
+    MAX_ constants above), checked as it enters; its help reads "<what>, 1..<high> (default
+    <default>)"."""
+    parser.add_argument(option, type=int_in(low, high), default=default, metavar=metavar,
+                        help=f"{what}, {low}..{high} (default {default})")
+
+
+def add_seed_argument(parser: argparse.ArgumentParser, what: str = "evaluation seed") -> None:
+    """--seed S, a seed 0..SEED_MAX (default 0); its help reads "<what>, 0..2**32-1 (default 0)"."""
+    parser.add_argument("--seed", type=seed_int, default=0, metavar="S",
+                        help=f"{what}, 0..2**32-1 (default 0)")
+
+
+def add_jobs_argument(parser: argparse.ArgumentParser, what: str = "worker processes",
+                      default: int = 2) -> None:
+    """--jobs J, worker processes 1..MAX_JOBS (default `default`, at most MAX_JOBS)."""
+    default = min(default, MAX_JOBS)
+    parser.add_argument("--jobs", type=jobs_int, default=default, metavar="J",
+                        help=f"{what}, 1..{MAX_JOBS} (default {default})")
+
+
+def add_rules_argument(parser: argparse.ArgumentParser) -> None:
+    """--rules FILE, a rules YAML file (default None: the shipped configs/rules/default.yaml)."""
+    parser.add_argument("--rules", default=None, metavar="FILE",
+                        help="a rules YAML file (default configs/rules/default.yaml)")
+
+
+def add_json_argument(parser: argparse.ArgumentParser,
+                      what: str = "one JSON object instead of the table") -> None:
+    """--json, a switch; its help reads "print <what> (default off)"."""
+    parser.add_argument("--json", action="store_true", help=f"print {what} (default off)")
+
+
+# -- pools ------------------------------------------------------------------------------------
+POOL_WARNING = ".*pool was made under rules"    # load_pool's warning for a pool of other rules
+
+
+def load_pool_once(path, rules, strict: bool = False):
+    """`rune_env.run.opponents.load_pool`, its warning about a pool made under other rules
+    printed as one `warning: ...` line on stderr; later loads of pools (by the envs) no longer
+    repeat it. Raises PoolError as load_pool does."""
+    from rune_env.run.opponents import load_pool
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pool = load_pool(path, rules, strict=strict)
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    warnings.filterwarnings("ignore", message=POOL_WARNING)
+    return pool
+
+
+# -- the play switches ------------------------------------------------------------------------
+def add_trust_pickle_argument(parser: argparse.ArgumentParser) -> None:
+    """--trust-pickle: load SB3 checkpoints no training run on this machine signed."""
+    parser.add_argument("--trust-pickle", action="store_true", dest="trust_pickle",
+                        help="load stable-baselines3 checkpoints (.zip) that no training run on "
+                             "this machine signed (agents/policy/trust.py); a checkpoint is a pickle and "
+                             "can run any code, so only for files you trust (default: off; an "
+                             "exported .pt policy is data and never needs it)")
+
+
+def apply_trust_pickle(args: argparse.Namespace) -> None:
+    """With --trust-pickle: trust pickled checkpoints here and in the processes started later."""
+    if getattr(args, "trust_pickle", False):
+        from agents.policy.trust import trust_pickle
+        trust_pickle()
+
+
+def add_play_arguments(parser: argparse.ArgumentParser) -> None:
+    """--engine, --strict, --torch-threads, --trust-pickle and --progress."""
+    add_engine_argument(parser)
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse a pool or a policy made under other rules (default: warn "
+                             "and use it)")
+    parser.add_argument("--torch-threads", type=jobs_int, default=1, metavar="N",
+                        help=f"torch threads for policies, 1..{MAX_JOBS} (default 1: fastest for "
+                             f"one observation)")
+    add_trust_pickle_argument(parser)
+    add_progress_argument(parser)
+
+
+def apply_play_arguments(args: argparse.Namespace) -> None:
+    """Make the parsed engine this process's default, set torch's threads and --trust-pickle."""
+    use_engine(args.engine)
+    apply_trust_pickle(args)
+    from agents.policy import limit_torch_threads
+    limit_torch_threads(args.torch_threads)

@@ -1,0 +1,171 @@
+"""Drafting ghosts: the opponent side's economy of a rank (`drafting_overrides`), the drafting
+agents (`make_drafting_agent`, `make_agents`), the ghosts of their runs (`ghosts_of`,
+`draft_ghosts`: one ghost per battle) and their tally into pool entries (`tally`, one entry per
+distinct (round, agent, board) with its count; `by_round`, `summary`)."""
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from agents import BASELINES, make_agent
+from agents.cli.progress import CountRuns, bar
+from agents.evaluation.runs import eval_run_seed
+from rune_env.run.opponents import Pool, ghost_count
+from rune_env.run.ranks import rank_effects
+
+# what the drafting runs battle: the budget drafter (the opponents the PPO agents trained
+# against), never a shipped pool, so a pool does not depend on the pools already shipped
+DRAFTING_OPPONENTS = "generator"
+SEED_STRIDE = 1000   # agent i drafts on evaluation seed seed * SEED_STRIDE + i
+
+
+def drafting_overrides(rules, rank: int) -> dict:
+    """The opponent side's economy of `rank`: income and start mana x the budget factor."""
+    x = rank_effects(rules, rank).opponent_budget_x
+    run = rules.spec.run
+    out = {"run.endless": True}
+    if x != 1.0:
+        out["run.income"] = int(math.floor(run.income * x + 1e-9))
+        out["run.start_mana"] = int(math.floor(run.start_mana * x + 1e-9))
+    return out
+
+
+def is_trained(agent_name: str) -> bool:
+    """A trained policy (a saved model or exported policy), not a baseline or greedy:NOISE."""
+    return not (agent_name in BASELINES or agent_name.startswith("greedy:"))
+
+
+def make_drafting_agent(agent_name: str, rules, seed: int, sample: bool = False,
+                        path: str | Path | None = None):
+    """The agent `agent_name` (make_agent's names). A trained policy loads from `path` (default:
+    the name itself) and, with `sample`, samples its actions from the policy's distribution
+    instead of taking the likeliest one (diverse ghosts; reproducible: PolicyAgent seeds torch
+    with each run seed)."""
+    if not is_trained(agent_name):
+        if sample:
+            raise ValueError(f"agent {agent_name!r}: only trained policies sample their actions")
+        return make_agent(agent_name, rules, seed=seed)
+    if path is None and not (agent_name.endswith((".zip", ".pt")) or Path(agent_name).exists()):
+        make_agent(agent_name, rules, seed=seed)     # raises make_agent's "unknown agent"
+    from agents.policy import PolicyAgent
+    return PolicyAgent(str(path or agent_name), deterministic=not sample)
+
+
+def ghosts_of(agent_name: str, rank: int, runs: int, seed: int, max_round: int,
+              rules, env_kwargs: dict | None = None, agent=None, start: int = 0) -> list[dict]:
+    """Play `runs` drafting runs (runs start.. of seed `seed`) and return a ghost per battle
+    (rounds 1..max_round), labelled `agent_name`. `agent`: an agent object to play (default:
+    make_agent(agent_name)). A run depends only on its run seed (the agent is reset with it), so
+    runs may be played in any split (agents/cli/fanout.py)."""
+    from rune_env.envs.run_env import RuneRunEnv
+    agent = agent if agent is not None else make_agent(agent_name, rules, seed=seed)
+    kwargs = {"opponents": DRAFTING_OPPONENTS, **(env_kwargs or {})}
+    env = RuneRunEnv(rank=0, rules_overrides=drafting_overrides(rules, rank), **kwargs)
+    rank_name = rules.spec.ranks[rank].id
+    out = []
+    for i in range(start, start + runs):
+        run_seed = eval_run_seed(seed, i)
+        obs, info = env.reset(options={"run_seed": run_seed})
+        agent.reset(run_seed)
+        env.state.lamps = 10**6   # play on past lost lamps (observations clip lamps at 1)
+        while True:
+            state = env.state if agent.needs_state else None
+            obs, _, term, trunc, info = env.step(agent.act(obs, info["action_mask"], state=state))
+            b = info.get("battle")
+            if b is not None:
+                out.append({"board": b["board"], "agent": agent_name, "seed": run_seed,
+                            "round": b["round"], "rank": rank_name})
+                if b["round"] >= max_round:
+                    break
+            if term or trunc:
+                break
+    return out
+
+
+def _board_key(g: dict) -> str:
+    return json.dumps(g["board"], sort_keys=True)
+
+
+def tally(ghosts: list[dict]) -> list[dict]:
+    """One ghost per distinct (round, agent, board), in first-seen order (so its "seed" is the
+    first run that drafted it), with "count": the drafts it stands for (existing counts add up).
+    Keyed by agent too, so every entry says truly which agent drafted it: a board two agents
+    both drafted is kept once for each, with each agent's count."""
+    index: dict[tuple, dict] = {}
+    out = []
+    for g in ghosts:
+        key = (g["round"], g.get("agent"), _board_key(g))
+        if key in index:
+            index[key]["count"] += ghost_count(g)
+        else:
+            index[key] = {**g, "count": ghost_count(g)}
+            out.append(index[key])
+    return out
+
+
+def by_round(ghosts: list[dict]) -> dict[int, list[dict]]:
+    rounds: dict[int, list[dict]] = {}
+    for g in ghosts:
+        rounds.setdefault(g["round"], []).append(g)
+    return dict(sorted(rounds.items()))
+
+
+def summary(pool: Pool) -> str:
+    """Per round: distinct boards and the drafts they stand for; agents (boards/drafts), and the
+    rune kinds, grades and cores of the distinct boards."""
+    n_boards = sum(len(v) for v in pool.rounds.values())
+    n_drafts = sum(ghost_count(g) for v in pool.rounds.values() for g in v)
+    lines = [f"pool for {pool.rank}: {n_boards} boards ({n_drafts} drafts)"]
+    for rnd, ghosts in sorted(pool.rounds.items()):
+        kinds = Counter(k for g in ghosts for k, _ in g["board"]["runes"].values())
+        grades = Counter(gr for g in ghosts for _, gr in g["board"]["runes"].values())
+        cores = Counter(g["board"].get("core") for g in ghosts)
+        agents = Counter(g.get("agent") for g in ghosts)
+        drafts = Counter()
+        for g in ghosts:
+            drafts[g.get("agent")] += ghost_count(g)
+        lines.append(f"round {rnd:>2}: {len(ghosts):>4} boards {sum(drafts.values()):>4} drafts"
+                     " | agents (boards/drafts) "
+                     + ", ".join(f"{a} {n}/{drafts[a]}" for a, n in agents.most_common())
+                     + " | kinds " + ", ".join(f"{k} {n}" for k, n in kinds.most_common(5))
+                     + " | grades " + ", ".join(f"{g}:{n}" for g, n in sorted(grades.items()))
+                     + " | cores " + ", ".join(f"{c} {n}" for c, n in cores.most_common()))
+    return "\n".join(lines)
+
+
+def make_agents(names: list[str], seed: int, sample: bool, rules) -> list[tuple[str, int, Any]]:
+    """(name, drafting seed, agent) of each name, agent i on seed seed * SEED_STRIDE + i; every
+    agent is made (a policy loaded) before anything is drafted. `sample` reaches the trained
+    policies only. A ValueError names the agent."""
+    if any(is_trained(name) for name in names):
+        from agents.policy import limit_torch_threads
+        limit_torch_threads(1)   # one observation at a time: extra threads only spin
+    agents = []
+    for i, name in enumerate(names):
+        agent_seed = seed * SEED_STRIDE + i
+        try:
+            agents.append((name, agent_seed, make_drafting_agent(
+                name, rules, agent_seed, sample=sample and is_trained(name))))
+        except ValueError as exc:   # an unknown name, a policy file that does not load
+            raise ValueError(str(exc) if name in str(exc) else f"agent {name!r}: {exc}") from None
+    return agents
+
+
+def draft_ghosts(agents: list[tuple[str, int, Any]], rank: int, runs: int, max_round: int,
+                 rules, progress: bool | None) -> list[dict]:
+    """Every agent's ghosts of `runs` drafting runs, with a bar of the runs (`progress`: the
+    --progress flag). A ValueError names the agent."""
+    ghosts: list[dict] = []
+    with bar(len(agents) * runs, "drafting", progress) as pb:
+        for name, seed, agent in agents:
+            pb.set_description(f"drafting {name}")
+            counted = CountRuns(agent, pb)
+            try:
+                ghosts += ghosts_of(name, rank, runs, seed, max_round, rules, agent=counted)
+            except ValueError as exc:
+                raise ValueError(f"agent {name!r}: {exc}") from None
+            counted.finish(runs)
+    return ghosts

@@ -1,0 +1,312 @@
+"""Playing agents through whole runs and summarising them with confidence intervals; what the
+training and evaluation scripts write to TensorBoard about an evaluation.
+
+Evaluation run seeds are EVAL_SEED_BASE + offset: at or above the env's TRAINING_SEED_LIMIT, so
+an evaluation never replays a run seen in training (training envs draw their run seeds below it).
+Evaluation seed s plays run seeds EVAL_SEED_BASE + s * EVAL_SEED_STRIDE + episode, so up to
+MAX_EPISODES episodes per seed never overlap another seed's.
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import zipfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rune_env import max_episode_steps
+from rune_env.envs.run_env import TRAINING_SEED_LIMIT, RuneRunEnv
+from rune_env.rules.config import KINDS
+
+EVAL_SEED_BASE = TRAINING_SEED_LIMIT
+EVAL_SEED_STRIDE = 1_000_003
+MAX_EPISODES = EVAL_SEED_STRIDE
+EVAL_TAGS = ("battle_win_rate", "mean_wins", "clear_rate", "rounds_survived", "lamps_left",
+             "mean_battle_duration")
+BOARD_IMAGES = 4   # runs per evaluation whose final board is drawn into TensorBoard
+
+
+def eval_run_seed(seed: int, episode: int) -> int:
+    """The run seed of evaluation episode `episode` under evaluation seed `seed` (>= 0)."""
+    if seed < 0 or episode < 0:
+        raise ValueError(f"evaluation seeds and episodes are >= 0 (got seed {seed}, episode {episode})")
+    return EVAL_SEED_BASE + seed * EVAL_SEED_STRIDE + episode
+
+
+def grading(ranks: dict[str, dict]) -> list[str]:
+    """What keeps a calibration (`scripts/calibrate_ranks.py`: per rank, easiest first, its
+    "pool_win_rate", "pool_ci", "clear_rate") from being graded; [] when it is: each next rank's
+    pool win rate lower with the 95% intervals apart (the upper bound below the lower bound of
+    the rank before), and the clear rate never rising."""
+    problems = []
+    names = list(ranks)
+    for easy, hard in zip(names, names[1:]):
+        e, h = ranks[easy], ranks[hard]
+        if not h["pool_win_rate"] < e["pool_win_rate"]:
+            problems.append(f"{hard}'s pool win rate {h['pool_win_rate']:.3f} is not below "
+                            f"{easy}'s {e['pool_win_rate']:.3f}")
+        elif not h["pool_ci"][1] < e["pool_ci"][0]:
+            problems.append(f"{easy} and {hard} overlap: [{e['pool_ci'][0]:.3f}, "
+                            f"{e['pool_ci'][1]:.3f}] and [{h['pool_ci'][0]:.3f}, "
+                            f"{h['pool_ci'][1]:.3f}]")
+        if h["clear_rate"] > e["clear_rate"]:
+            problems.append(f"the clear rate rises from {easy} ({e['clear_rate']:.3f}) to "
+                            f"{hard} ({h['clear_rate']:.3f})")
+    return problems
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a proportion k/n (95% by default)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def wilson_mean(values: list[float], upper: float, z: float = 1.96) -> tuple[float, float, float]:
+    """Mean of values in [0, upper] (a run's wins: 0..wins_to_clear) and a 95% interval: Wilson's
+    score interval for the mean of values / upper over the n runs, scaled back. Any variable in
+    [0, 1] with mean p has variance at most p (1 - p), the Bernoulli's, so the interval is honest
+    (if anything wide) at small n; it stays inside [0, upper] without clipping, and it is never
+    of zero width (15 runs of 10 wins of 10: [7.96, 10], not [10, 10])."""
+    n = len(values)
+    if n == 0:
+        return (float("nan"),) * 3
+    m = statistics.fmean(values)
+    p = m / upper
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (m, upper * max(0.0, centre - half), upper * min(1.0, centre + half))
+
+
+def eval_context(env_kwargs: dict | None, episodes: int, seed: int, rules) -> dict[str, Any]:
+    """What an evaluation was played against, for its records (TensorBoard text, CSV, JSON): the
+    rank, the opponents (the rank's shipped pool, the budget drafter, a pool file, an agent), the
+    rules hash, the runs and the evaluation seed."""
+    kw = dict(env_kwargs or {})
+    rank = kw.get("rank", "apprentice")
+    opponents = kw.get("opponents")
+    if opponents is None:
+        from rune_env.envs.run_env import shipped_pool
+        names = [r.id for r in rules.spec.ranks]
+        index = names.index(rank) if isinstance(rank, str) and rank in names else (
+            rank if isinstance(rank, int) else 0)
+        pool = shipped_pool(rules, index) if 0 <= index < len(names) else None
+        opponents = f"shipped pool {pool.name}" if pool else "budget drafter"
+    elif opponents == "generator":
+        opponents = "budget drafter"
+    elif not isinstance(opponents, str):
+        opponents = type(opponents).__name__
+    rank_name = rules.spec.ranks[rank].id if isinstance(rank, int) else str(rank)
+    return {"rank": rank_name, "opponents": str(opponents), "rules_hash": rules.hash,
+            "episodes": episodes, "seed": seed}
+
+
+def mean_ci(values: list[float], z: float = 1.96) -> tuple[float, float, float]:
+    """Mean and normal-approximation 95% interval."""
+    n = len(values)
+    if n == 0:
+        return (float("nan"),) * 3
+    m = statistics.fmean(values)
+    if n == 1:
+        return (m, m, m)
+    half = z * statistics.stdev(values) / math.sqrt(n)
+    return (m, m - half, m + half)
+
+
+def play_run(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
+    """One whole run; returns its summary and the summaries of its battles."""
+    obs, info = env.reset(options={"run_seed": run_seed})
+    agent.reset(run_seed)
+    battles = []
+    for _ in range(max_episode_steps(env.rules)):     # the run env's own TimeLimit
+        state = env.state if agent.needs_state else None
+        action = agent.act(obs, info["action_mask"], state=state)
+        obs, reward, terminated, truncated, info = env.step(action)
+        if info.get("battle") is not None:
+            battles.append(info["battle"])
+        if terminated or truncated:
+            break
+    s = env.state
+    return {"run_seed": run_seed, "wins": s.wins, "losses": s.losses, "draws": s.draws,
+            "cleared": s.cleared, "rounds": len(battles), "lamps": s.lamps, "core": s.core,
+            "battles": battles}
+
+
+def summarise(runs: list[dict], max_wins: int | None = None) -> dict[str, Any]:
+    """The runs' rates with 95% intervals: Wilson's for the battle win and clear rates, and for
+    mean wins Wilson's on wins / `max_wins` (a run's most wins, the rules' wins_to_clear; default:
+    the most any run had, at least 1; `wilson_mean`)."""
+    battles = [b for r in runs for b in r["battles"]]
+    won = sum(b["outcome"] == "win" for b in battles)
+    wins = [r["wins"] for r in runs]
+    cleared = sum(r["cleared"] for r in runs)
+    upper = max([max_wins or 1, *wins])
+    mean_wins, lo, hi = wilson_mean(wins, upper)
+    by_core: dict[str, dict] = {}
+    for core, group in _group(runs, "core").items():
+        bs = [b for r in group for b in r["battles"]]
+        by_core[core] = {"runs": len(group),
+                         "battle_win_rate": sum(b["outcome"] == "win" for b in bs) / len(bs) if bs else 0.0,
+                         "clear_rate": sum(r["cleared"] for r in group) / len(group)}
+    kinds = Counter(k for b in battles for k in b.get("kinds", []))
+    return {
+        "episodes": len(runs),
+        "battles": len(battles),
+        "battle_win_rate": won / len(battles) if battles else 0.0,
+        "battle_ci": list(wilson(won, len(battles))),
+        "mean_wins": mean_wins,
+        "wins_ci": [lo, hi],
+        "clear_rate": cleared / len(runs) if runs else 0.0,
+        "clear_ci": list(wilson(cleared, len(runs))),
+        "rounds_survived": statistics.fmean(r["rounds"] for r in runs) if runs else 0.0,
+        "lamps_left": statistics.fmean(r["lamps"] for r in runs) if runs else 0.0,
+        "mean_battle_duration": statistics.fmean(b["time"] for b in battles) if battles else 0.0,
+        "by_core": by_core,
+        "kinds": dict(sorted(kinds.items())),
+    }
+
+
+def _group(runs: list[dict], key: str) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for r in runs:
+        out.setdefault(str(r[key]), []).append(r)
+    return dict(sorted(out.items()))
+
+
+def evaluate(agent, episodes: int, seed: int = 0, env_kwargs: dict | None = None,
+             env: RuneRunEnv | None = None, progress=None) -> dict[str, Any]:
+    """Play `episodes` runs on evaluation seeds; returns the summary plus the runs.
+    `progress` (e.g. a tqdm bar) gets `.update(1)` after each run."""
+    env = env or RuneRunEnv(**(env_kwargs or {}))
+    runs = []
+    for i in range(episodes):
+        runs.append(play_run(env, agent, eval_run_seed(seed, i)))
+        if progress is not None:
+            progress.update(1)
+    out = summarise(runs, max_wins=env.rules.spec.run.wins_to_clear)
+    out["played_against"] = eval_context(env_kwargs, episodes, seed, env.rules)
+    out["runs"] = runs
+    return out
+
+
+# -- what the scripts report about an evaluation -------------------------------------------------
+def kind_shares(kinds: dict[str, int]) -> dict[str, float]:
+    """Each rune kind's share of the runes on the boards that fought (every kind, 0.0 when absent),
+    from a summary's `kinds` counts."""
+    total = sum(kinds.values())
+    return {k: (kinds.get(k, 0) / total if total else 0.0) for k in KINDS}
+
+
+def summary_line(summary: dict, label: str) -> str:
+    """One line for a log: `label: N runs, battle win rate x [lo, hi], mean wins ..., clear rate ...`."""
+    s = summary
+    return (f"{label}: {s['episodes']} runs, battle win rate {s['battle_win_rate']:.3f} "
+            f"[{s['battle_ci'][0]:.3f}, {s['battle_ci'][1]:.3f}], mean wins {s['mean_wins']:.2f} "
+            f"[{s['wins_ci'][0]:.2f}, {s['wins_ci'][1]:.2f}], clear rate {s['clear_rate']:.3f} "
+            f"[{s['clear_ci'][0]:.3f}, {s['clear_ci'][1]:.3f}], rounds {s['rounds_survived']:.2f}")
+
+
+def final_boards(runs: list[dict], rules, count: int = BOARD_IMAGES) -> list:
+    """The board each of the first `count` runs took into its last battle."""
+    from rune_env.rules import Board
+    return [Board.from_json(r["battles"][-1]["board"], rules) for r in runs[:count] if r["battles"]]
+
+
+# the interval of each rate with one: <prefix>/<rate>_lo and _hi in TensorBoard, the CSV's columns
+INTERVALS = {"battle_win_rate": "battle_ci", "mean_wins": "wins_ci", "clear_rate": "clear_ci"}
+
+
+def log_evaluation(writer, summary: dict, step: int, rules, *, prefix: str = "eval",
+                   image_tag: str | None = "boards/final", cores=None,
+                   context: dict | None = None) -> None:
+    """An evaluation into TensorBoard at training step `step`: `<prefix>/<tag>` for EVAL_TAGS,
+    `<prefix>/<rate>_lo` and `_hi` for the 95% interval of each rate of INTERVALS,
+    `<prefix>/kind_share/<kind>` for every kind, with `cores` also `<prefix>/clear_rate_core/<core>`
+    and `<prefix>/battle_win_rate_core/<core>` for each core the runs played (none for a core not
+    played: no runs, no rate), with `context` (`eval_context`: rank, opponents, rules hash, runs,
+    seed) a text `<prefix>/played_against` saying what the evaluation was played against, and,
+    with `image_tag`, pictures of the first runs' final boards (`<image_tag>/<i>`; needs the
+    summary's `runs`). `writer` is a SummaryWriter."""
+    for tag in EVAL_TAGS:
+        writer.add_scalar(f"{prefix}/{tag}", summary[tag], step)
+    for rate, ci in INTERVALS.items():
+        writer.add_scalar(f"{prefix}/{rate}_lo", summary[ci][0], step)
+        writer.add_scalar(f"{prefix}/{rate}_hi", summary[ci][1], step)
+    if context:
+        writer.add_text(f"{prefix}/played_against", " · ".join(
+            f"{k}: {v}" for k, v in context.items()), step)
+    for kind, share in kind_shares(summary.get("kinds", {})).items():
+        writer.add_scalar(f"{prefix}/kind_share/{kind}", share, step)
+    for core in cores or ():
+        v = summary["by_core"].get(core)
+        if v is None:
+            continue
+        writer.add_scalar(f"{prefix}/clear_rate_core/{core}", v["clear_rate"], step)
+        writer.add_scalar(f"{prefix}/battle_win_rate_core/{core}", v["battle_win_rate"], step)
+    if image_tag:
+        from rune_env.pictures import board_rgb_array
+        for i, board in enumerate(final_boards(summary.get("runs", []), rules)):
+            writer.add_image(f"{image_tag}/{i}", board_rgb_array(board, rules, annotate=True), step,
+                             dataformats="HWC")
+    writer.flush()
+
+
+def training_step(path: str | Path) -> int | None:
+    """How many timesteps a saved policy was trained for, read without loading it: a `.zip`
+    checkpoint's `num_timesteps`; for an exported `.pt`, the `timesteps` of the provenance JSON
+    beside it (`agents/models/apprentice_s0.json`, a run's `final_policy.json`). None if unknown."""
+    path = Path(path)
+    try:
+        if path.suffix == ".pt":     # torch's own zip: no SB3 data inside
+            value = json.loads(path.with_suffix(".json").read_text(encoding="utf-8")).get("timesteps")
+        else:
+            with zipfile.ZipFile(path) as z:
+                value = json.loads(z.read("data")).get("num_timesteps")
+    except (OSError, KeyError, ValueError, AttributeError, zipfile.BadZipFile):
+        return None
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+# -- evaluations fanned out (--ray) -----------------------------------------------------------
+DEFAULT_CHUNK = 10     # evaluation runs per task: a few seconds each, many tasks per worker
+
+
+def _evaluation_chunk(agent_name: str, rules_path: str | None, agent_seed: int, strict: bool,
+                      seed: int, env_kwargs: dict, start: int, count: int) -> list[dict]:
+    """Runs start .. start+count-1 of an evaluation on seed `seed` (the task of one chunk)."""
+    from rune_env.rules.config import default_rules, load_rules
+
+    from agents import make_agent
+    from agents.policy import limit_torch_threads
+    limit_torch_threads(1)
+    rules = load_rules(rules_path) if rules_path else default_rules()
+    agent = make_agent(agent_name, rules, seed=agent_seed, strict=strict)
+    env = RuneRunEnv(**env_kwargs)
+    return [play_run(env, agent, eval_run_seed(seed, i)) for i in range(start, start + count)]
+
+
+def evaluate_by_name(agent_name: str, episodes: int, seed: int, env_kwargs: dict, address: str,
+                     rules_path: str | None = None, agent_seed: int = 0, strict: bool = False,
+                     progress=None, chunk: int = DEFAULT_CHUNK) -> dict[str, Any]:
+    """`evaluate(make_agent(agent_name, ...), episodes, seed, env_kwargs)`, its runs spread over
+    Ray tasks of `chunk` runs (agents.cli.fanout): the same summary and runs."""
+    from agents.cli.fanout import run_tasks
+    from rune_env.rules import default_rules, load_rules
+    tasks = [(agent_name, rules_path, agent_seed, strict, seed, env_kwargs, start,
+              min(chunk, episodes - start)) for start in range(0, episodes, chunk)]
+    chunks = run_tasks(_evaluation_chunk, tasks, address, progress,
+                       weights=[t[-1] for t in tasks])
+    runs = [r for c in chunks for r in c]
+    rules = load_rules(env_kwargs["rules"]) if env_kwargs.get("rules") else (
+        load_rules(rules_path) if rules_path else default_rules())
+    out = summarise(runs, max_wins=rules.spec.run.wins_to_clear)    # as evaluate's
+    out["played_against"] = eval_context(env_kwargs, episodes, seed, rules)
+    out["runs"] = runs
+    return out

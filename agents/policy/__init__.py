@@ -1,0 +1,231 @@
+"""`PolicyAgent`: a saved stable-baselines3 / sb3-contrib model on the agent protocol.
+
+Two formats: a full checkpoint (`.zip`, as SB3 saves it, optimizer included, for resuming: a
+training format holding pickles, loaded only when this machine's training signed it or pickles
+are trusted, agents/policy/trust.py) and an exported policy (`.pt`, the acting network alone in
+float16, about 1 MB: tensors and a JSON description, nothing pickled, agents/policy/file.py),
+which is what we commit and share."""
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from .file import (EXPORT_FORMAT, EXPORT_VERSION, FILE_DTYPES, VALUE_PARTS,  # noqa: F401
+                   PolicyFileError, describe, read_policy_file, write_policy_file)
+
+
+class PolicyLoadError(ValueError):
+    """A checkpoint that cannot be loaded; the message names the file and the problem."""
+
+
+# The exported format: the acting network alone (the value head is dropped: an opponent or an
+# evaluation only acts), its weights stored as float16 (half the bytes; loaded back as float32).
+# 482k parameters for the shipped [256, 256] drafters: 0.97 MB a file instead of SB3's 3.3 MB
+# (policy.save, value net and float32 included), so the shipped models and pools fit the 10 MB
+# the repository allows them (docs/RESULTS.md, "Shipped artefacts"). float16 keeps 11 bits of
+# mantissa: the logits move by about 1e-3 of their size, and a deterministic policy's choices
+# were the same as its float32 original's in every step measured (scripts/export_policy.py
+# --check compares them on evaluation runs; docs/RESULTS.md gives the figure).
+EXPORT_DTYPES = tuple(FILE_DTYPES.values())
+_VALUE_PARTS = VALUE_PARTS
+
+
+def _policy_classes() -> dict:
+    from sb3_contrib.common.maskable.policies import (MaskableActorCriticPolicy,
+                                                      MaskableMultiInputActorCriticPolicy)
+    return {c.__name__: c for c in (MaskableActorCriticPolicy, MaskableMultiInputActorCriticPolicy)}
+
+
+def build_policy(desc: dict, state: dict, where: str):
+    """The SB3 policy a checked description (agents.policy.file.check_description) builds, with the
+    acting weights `state` (float16 or float32) loaded and the value head as zeros, so
+    predict_values is 0, never random."""
+    import torch
+    from stable_baselines3.common import torch_layers
+    kwargs = dict(observation_space=desc["observation_space"], action_space=desc["action_space"],
+                  lr_schedule=lambda _progress: 0.0, net_arch=desc["net_arch"],
+                  activation_fn=getattr(torch.nn, desc["activation_fn"]),
+                  ortho_init=desc["ortho_init"], normalize_images=desc["normalize_images"],
+                  share_features_extractor=desc["share_features_extractor"],
+                  features_extractor_class=getattr(torch_layers, desc["features_extractor"]),
+                  features_extractor_kwargs=desc["features_extractor_kwargs"])
+    try:
+        policy = _policy_classes()[desc["class"]](**kwargs)
+    except Exception as exc:  # noqa: BLE001 - SB3 and torch refuse a network in many ways
+        raise PolicyLoadError(f"{where}: cannot build the network described ({type(exc).__name__}: "
+                              f"{' '.join(str(exc).split())[:200]})") from None
+    own = policy.state_dict()
+    acting = {k for k in own if not k.startswith(_VALUE_PARTS)}
+    wrong = sorted(set(state) ^ acting) + sorted(k for k in acting & set(state)
+                                                 if tuple(state[k].shape) != tuple(own[k].shape))
+    if wrong:
+        raise PolicyLoadError(f"{where}: the weights do not fit the network described "
+                              f"({len(wrong)} missing, extra or mis-shaped, e.g. {wrong[:3]})")
+    full = {k: (state[k].float() if k in state else torch.zeros_like(v)) for k, v in own.items()}
+    policy.load_state_dict(full)
+    policy.set_training_mode(False)
+    return policy
+
+
+def load_policy(path: str | Path, device: str = "cpu"):
+    """Load an exported policy (`.pt`, written by `export_policy`): no pickle is read (module
+    docstring). A missing, corrupt or pickled file raises PolicyLoadError, one line."""
+    try:
+        desc, state = read_policy_file(path)
+        policy = build_policy(desc, state, str(path))
+    except PolicyFileError as exc:
+        raise PolicyLoadError(str(exc)) from None
+    return policy.to(device)
+
+
+def _exported_class(policy) -> str:
+    """The sb3-contrib class a policy is loaded as: training's FastMaskablePolicy
+    (agents/train/masking.py) has the same network and distribution as MaskableActorCriticPolicy, its
+    base, and loads as it (as SB3-format exports always did)."""
+    for name, cls in sorted(_policy_classes().items(), key=lambda kv: -len(kv[1].__mro__)):
+        if isinstance(policy, cls):
+            return name
+    raise ValueError(f"cannot export a {type(policy).__name__}: not a maskable actor-critic policy")
+
+
+def acting_state(policy, dtype: str) -> dict:
+    """The acting network's weights (no value head) of `policy`, cast to `dtype`."""
+    import torch
+    cast = torch.float16 if dtype == "float16" else torch.float32
+    return {k: (v.detach().cpu().to(cast) if v.is_floating_point() else v.detach().cpu())
+            for k, v in policy.state_dict().items() if not k.startswith(_VALUE_PARTS)}
+
+
+def export_policy(model, path: str | Path, dtype: str = "float16") -> None:
+    """Save the acting part of a model's policy (`model.policy`, or a policy itself): no value
+    head, no optimizer state, weights as `dtype` ("float16", the default, or "float32"), with
+    its JSON description (agents/policy/file.py). Written atomically (a temp file, a rename)."""
+    if dtype not in EXPORT_DTYPES:
+        raise ValueError(f"dtype must be one of {EXPORT_DTYPES}, got {dtype!r}")
+    policy = getattr(model, "policy", model)
+    write_policy_file(path, acting_state(policy, dtype),
+                      describe(policy, _exported_class(policy), dtype))
+
+
+def model_card(path: str | Path) -> dict | None:
+    """The provenance card of a saved policy, if it has one: the `.json` beside an exported
+    `.pt` (agents/models/*.json, a run's final_policy.json); for a run's `.zip` (final_model.zip
+    or checkpoints/model_<N>_steps.zip), the run's final_policy.json. None if there is none or
+    it is not valid JSON."""
+    import json
+    path = Path(path)
+    if path.suffix == ".pt":
+        card = path.with_suffix(".json")
+    else:
+        card = next((d / "final_policy.json" for d in (path.parent, path.parent.parent)
+                     if (d / "final_policy.json").is_file()), path.with_suffix(".json"))
+    try:
+        data = json.loads(card.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def model_rules_hash(path: str | Path) -> str | None:
+    """The hash of the rules a saved policy was trained under, from its card (None: unknown;
+    cards written before the key existed say `rules_hash_now`, the hash at export time)."""
+    card = model_card(path) or {}
+    value = card.get("rules_hash", card.get("rules_hash_now"))
+    return value if isinstance(value, str) else None
+
+
+def check_model_rules(path: str | Path, rules, strict: bool = False) -> None:
+    """Warn (a UserWarning) when a saved policy was trained under other rules than `rules`, as a
+    pool of other rules warns (`load_pool`); with `strict`, refuse it (ValueError). A policy
+    without a card, or whose card names no rules, passes: nothing is known of it."""
+    trained = model_rules_hash(path)
+    if trained is None or rules is None or trained == rules.hash:
+        return
+    msg = f"{path}: policy was trained under rules {trained}, the current rules are {rules.hash}"
+    if strict:
+        raise ValueError(msg)
+    import warnings
+    warnings.warn(msg, stacklevel=3)
+
+
+def load_model(path: str | Path, device: str = "cpu"):
+    """Load a MaskablePPO (or PPO) zip that this machine's training saved (or any, when pickles
+    are trusted: agents/policy/trust.py); a missing, corrupt or untrusted file raises PolicyLoadError."""
+    from .trust import UntrustedCheckpoint, check_checkpoint
+    path = Path(path)
+    if not path.exists() and path.with_suffix(".zip").exists():
+        path = path.with_suffix(".zip")
+    if not path.is_file():
+        raise PolicyLoadError(f"{path}: no such checkpoint file")
+    if not zipfile.is_zipfile(path):
+        raise PolicyLoadError(f"{path}: not a stable-baselines3 checkpoint (not a zip archive; "
+                              f"truncated or corrupt?)")
+    try:
+        check_checkpoint(path)
+    except UntrustedCheckpoint as exc:
+        raise PolicyLoadError(str(exc)) from None
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+    errors = []
+    for cls in (MaskablePPO, PPO):
+        try:
+            return cls.load(path, device=device)
+        except Exception as exc:  # noqa: BLE001 - report every loader's reason
+            errors.append(f"{cls.__name__}: {type(exc).__name__}: {' '.join(str(exc).split())}")
+    raise PolicyLoadError(f"{path}: cannot load the checkpoint ({'; '.join(errors)})")
+
+
+def limit_torch_threads(n: int = 1) -> None:
+    """Run torch on `n` threads. The scripts that play policies call it: one observation at a
+    time is far too little work to share, and torch's worker threads spin while they wait, so
+    on a busy machine a forward pass with the default (one thread per core) can take 100x longer
+    (measured: 28 ms instead of 0.2 ms per layer while other jobs ran)."""
+    try:
+        import torch
+    except ImportError:     # without the train extra: no torch, no threads to limit
+        return
+    torch.set_num_threads(max(1, int(n)))
+
+
+class PolicyAgent:
+    needs_state = False
+
+    def __init__(self, model_or_path, deterministic: bool = True, device: str = "cpu"):
+        if isinstance(model_or_path, (str, Path)):
+            loader = load_policy if str(model_or_path).endswith(".pt") else load_model
+            self.model = loader(model_or_path, device)
+        else:
+            self.model = model_or_path
+        self.deterministic = deterministic
+        self.name = str(model_or_path) if isinstance(model_or_path, (str, Path)) else "policy"
+        self._seed = None
+        # the length of the observation the policy reads: in a duel (rune_env/duel), a policy
+        # trained on RuneRun-v0 reads the first part of the duel observation, its own run
+        space = getattr(self.model, "observation_space", None)
+        shape = getattr(space, "shape", None)
+        self.observation_size = int(shape[0]) if shape is not None and len(shape) == 1 else None
+
+    def reset(self, seed: int | None = None) -> None:
+        # predict() samples from torch's generator when not deterministic
+        self._seed = seed
+        if seed is not None and not self.deterministic:
+            import torch
+            torch.manual_seed(seed)
+
+    def act(self, observation, action_mask: np.ndarray, state=None) -> int:
+        size = self.observation_size
+        if size is not None and isinstance(observation, np.ndarray) and observation.shape[-1] < size:
+            # a duel-trained policy in a one-player run (a pool's drafter, an evaluation): the
+            # run's observation is the first part of the duel's; the opponent part reads as
+            # zeros, "no battle seen" (rune_env/duel/observation.py)
+            padded = np.zeros(observation.shape[:-1] + (size,), dtype=observation.dtype)
+            padded[..., :observation.shape[-1]] = observation
+            observation = padded
+        try:
+            action, _ = self.model.predict(observation, action_masks=action_mask,
+                                           deterministic=self.deterministic)
+        except TypeError:  # a plain PPO has no masks
+            action, _ = self.model.predict(observation, deterministic=self.deterministic)
+        return int(action)

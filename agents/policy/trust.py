@@ -1,0 +1,160 @@
+"""Which stable-baselines3 checkpoints may be unpickled: the ones this machine's training wrote.
+
+An SB3 checkpoint (`.zip`: a run's checkpoints/model_<N>_steps.zip, final_model.zip, a league's
+checkpoints) is a training format: its `data` part holds cloudpickled Python objects (the
+schedules, the spaces), and loading it runs whatever they say. A run directory's layout proves
+nothing (anyone can write a config.yaml beside a hostile zip), so the check is a signature:
+every checkpoint this project saves (`save_checkpoint`: train.py, league.py, exploit.py) gets a
+`<name>.zip.sig` beside it, an HMAC-SHA256 of the file's bytes under a key that never leaves
+this machine (`key_path()`: $RUNE_ENV_KEY_FILE, else $XDG_CONFIG_HOME/rune-env/checkpoint.key,
+else ~/.config/rune-env/checkpoint.key; 32 random bytes, made on the first save, mode 0600).
+A checkpoint loads (`check_checkpoint`) if its signature matches under this key, or if pickles
+are trusted for this process: `--trust-pickle` on the scripts, which sets RUNE_ENV_TRUST_PICKLE=1
+(inherited by the scripts' worker processes and Ray's local workers). A checkpoint from
+elsewhere (a colleague's run, a run of an older rune-env, another machine of a cluster that does
+not share the key file) needs that switch; an exported policy (`.pt`) never does.
+
+Saving is atomic too: the zip goes to a temp name in the same folder, its signature is written,
+then the zip is renamed, so the name a resume reads never holds half a checkpoint.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+
+KEY_ENV = "RUNE_ENV_KEY_FILE"
+TRUST_ENV = "RUNE_ENV_TRUST_PICKLE"
+SIGNATURE_FORMAT = "rune-env-checkpoint-signature"
+SIGNATURE_SUFFIX = ".sig"
+_DOMAIN = b"rune-env checkpoint v1\0"    # so the key signs nothing but checkpoints
+_MAX_SIGNATURE_BYTES = 4096
+
+
+class UntrustedCheckpoint(ValueError):
+    """A checkpoint that would be unpickled without a reason to trust it."""
+
+
+def key_path() -> Path:
+    if os.environ.get(KEY_ENV):
+        return Path(os.environ[KEY_ENV])
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "rune-env" / "checkpoint.key"
+
+
+def _read_key(path: Path) -> bytes | None:
+    try:
+        text = path.read_text(encoding="ascii").strip()
+        return bytes.fromhex(text) if len(text) == 64 else None
+    except (OSError, ValueError):
+        return None
+
+
+def _key(create: bool) -> bytes | None:
+    """This machine's key; with `create`, made (once, whichever process is first) if missing."""
+    path = key_path()
+    key = _read_key(path)
+    if key is not None or not create:
+        return key
+    if path.exists():
+        raise OSError(f"{path}: not a rune-env checkpoint key (64 hex digits); move it away and a "
+                      f"new one is made (checkpoints signed with the old one then need --trust-pickle)")
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(secrets.token_hex(32) + "\n")
+        try:
+            os.link(tmp, path)         # atomic and refuses to replace: two first saves agree
+        except FileExistsError:
+            pass
+    finally:
+        tmp.unlink(missing_ok=True)
+    key = _read_key(path)
+    if key is None:
+        raise OSError(f"{path}: cannot read the checkpoint key just made")
+    return key
+
+
+def _digest(key: bytes, path: Path) -> tuple[str, int]:
+    mac = hmac.new(key, _DOMAIN, hashlib.sha256)
+    size = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            mac.update(chunk)
+            size += len(chunk)
+    return mac.hexdigest(), size
+
+
+def signature_path(path: Path) -> Path:
+    return path.with_name(path.name + SIGNATURE_SUFFIX)
+
+
+def write_signature(data_file: Path, named: Path) -> None:
+    """Sign the bytes of `data_file` as the checkpoint `named` (its signature file beside it)."""
+    from rune_env.files import write_text_atomic
+    digest, size = _digest(_key(create=True), data_file)
+    write_text_atomic(signature_path(named), json.dumps(
+        {"format": SIGNATURE_FORMAT, "version": 1, "hmac_sha256": digest, "bytes": size,
+         "note": "written by rune-env's training on the machine whose key signed it "
+                 "(agents/policy/trust.py)"}, indent=1) + "\n")
+
+
+def is_signed(path: Path) -> bool:
+    """Whether `path`'s signature file matches its bytes under this machine's key."""
+    key, sig = _key(create=False), signature_path(Path(path))
+    if key is None:
+        return False
+    try:
+        if sig.stat().st_size > _MAX_SIGNATURE_BYTES:
+            return False
+        data = json.loads(sig.read_text(encoding="utf-8"))
+        digest, size = _digest(key, Path(path))
+    except (OSError, ValueError):
+        return False
+    return (isinstance(data, dict) and data.get("format") == SIGNATURE_FORMAT
+            and data.get("bytes") == size and isinstance(data.get("hmac_sha256"), str)
+            and hmac.compare_digest(data["hmac_sha256"], digest))
+
+
+def pickle_trusted() -> bool:
+    return os.environ.get(TRUST_ENV) == "1"
+
+
+def trust_pickle() -> None:
+    """Trust pickled checkpoints in this process and the processes it starts (--trust-pickle)."""
+    os.environ[TRUST_ENV] = "1"
+
+
+def untrusted_message(path) -> str:
+    return (f"{path}: a stable-baselines3 checkpoint holds pickled Python, which runs code when "
+            f"loaded, and this one was not saved by a training run on this machine (no valid "
+            f"{Path(path).name}{SIGNATURE_SUFFIX} beside it); share policies as exported .pt files "
+            f"(scripts/export_policy.py), or pass --trust-pickle if you trust whoever made it")
+
+
+def check_checkpoint(path) -> None:
+    """Raise UntrustedCheckpoint unless `path` may be unpickled (signed here, or trusted)."""
+    if not (pickle_trusted() or is_signed(Path(path))):
+        raise UntrustedCheckpoint(untrusted_message(path))
+
+
+def save_checkpoint(model, path) -> Path:
+    """`model.save(path)` atomically, signed: the zip is written to a temp name in the same
+    folder and signed, then renamed to `path` (a kill leaves the old file or none, never half)."""
+    path = Path(path)
+    if path.suffix != ".zip":
+        path = path.with_name(path.name + ".zip")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.zip")
+    try:
+        model.save(str(tmp))
+        write_signature(tmp, path)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path

@@ -1,0 +1,136 @@
+"""The primitives of the project's strict YAML configs (training, league, best response, sweep,
+RLlib): `ConfigError` (a config that cannot be used, naming the file and the key), the checked
+YAML number types `Whole`, `Number` and `Mapping`, `Section` (a mapping whose unknown keys are
+refused), `validate_model` (a mapping as a model, its first problem in words), `read_yaml` (a file
+with the command line's overrides), `read_json` / `write_json` and `RUN_NAME` (a run directory's
+name)."""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+
+from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml, write_text_atomic
+
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=-]*")
+
+
+class ConfigError(ValueError):
+    """A training config that cannot be used; the message names the file and the key."""
+
+
+def _whole(value: Any) -> Any:
+    # YAML whole numbers; 1e6 and 1.0e6 (PyYAML reads the first as text) are fine, true is not
+    if isinstance(value, bool):
+        raise ValueError(f"expected a whole number, got {value!r}")
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ValueError(f"expected a whole number, got {value!r}") from None
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"expected a whole number, got {value!r}")
+        value = int(value)
+    return value
+
+
+def _number(value: Any) -> Any:
+    # YAML numbers; 3e-4 (text to PyYAML) is read as the number it spells; true is refused
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, got {value!r}")
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ValueError(f"expected a number, got {value!r}") from None
+    if isinstance(value, (int, float)) and not math.isfinite(value):
+        raise ValueError("expected a finite number")
+    return value
+
+
+def mapping_or_empty(value: Any) -> Any:
+    return {} if value is None else value        # `ppo:` with nothing under it
+
+
+Whole = Annotated[int, BeforeValidator(_whole)]
+Number = Annotated[float, BeforeValidator(_number)]
+Mapping = Annotated[dict[str, Any], BeforeValidator(mapping_or_empty)]
+
+
+class Section(BaseModel):
+    """A mapping of a config: unknown keys are refused."""
+    model_config = ConfigDict(extra="forbid")
+
+
+def _problem(err: dict, sections: dict) -> str:
+    """One pydantic error as words, with the key's dotted path (`sections`: the config's models by
+    key path, for the list of keys an unknown key is not)."""
+    loc = ".".join(str(p) for p in err["loc"])
+    kind, ctx, got = err["type"], err.get("ctx", {}), err.get("input")
+    if kind == "extra_forbidden":
+        section = tuple(err["loc"][:-1])
+        model, ppo = sections.get(section), sections.get(("ppo",))
+        keys = f" (keys{' of ' + '.'.join(section) if section else ''}: " \
+               f"{', '.join(model.model_fields)})" if model else ""
+        hint = f"; did you mean ppo.{loc}?" if not section and ppo and loc in ppo.model_fields else ""
+        return f"unknown key {loc!r}{hint}{keys}"
+    bounds = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
+    if kind in bounds:
+        limit = next(iter(ctx.values()))
+        return f"{loc} must be {bounds[kind]} {limit}; got {got!r}"
+    if kind == "literal_error":
+        return f"{loc} must be one of {ctx.get('expected')}; got {got!r}"
+    if kind == "string_pattern_mismatch":
+        return f"{loc} must be a run directory's name (letters, digits and ._+=-); got {got!r}"
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"{loc}: {msg}" if loc else msg
+
+
+def validate_model(model: type[BaseModel], data: Any, source: str, what: str,
+                   sections: dict) -> Any:
+    """`data` as a `model` (a strict config), else one ConfigError naming `source` and the key
+    (`what`: the config's name in words, "a training config"; `sections`: its models by key path,
+    () the top)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: {what} is a YAML mapping")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        raise ConfigError(f"{source}: {_problem(errors[0], sections)}{more}") from None
+
+
+def read_yaml(path: str | Path, overrides: dict | None = None) -> Any:
+    """A YAML config file's content (None: empty), with the command line's overrides (None: not
+    given) over its top-level keys; a missing file or bad YAML is a ConfigError naming it."""
+    path = Path(path)
+    text = read_text(path, "", ConfigError, limit=MAX_YAML_BYTES)
+    try:
+        data = safe_load_yaml(text, str(path), ConfigError)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        what = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{path}: not valid YAML{where}: {what}") from None
+    if isinstance(data, dict):
+        data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return data
+
+
+def read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_json(path: Path, data: dict) -> None:
+    write_text_atomic(path, json.dumps(data, indent=1))
