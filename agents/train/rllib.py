@@ -395,7 +395,7 @@ def train_rllib(cfg: RLlibConfig, run_dir: Path, resume: bool = False, progress:
         write_json(run_dir / "final_policy.json", {
             "policy": "final_policy.pt",
             "format": "exported MaskableActorCriticPolicy (agents.policy.export_policy) of an "
-                      "RLlib PPO module (agents.rllib.MaskedActorCritic); load with PolicyAgent(path)",
+                      "RLlib PPO module (agents.train.rllib.MaskedActorCritic); load with PolicyAgent(path)",
             "trainer": "rllib", "ray_version": _ray_version(), "env_id": cfg.env_id,
             "checkpoint": f"checkpoints/algo_{steps}", "config": "config.yaml", "seed": cfg.seed,
             "rules_hash": rules_hash(dict(cfg.env_kwargs)), "timesteps": steps,
