@@ -2,7 +2,22 @@
 analysis and the terminal's explanation all ask here)."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .config import Rules
+
+
+class MaxHpTerms(NamedTuple):
+    """The terms of the formula, for words that explain a max HP: `base` + `rounds_after_first`
+    x `per_round`, times (1 + the bonus)."""
+    base: float
+    rounds_after_first: int
+    per_round: float
+
+
+def max_hp_terms(rules: Rules, round_: int) -> MaxHpTerms:
+    b = rules.spec.battle
+    return MaxHpTerms(b.base_hp, round_ - 1, b.hp_per_round)
 
 
 def round_max_hp(rules: Rules, round_, hp_bonus: float = 0.0):

@@ -8,7 +8,7 @@ import difflib
 
 from ..rules.config import ATTACK_KINDS, CASTING_KINDS, KINDS, Rules
 from ..rules.geometry import geometry
-from ..rules.hp import round_max_hp
+from ..rules.hp import max_hp_terms, round_max_hp
 from ..run.rewards import ARTIFACT, REWARD_CATEGORIES, RewardOption
 from ..run.state import RunState
 from .diagram import RUNE_CODES, WIDTH, wrap, wrap_items
@@ -185,10 +185,10 @@ def hp_why(rules: Rules, round_: int, hp_bonus: float = 0.0, core: str | None = 
     base-stat rewards, and the hp_x of the core and relics, if any. `short`: "330 = (100 + 2 x
     100) +10%"."""
     spec = rules.spec
-    b = spec.battle
-    rounds = f"{round_ - 1}" if short else plural(round_ - 1, "round")
-    parts = f"{b.base_hp:g}" if round_ == 1 or not b.hp_per_round else \
-        f"{b.base_hp:g} + {rounds} x {b.hp_per_round:g}"
+    terms = max_hp_terms(rules, round_)
+    rounds = f"{terms.rounds_after_first}" if short else plural(terms.rounds_after_first, "round")
+    parts = f"{terms.base:g}" if round_ == 1 or not terms.per_round else \
+        f"{terms.base:g} + {rounds} x {terms.per_round:g}"
     total = round_max_hp(rules, round_, hp_bonus)
     text = parts
     if hp_bonus:
