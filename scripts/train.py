@@ -60,7 +60,7 @@ from agents.evaluation.runs import training_step
 from agents.cli.progress import add_progress_argument, progress_on, say
 from agents.cli.args import (add_trust_pickle_argument, apply_trust_pickle,
                              fail, int_in, script_parser, seed_int, MAX_STEPS)
-# PPOConfig and make_env_fn are not used here: tests/agents/test_train_eval.py reads them from the script
+# PPOConfig and make_env_fn are not used here: tests/agents/test_train_resume.py reads them from the script
 from agents.train.config import RUN_NAME, ConfigError, read_json  # noqa: E402,F401
 from agents.train.ppo import (final_evaluation, make_env_fn, make_venv,  # noqa: E402,F401
                               new_model, seed_everything, set_torch_threads, summary_json, train)

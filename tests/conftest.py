@@ -260,3 +260,20 @@ def cli_main(capsys, monkeypatch):
     def run(*args) -> subprocess.CompletedProcess:
         return _run_main(main, "rune_env", args, capsys, monkeypatch)
     return run
+
+
+# -- the shared tiny training run of tests/agents/test_train_*.py and test_evaluate.py ------------
+@pytest.fixture(scope="session")
+def smoke(tmp_path_factory):
+    """The shared training run: --seed 1, so the run is named smoke__s1__<time>; the progress bar
+    forced on (stderr is a pipe here). Session-scoped, so the three modules that read it share
+    one training run; its helpers are tests/agents/test_train_runs.py's (imported here, when the
+    first test asks for it, so a checkout without the `train` extra skips only those tests)."""
+    from test_train_runs import TRAIN, run, tiny_config
+
+    base = tmp_path_factory.mktemp("train")
+    config = tiny_config(base / "tiny.yaml")
+    runs = base / "runs"
+    r = run(TRAIN, "--config", config, "--seed", 1, "--runs-dir", runs, "--progress")
+    dirs = sorted(runs.iterdir()) if runs.is_dir() else []
+    return {"result": r, "config": config, "runs": runs, "run_dir": dirs[0] if dirs else None}

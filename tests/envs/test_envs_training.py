@@ -16,7 +16,7 @@ pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 
 import rune_env  # noqa: E402,F401  (registers the env ids)
-from test_envs import DRAFT_ID, N_ACTIONS, READY, RUN_ID, mixed_opponent, pick  # noqa: E402
+from test_envs_masks_cloning import DRAFT_ID, N_ACTIONS, READY, RUN_ID, mixed_opponent, pick  # noqa: E402
 
 pytestmark = pytest.mark.outside_mutation_check
 
