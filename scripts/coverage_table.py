@@ -140,7 +140,9 @@ def render(rules, by_id) -> str:
         "| --- | --- | --- |",
     ]
     for rid, desc in rules:
-        tests = "<br>".join(f"`{_cell(t)}`" for t in by_id[rid]) or "**none**"
+        # each test as a path from the repository's root (tests/<layer>/test_x.py::name), so the
+        # docs' check that every backticked path exists holds for this table too
+        tests = "<br>".join(f"`tests/{_cell(t)}`" for t in by_id[rid]) or "**none**"
         lines.append(f"| `{_cell(rid)}` | {_cell(desc)} | {tests} |")
     return "\n".join(lines) + "\n"
 

@@ -15,8 +15,15 @@ def _path(loc: tuple) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += ("." if out else "") + str(part)
+            out += ("." if out else "") + _key_text(part)
     return out or "<root>"
+
+
+def _key_text(key) -> str:
+    """A key as the message shows it: as written, or quoted with escapes when it is empty or holds
+    a character that would break the one-line message (a newline, a tab, a control character)."""
+    text = str(key)
+    return text if text and text.isprintable() else repr(text)
 
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from rune_env.envs.run_env import RuneDraftEnv
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.outside_mutation_check
 
 PINS = Path(__file__).resolve().parents[1] / "data" / "draft_episodes.json"
 

@@ -112,7 +112,7 @@ def test_table_is_written(tmp_path):
     assert ct.main(["--out", str(out), "--tests", str(tmp_path), "--rule-ids", str(ids)]) == 0
     text = out.read_text()
     assert "| rule id | description | tests |" in text
-    assert "| `D-1` | draw \\| tie | `test_sample.py::test_one` |" in text
+    assert "| `D-1` | draw \\| tie | `tests/test_sample.py::test_one` |" in text
     assert "| `D-4` | four | **none** |" in text
     assert "1 of 2 rule ids covered" in text
     assert ct.main(["--out", str(out), "--tests", str(tmp_path), "--rule-ids", str(ids),

@@ -442,7 +442,7 @@ BOARD_KEYS = ["runes", "artifacts", "hand", "core", "sun_element", "open_sectors
 FULL_BOARD = {"core": "sun", "sun_element": "fire", "round": 3,
               "runes": {"1:0": ["fire", 1], "2:0": ["wind", 2]}, "hand": [["water", 1]],
               "open_sectors": [0], "max_hp": 100, "boss_rules": [], "label": "x"}
-FUZZ = settings(max_examples=60, deadline=None,
+FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -528,3 +528,18 @@ def test_fuzzed_rules_files_load_or_raise_rules_error(tmp_path, key, value, raw)
     _loads_or(RulesError, lambda: load_rules(path))
     path.write_text(head + yaml.safe_dump({section: {name: value}}) + raw + "\n", encoding="utf-8")
     _loads_or(RulesError, lambda: load_rules(path))
+
+
+@pytest.mark.outside_mutation_check
+def test_a_key_with_a_newline_is_named_on_one_line(tmp_path):
+    """The fuzz above once found it: a rules file whose unknown key is a newline (`{"\\n": null}`
+    under a boss rule) gave a two-line message. The key is now shown quoted with its escape:
+    boss_rules.corrosion.'\\n': unknown key (the keys here: ...)."""
+    path = tmp_path / "newline_key.yaml"
+    head = f"extends: {REPO / 'configs' / 'rules' / 'default.yaml'}\n"
+    path.write_text(head + yaml.safe_dump({"boss_rules": {"corrosion": {"\n": None}}}), encoding="utf-8")
+    with pytest.raises(RulesError) as exc:
+        load_rules(path)
+    message = str(exc.value)
+    assert "\n" not in message
+    assert message.startswith("boss_rules.corrosion.'\\n': unknown key"), message
