@@ -1,87 +1,23 @@
 """The balance audit's candidate boards: the families (one rune, two runes, mono-kind, tricks) and
-the open search's hill climb. Each family and why it is complete is described in the package
-docstring (`agents/audit/__init__.py`).
+the open search (the shared hill climb of `agents.search.boards`). Each family and why it is
+complete is described in the package docstring (`agents/audit/__init__.py`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from rune_env.rules import ATTACK_KINDS, CASTING_KINDS, KINDS, Board, Rules, geometry
 
+from agents.search.boards import (Layout, Mutator, acting_elements, artifacts_by_effect,  # noqa: F401
+                                  core_variants, hill_climb, open_ring_cells, open_rings)
+
 from .scoring import (_SEARCH_STREAM, AuditError, AuditSettings, Evaluator, Opponents, Score,
-                      board_cost, board_key, hand_slots)
+                      hand_slots)
 
 
 # -- building candidate boards ----------------------------------------------------------------
-@dataclass
-class Layout:
-    """A board under construction: what the families and mutations edit, turned into a validated
-    `Board` (with the ring-3 sectors its cells need) by `board`."""
-
-    runes: dict[int, tuple[str, int]]
-    core: str
-    sun_element: str | None = None
-    artifacts: dict[int, str] = field(default_factory=dict)
-    hand: list[tuple[str, int]] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, board: Board) -> "Layout":
-        return cls(dict(board.runes), board.core, board.sun_element, dict(board.artifacts),
-                   list(board.hand))
-
-    def copy(self) -> "Layout":
-        return Layout(dict(self.runes), self.core, self.sun_element, dict(self.artifacts),
-                      list(self.hand))
-
-    def board(self, rules: Rules, round_: int) -> Board:
-        geo = geometry(rules.radius)
-        sectors = frozenset(geo.sector[c] for c in (*self.runes, *self.artifacts)
-                            if geo.sector[c] >= 0)
-        return Board(runes=dict(self.runes), artifacts=dict(self.artifacts), hand=tuple(self.hand),
-                     core=self.core, sun_element=self.sun_element, open_sectors=sectors,
-                     round=round_).validate(rules)
-
-
-def open_rings(rules: Rules) -> range:
-    """The rings open from the start of a run: all but the outermost, which opens by sectors."""
-    return range(1, rules.radius)
-
-
-def open_ring_cells(rules: Rules) -> list[int]:
-    geo = geometry(rules.radius)
-    return [c for ring in open_rings(rules) for c in geo.ring_cells[ring]]
-
-
-def acting_elements(rules: Rules, ring1_kinds: Iterable[str]) -> list[str]:
-    """The elements a flowing core (the sun) may flow as that differ for runes of `ring1_kinds` in
-    ring 1: each that feeds one of the kinds (a flow into it, or attunement with its own kind),
-    and one that feeds none, standing for all of those. The sun's element does nothing else (the
-    core is no rune: no affinity, opposition or resonance) and reaches ring 1 only, so the elements
-    left out play exactly the battles of the one kept."""
-    kinds = set(ring1_kinds)
-    acting = [e for e in CASTING_KINDS
-              if e in kinds or any(f.from_ == e for k in kinds for f in rules.flows_into[k])]
-    idle = [e for e in CASTING_KINDS if e not in acting]
-    return acting + idle[:1]
-
-
-def core_variants(rules: Rules, ring1_kinds: Iterable[str] | None = None
-                  ) -> list[tuple[str, str | None]]:
-    """Every (core, sun element): a core that flows once per casting element, or, given the kinds
-    of the runes in ring 1, once per element that acts differently on them (`acting_elements`)."""
-    out = []
-    for core, mod in rules.spec.cores.items():
-        if mod.core_flow_strength <= 0:
-            out.append((core, None))
-            continue
-        elements = CASTING_KINDS if ring1_kinds is None else acting_elements(rules, ring1_kinds)
-        out.extend((core, e) for e in elements)
-    return out
-
-
 def one_rune_boards(rules: Rules, round_: int, grades: Sequence[int]) -> list[Board]:
     geo = geometry(rules.radius)
     # one cell per ring: a lone rune plays the same from any cell of it (the package docstring)
@@ -139,16 +75,6 @@ def mono_kind_boards(rules: Rules, round_: int, grades: Sequence[int],
             for core, sun in core_variants(rules, [kind])]
 
 
-def _artifacts_by_effect(rules: Rules) -> dict[str, list[str]]:
-    """The artifacts that act in battle, by what they do."""
-    out: dict[str, list[str]] = {"wards": [], "absorbs": [], "grade_bonus": []}
-    for name, spec in rules.spec.artifacts.items():
-        for effect in out:
-            if getattr(spec, effect) > 0:
-                out[effect].append(name)
-    return out
-
-
 def _trick_edits(rules: Rules, base: Board) -> list[tuple[str, Callable[[Layout], Layout | None]]]:
     """(category, edit) pairs for a small board; an edit returns a new layout or None."""
     geo = geometry(rules.radius)
@@ -189,7 +115,7 @@ def _trick_edits(rules: Rules, base: Board) -> list[tuple[str, Callable[[Layout]
         for rune in reserves:
             for n in range(1, hand_slots(rules, core) + 1):
                 edits.append(("any_reserve", with_hand([rune] * n, core)))
-    effects = _artifacts_by_effect(rules)
+    effects = artifacts_by_effect(rules)
     for name in effects["wards"] + effects["grade_bonus"]:
         for cell in rune_cells + [beside]:
             edits.append((name, with_artifact(name, cell)))
@@ -218,125 +144,6 @@ def trick_boards(rules: Rules, round_: int, bases: Sequence[Board]) -> list[Boar
 
 
 # -- the open search --------------------------------------------------------------------------
-class Mutator:
-    """Random single edits of a layout that keep it budget-legal and within a fresh run's slots."""
-
-    OPS = ("add", "remove", "move", "swap", "rekind", "regrade", "core", "add_artifact",
-           "move_artifact", "remove_artifact", "hand_add", "hand_remove")
-
-    def __init__(self, rules: Rules, round_: int, budget: int, rng: np.random.Generator):
-        self.rules, self.round, self.budget, self.rng = rules, round_, budget, rng
-        geo = geometry(rules.radius)
-        self.cells = list(range(geo.n_cells))
-        effects = _artifacts_by_effect(rules)
-        self.artifacts = sorted({a for names in effects.values() for a in names})
-        self.cores = core_variants(rules)
-
-    def _pick(self, seq):
-        return seq[int(self.rng.integers(len(seq)))]
-
-    def _grade(self) -> int:
-        return int(self.rng.integers(1, self.rules.max_grade + 1))
-
-    def legal(self, board: Board) -> bool:
-        return (board_cost(board, self.rules) <= self.budget
-                and len(board.artifacts) <= self.rules.spec.run.artifact_slots
-                and len(board.hand) <= hand_slots(self.rules, board.core))
-
-    def mutate(self, layout: Layout) -> Layout | None:
-        new = layout.copy()
-        op = self._pick(self.OPS)
-        free = [c for c in self.cells if c not in new.runes]
-        filled = sorted(new.runes)
-        if op == "add" and free:
-            new.runes[self._pick(free)] = (self._pick(KINDS), self._grade())
-        elif op == "remove" and len(filled) > 1:
-            del new.runes[self._pick(filled)]
-        elif op == "move" and filled and free:
-            new.runes[self._pick(free)] = new.runes.pop(self._pick(filled))
-        elif op == "swap" and len(filled) > 1:
-            a, b = (filled[int(i)] for i in self.rng.choice(len(filled), 2, replace=False))
-            new.runes[a], new.runes[b] = new.runes[b], new.runes[a]
-        elif op == "rekind" and filled:
-            cell = self._pick(filled)
-            new.runes[cell] = (self._pick(KINDS), new.runes[cell][1])
-        elif op == "regrade" and filled:
-            cell = self._pick(filled)
-            new.runes[cell] = (new.runes[cell][0], self._grade())
-        elif op == "core":
-            new.core, new.sun_element = self._pick(self.cores)
-        elif op == "add_artifact" and self.artifacts:
-            new.artifacts[self._pick(self.cells)] = self._pick(self.artifacts)
-        elif op == "move_artifact" and new.artifacts:
-            cell = self._pick(sorted(new.artifacts))
-            target = self._pick(self.cells)
-            if target in new.artifacts:
-                return None
-            new.artifacts[target] = new.artifacts.pop(cell)
-        elif op == "remove_artifact" and new.artifacts:
-            del new.artifacts[self._pick(sorted(new.artifacts))]
-        elif op == "hand_add":
-            new.hand.append((self._pick(KINDS), self._grade()))
-        elif op == "hand_remove" and new.hand:
-            new.hand.pop(int(self.rng.integers(len(new.hand))))
-        else:
-            return None
-        return new
-
-    def children(self, parent: Layout, count: int, seen: set[str]) -> list[Board]:
-        """Up to `count` legal mutants not in `seen` (their keys are added to it)."""
-        out: list[Board] = []
-        for _ in range(count * 20):          # most edits are legal; give up on a cramped board
-            if len(out) >= count:
-                break
-            layout = self.mutate(parent)
-            if layout is None:
-                continue
-            board = layout.board(self.rules, self.round)
-            key = board_key(board, self.rules)
-            if key in seen or not self.legal(board):
-                continue
-            seen.add(key)
-            out.append(board)
-        return out
-
-
-def hill_climb(score: Callable[[list[Board]], list], starts: Sequence[Board], mutator: Mutator,
-               generations: int, mutants: int, patience: int, ceiling: tuple | None = None):
-    """A (1 + lambda) hill climb from each legal start (the package docstring's open search) on
-    `score` (boards -> scores with a `key()`, higher better). Returns (the best board, its
-    score, the number of boards scored), or None if no start is legal. `ceiling`: a key no
-    board can beat; a board that reaches it ends the climb (nothing after could replace it)."""
-    rules = mutator.rules
-    seen: set[str] = set()
-    best: tuple[Board, object] | None = None
-    for start in starts:
-        if best is not None and ceiling is not None and best[1].key() >= ceiling:
-            break
-        if not mutator.legal(start):
-            continue
-        seen.add(board_key(start, rules))
-        current, current_score = start, score([start])[0]
-        idle = 0
-        for _ in range(generations):
-            if ceiling is not None and current_score.key() >= ceiling:
-                break
-            kids = mutator.children(Layout.of(current), mutants, seen)
-            if not kids:
-                break
-            scores = score(kids)
-            i = max(range(len(kids)), key=lambda j: scores[j].key())
-            if scores[i].key() > current_score.key():
-                current, current_score, idle = kids[i], scores[i], 0
-            else:
-                idle += 1
-                if idle >= patience:
-                    break
-        if best is None or current_score.key() > best[1].key():
-            best = (current, current_score)
-    return None if best is None else (best[0], best[1], len(seen))
-
-
 def open_search(evaluator: Evaluator, choose: Opponents, starts: Sequence[Board], round_: int,
                 budget: int, settings: AuditSettings) -> tuple[Board, Score, int]:
     """The hill climb of the package docstring; returns the best board, its choose score and the

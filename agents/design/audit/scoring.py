@@ -5,7 +5,6 @@ choose and report sets, what a board costs, and the scores of boards against a s
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -14,12 +13,12 @@ import numpy as np
 from rune_env.battle.analysis import SideSetup
 from rune_env.battle.fast import fast_battles
 from rune_env.rules import Board, Rules
-from rune_env.run.loop import units
 from rune_env.run.opponents import Pool, draft_board, opponent_budget
 from rune_env.terminal.profile import Profile
 from rune_env.run.ranks import rank_effects
 
 from agents.evaluation.runs import wilson
+from agents.search.boards import board_cost, board_key, hand_slots  # noqa: F401  (re-exported)
 
 # Seed streams of a round: [seed, round, stream, ...] (independent generators per purpose).
 _DRAFT_STREAM, _SPLIT_STREAM, _SEARCH_STREAM, _POOL_STREAM, _START_STREAM, _FAST_STREAM = range(6)
@@ -84,11 +83,6 @@ def quick_settings(rounds: Iterable[int], seed: int = 0, jobs: int | None = None
 def round_budget(rules: Rules, round_: int) -> int:
     """The round's opponent budget at the first rank (apprentice), D-44."""
     return opponent_budget(rules, round_, rank_effects(rules, rules.spec.ranks[0].id))
-
-
-def board_key(board: Board, rules: Rules) -> str:
-    """A board's content as one string (equal boards, equal keys)."""
-    return json.dumps(board.to_json(rules), sort_keys=True)
 
 
 def field_reference(board: Board, round_: int) -> Board:
@@ -183,23 +177,6 @@ def split_opponents(draws: Sequence[Board], choose_share: float, rules: Rules,
 
 
 # -- what a board costs and whether a shop could give it ---------------------------------------
-def board_cost(board: Board, rules: Rules) -> int:
-    """Mana a run pays for the board: runes on it and in the hand (merged grades count their
-    grade-I runes), artifacts, and the ring-3 sectors it has open, in opening order."""
-    spec = rules.spec
-    runes = sum(rules.prices[k] * units(rules, g) for k, g in (*board.runes.values(), *board.hand))
-    artifacts = sum(spec.artifacts[a].price for a in board.artifacts.values())
-    sectors = sum(spec.sectors.open_costs[:len(board.open_sectors)])
-    return runes + artifacts + sectors
-
-
-def hand_slots(rules: Rules, core: str | None) -> int:
-    """The hand slots a fresh run with this core has (D-40)."""
-    run = rules.spec.run
-    extra = rules.spec.cores[core].hand_slots if core is not None else 0
-    return min(run.hand_slots_max, run.hand_slots + extra)
-
-
 def shop_notes(board: Board, rules: Rules) -> list[str]:
     """What a run could not have given this board without rewards or unlocks, budget aside."""
     run = rules.spec.run

@@ -14,8 +14,9 @@ from rune_env.battle.fast import BoardAnalyser
 from rune_env.rules import ATTACK_KINDS, KINDS, Board, Rules, geometry
 from rune_env.run.loop import units
 
-from .families import (Layout, Mutator, _artifacts_by_effect, acting_elements, core_variants,
-                       hill_climb)
+from agents.search.boards import (Layout, Mutator, acting_elements, artifacts_by_effect,
+                                  core_variants, hill_climb)
+
 from .scoring import (_FAST_STREAM, AuditError, AuditSettings, Evaluator, FastKillScore,
                       Opponents, board_key)
 
@@ -80,7 +81,7 @@ class TowerBuilder:
         self.rules, self.round, self.budget, self.max_casters = rules, round_, budget, max_casters
         self.analyser = analyser or BoardAnalyser(rules)
         self.geo = geometry(rules.radius)
-        springs = sorted(_artifacts_by_effect(rules)["grade_bonus"],
+        springs = sorted(artifacts_by_effect(rules)["grade_bonus"],
                          key=lambda a: (rules.spec.artifacts[a].price, a))
         self.spring = springs[0] if springs else None
         self.extra_casts = [f.extra_casts for f in rules.flows]

@@ -1,0 +1,2 @@
+"""Board search: the primitives every board search shares (`boards`: layouts, what a run pays
+for a board, the mutator and the hill climb) and the search player built on them."""
