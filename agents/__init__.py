@@ -1,15 +1,19 @@
-"""Agents on the protocol of rune_env.envs.Agent: baselines, trained policies, and a factory
-from names ("random", "scripted", "greedy", or a model path)."""
+"""Agents on the protocol of rune_env.envs.Agent: baselines, the search player, trained policies,
+and a factory from names ("random", "scripted", "greedy", "planner", or a model path)."""
 from __future__ import annotations
+
+from rune_env.rules import default_rules
 
 from .baselines import GreedyAgent, RandomAgent, ScriptedAgent
 
 BASELINES = ("random", "scripted", "greedy")
+PLANNER = "planner"
 
 
 def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False):
-    """An agent by name: random, scripted, greedy, greedy:NOISE, or the path of a saved model
-    (.zip) or exported policy (.pt). A policy trained under other rules than `rules` (its card
+    """An agent by name: random, scripted, greedy, greedy:NOISE, planner, planner:KEY=VALUE,...
+    (the search player, `agents.search.planner`), or the path of a saved model (.zip) or
+    exported policy (.pt). A policy trained under other rules than `rules` (its card
     says so) warns, or is refused with `strict` (ValueError), as a pool of other rules is."""
     if name == "random":
         return RandomAgent(seed)
@@ -25,13 +29,17 @@ def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False
         if not 0.0 <= noise <= 1.0:
             raise ValueError(f"agent {name!r}: the noise is a share between 0 and 1")
         return GreedyAgent(rules, seed, noise=noise)
+    if name == PLANNER or name.startswith(PLANNER + ":"):
+        from .search.planner import PlannerAgent, parse_planner
+        rules = rules or default_rules()
+        return PlannerAgent(rules, seed, parse_planner(name, rules))
     from pathlib import Path
     if not (name.endswith((".zip", ".pt")) or Path(name).exists()):
-        raise ValueError(f"unknown agent {name!r}: use random, scripted, greedy, greedy:NOISE "
-                         f"or the path of a saved model (.zip) or exported policy (.pt)")
+        raise ValueError(f"unknown agent {name!r}: use random, scripted, greedy, greedy:NOISE, "
+                         f"planner, planner:KEY=VALUE,... or the path of a saved model (.zip) or exported policy (.pt)")
     from .policy import PolicyAgent, check_model_rules
     check_model_rules(name, rules, strict)
     return PolicyAgent(name)
 
 
-__all__ = ["BASELINES", "GreedyAgent", "RandomAgent", "ScriptedAgent", "make_agent"]
+__all__ = ["BASELINES", "PLANNER", "GreedyAgent", "RandomAgent", "ScriptedAgent", "make_agent"]

@@ -1,0 +1,307 @@
+"""What a run holds while it prepares, and what it takes to turn that into a board.
+
+The search player plans a *target*: the board it wants to field, as a `Layout`. `Assets.of(state)`
+is what the player may see of its own run: its runes (board and hand), artifacts (placed and in
+the inventory), open sectors, mana, slots, relics, max HP, and the shop's offers on display. Never
+the run's generator: what a reroll will show is not known, only how likely it is.
+
+`Assets.reach(layout)` says whether the target can be reached in this preparation, and at what
+price (`Reach`), or None:
+
+- **Runes**, kind by kind. A target rune of grade g is made of `merge_count`^(g-1) grade-I runes
+  (D-11). An owned rune of the same kind and grade serves as it is; else the rune is built from
+  `merge_count` runes of the grade below, each owned or built in turn, down to grade-I runes that
+  are bought. Owned runes the target does not use are sold (RULES D-40: one mana a grade-I rune
+  they were made of).
+- **The shop.** A rune to buy that is on display is bought now. The rest need rerolls: a view
+  shows `shop_rune_offers` runes drawn uniformly from the unlocked kinds, so a kind short by d
+  runes needs about d x kinds / offers views, and several short kinds share the views (the
+  largest shortfall, plus half of the others: `expected_views`). Artifacts likewise, with the
+  artifact offers. Each view after the one on display costs `reroll_cost`. With `rerolls=False`
+  (a plan for what is on display now) a shortfall makes the target unreachable.
+- **Sectors** the target's ring-3 cells need are opened in the order of `sectors.open_costs`.
+- **Actions**: buys, rerolls, merges, placements and pick-ups, sales, sector openings and the
+  sun's element, against the round's actions left (D-41: the preparation ends by itself at
+  `run.action_cap`).
+
+These are estimates of a plan, not the executor's exact path (`agents.search.execute` follows
+the plan with the shop it meets and re-plans when the shop falls short).
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from rune_env.rules import Board, Rules, geometry
+from rune_env.run.state import RunState
+
+from .boards import Layout
+
+Rune = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Reach:
+    """The price of reaching a target from the assets (`Assets.reach`)."""
+
+    mana: int                      # purchases, sectors and rerolls, less what sales return
+    actions: int                   # preparation actions, estimated
+    rerolls: int                   # expected rerolls
+    waste: int = 0                 # mana gone for good: rerolls, and sales below the price paid
+    buy: dict = field(default_factory=dict)    # kind -> grade-I runes to buy
+    artifacts: tuple = ()          # artifacts to buy
+    sectors: tuple = ()            # sectors to open
+
+
+@dataclass(frozen=True, eq=False)
+class Assets:
+    """A run's own holdings in preparation (the module docstring); `of(state)` reads them."""
+
+    rules: Rules
+    core: str
+    sun_element: str | None
+    board: dict                    # cell -> (kind, grade)
+    hand: tuple
+    artifacts: dict                # placed: cell -> artifact
+    inventory: tuple               # artifacts not placed
+    open_sectors: tuple            # in the order opened
+    mana: int
+    hand_slots: int
+    artifact_slots: int
+    shop_runes: tuple              # offers on display (None: bought)
+    shop_artifacts: tuple
+    unlocked: tuple
+    actions_left: int              # preparation actions before the round's cap forces ready
+    relics: tuple
+    max_hp: float
+    round: int
+    boss_rules: tuple = ()         # this round's opponent's (visible from the run's start, D-43)
+
+    @classmethod
+    def of(cls, state: RunState) -> "Assets":
+        run = state.rules.spec.run
+        return cls(rules=state.rules, core=state.core, sun_element=state.sun_element,
+                   board=dict(state.board), hand=tuple(state.hand),
+                   artifacts=dict(state.artifacts), inventory=tuple(state.artifact_inventory),
+                   open_sectors=tuple(state.open_sectors), mana=state.mana,
+                   hand_slots=state.hand_slots, artifact_slots=state.artifact_slots,
+                   shop_runes=tuple(state.shop_runes), shop_artifacts=tuple(state.shop_artifacts),
+                   unlocked=tuple(state.unlocked),
+                   actions_left=max(0, run.action_cap - 1 - state.prep_actions),
+                   relics=tuple(state.relics), max_hp=state.max_hp, round=state.round,
+                   boss_rules=tuple(state.boss_rules))
+
+    def shopping_freely(self) -> "Assets":
+        """These assets as if the shop showed every unlocked kind and artifact as often as a
+        target could want (no rerolls) and the round had no action cap: the budget boards of
+        the audit, for weighing a choice made before any shop is seen (the core)."""
+        many = self.rules.spec.run.hand_slots_max * self.rules.spec.grades.merge_count ** (
+            self.rules.max_grade - 1)
+        return replace(self, shop_runes=tuple(k for k in self.unlocked for _ in range(many)),
+                       shop_artifacts=tuple(a for a in self.rules.spec.artifacts
+                                            for _ in range(self.artifact_slots)),
+                       actions_left=10**6)
+
+    # -- what is owned ----------------------------------------------------------------------
+    def layout(self) -> Layout:
+        """The board as it stands, as a layout (the hand as its reserves)."""
+        return Layout(dict(self.board), self.core, self.sun_element, dict(self.artifacts),
+                      list(self.hand))
+
+    def owned_runes(self) -> list[Rune]:
+        return [*self.board.values(), *self.hand]
+
+    def owned_artifacts(self) -> list[str]:
+        return [*self.artifacts.values(), *self.inventory]
+
+    # -- the board a layout fields -------------------------------------------------------------
+    def board_of(self, layout: Layout) -> Board:
+        """The board the run would field with this layout: the run's core, relics, max HP and
+        round, and the sectors it has open plus those the layout's cells need."""
+        geo = geometry(self.rules.radius)
+        sectors = set(self.open_sectors)
+        sectors.update(geo.sector[c] for c in (*layout.runes, *layout.artifacts)
+                       if geo.sector[c] >= 0)
+        return Board(runes=dict(layout.runes), artifacts=dict(layout.artifacts),
+                     hand=tuple(layout.hand), core=self.core, sun_element=layout.sun_element,
+                     open_sectors=frozenset(sectors), relics=self.relics, max_hp=self.max_hp,
+                     round=self.round)
+
+    # -- the price of a target -----------------------------------------------------------------
+    def __post_init__(self) -> None:
+        # what every `reach` reads, computed once: per kind the owned runes by grade (index =
+        # grade) and their grade-I units; the offers and artifacts on display and owned
+        rules = self.rules
+        grades = rules.max_grade + 1
+        by_kind: dict[str, list[int]] = {}
+        for k, g in self.owned_runes():
+            by_kind.setdefault(k, [0] * grades)[g] += 1
+        m = rules.spec.grades.merge_count
+        units = {k: sum(c * m ** (g - 1) for g, c in enumerate(counts) if g)
+                 for k, counts in by_kind.items()}
+        put = object.__setattr__     # a frozen dataclass: these are caches of its fields
+        put(self, "_owned", by_kind)
+        put(self, "_owned_units", units)
+        put(self, "_shown_runes", Counter(k for k in self.shop_runes if k is not None))
+        put(self, "_shown_arts", Counter(a for a in self.shop_artifacts if a is not None))
+        put(self, "_owned_arts", Counter(self.owned_artifacts()))
+
+    def reach(self, layout: Layout, rerolls: bool = True) -> Reach | None:
+        """What reaching `layout` takes (the module docstring), or None when it cannot be
+        reached in this preparation: more mana or actions than are left, more hand runes or
+        artifacts than slots, a kind not unlocked, another core, or (with `rerolls=False`) a
+        rune or artifact the shop does not show now."""
+        rules = self.rules
+        spec = rules.spec
+        if layout.core != self.core or len(layout.hand) > self.hand_slots \
+                or len(layout.artifacts) > self.artifact_slots:
+            return None
+        runes = _rune_plan(self, layout)
+        if runes is None:
+            return None
+        buy, merges, sold_units, sale_loss = runes
+        arts = _artifact_plan(self, layout)
+        sectors = self._sectors_needed(layout)
+        if sectors is None:
+            return None
+        new_sectors, sector_mana = sectors
+        prices = rules.prices
+        mana = (sum(prices[k] * n for k, n in buy.items())
+                + sum(spec.artifacts[a].price for a in arts[0]) + sector_mana
+                - sold_units * spec.run.rune_sell_per_unit - arts[1])
+        if mana > self.mana:          # before the rerolls: most rejected targets stop here
+            return None
+        views = _views_needed(self, buy, arts[0])
+        if views is None or (views > 0 and not rerolls):
+            return None
+        mana += views * spec.run.reroll_cost
+        if mana > self.mana:
+            return None
+        actions = (sum(buy.values()) + len(arts[0]) + views + merges + len(new_sectors)
+                   + _moves(self, layout) + arts[2]
+                   + (layout.sun_element != self.sun_element))
+        if actions > self.actions_left:
+            return None
+        waste = views * spec.run.reroll_cost + sale_loss + arts[3]
+        return Reach(int(mana), int(actions), int(views), int(waste), dict(buy), tuple(arts[0]),
+                     tuple(new_sectors))
+
+    def _sectors_needed(self, layout: Layout) -> tuple[list[int], int] | None:
+        geo = geometry(self.rules.radius)
+        costs = self.rules.spec.sectors.open_costs
+        needed = sorted({geo.sector[c] for c in (*layout.runes, *layout.artifacts)
+                         if geo.sector[c] >= 0} - set(self.open_sectors))
+        n = len(self.open_sectors)
+        if n + len(needed) > len(costs):
+            return None
+        return needed, sum(costs[n:n + len(needed)])
+
+
+# -- the pieces of `reach` ----------------------------------------------------------------------
+def build_runes(targets: list[int], owned, merge_count: int) -> tuple[int, int]:
+    """Grade-I runes to buy and merges to make runes of the grades `targets` (one kind) from
+    `owned` (grade -> count: a Counter or a list indexed by grade, consumed in place): an owned
+    rune of a target's grade serves as it is, else the rune is merged from `merge_count` of the
+    grade below, each owned or built in turn. Highest grades first, so an owned high-grade rune
+    goes where it saves most."""
+    buy = merges = 0
+
+    def build(grade: int) -> None:
+        nonlocal buy, merges
+        if owned[grade] > 0:
+            owned[grade] -= 1
+        elif grade == 1:
+            buy += 1
+        else:
+            merges += 1
+            for _ in range(merge_count):
+                build(grade - 1)
+
+    for g in sorted(targets, reverse=True):
+        build(g)
+    return buy, merges
+
+
+def _rune_plan(assets: Assets, layout: Layout) -> tuple[dict, int, int, int] | None:
+    """(kind -> grade-I runes to buy, merges, grade-I runes sold, mana the sales lose against
+    the price paid) or None for a kind the shop cannot give."""
+    rules = assets.rules
+    m = rules.spec.grades.merge_count
+    want: dict[str, list[int]] = {}
+    for k, g in layout.runes.values():
+        want.setdefault(k, []).append(g)
+    for k, g in layout.hand:
+        want.setdefault(k, []).append(g)
+    owned_by_kind = assets._owned
+    buy: dict[str, int] = {}
+    merges = 0
+    left = dict(assets._owned_units)       # kind -> grade-I units of owned runes not used
+    for kind, grades in want.items():
+        owned = owned_by_kind.get(kind)
+        counts = list(owned) if owned is not None else [0] * (rules.max_grade + 1)
+        n, mg = build_runes(grades, counts, m)
+        if n:
+            if kind not in assets.unlocked:
+                return None
+            buy[kind] = n
+        merges += mg
+        if owned is not None:
+            left[kind] = sum(c * m ** (g - 1) for g, c in enumerate(counts) if g)
+    per_unit = rules.spec.run.rune_sell_per_unit
+    sold = sum(left.values())
+    loss = sum(max(0, rules.prices[k] - per_unit) * n for k, n in left.items())
+    return buy, merges, sold, loss
+
+
+def _artifact_plan(assets: Assets, layout: Layout) -> tuple[list[str], int, int, int]:
+    """(artifacts to buy, mana the sales of unused ones return, placement actions, mana those
+    sales lose against the price paid)."""
+    spec = assets.rules.spec
+    owned = Counter(assets._owned_arts)
+    to_buy = []
+    for a in layout.artifacts.values():
+        if owned[a] > 0:
+            owned[a] -= 1
+        else:
+            to_buy.append(a)
+    refund = sum(int(spec.artifacts[a].price * spec.run.artifact_sell_x) * c
+                 for a, c in owned.items())
+    placed = sum(1 for c, a in layout.artifacts.items() if assets.artifacts.get(c) != a)
+    picked = sum(1 for c, a in assets.artifacts.items() if layout.artifacts.get(c) != a)
+    sales = sum(owned.values())
+    loss = sum(spec.artifacts[a].price * c for a, c in owned.items()) - refund
+    return to_buy, refund, placed + picked + sales, loss
+
+
+def expected_views(short: list[int], kinds: int, offers: int) -> int:
+    """Views of the shop beyond the one on display to find runes short by `short` (per kind), a
+    view showing `offers` draws uniform over `kinds` (the module docstring)."""
+    short = [s for s in short if s > 0]
+    if not short or offers <= 0:
+        return 0 if not short else 10**6
+    top = max(short)
+    return math.ceil(kinds / offers * (top + 0.5 * (sum(short) - top)))
+
+
+def _views_needed(assets: Assets, buy: Counter, arts: list[str]) -> int | None:
+    run = assets.rules.spec.run
+    shown = assets._shown_runes
+    short_runes = [n - shown[k] for k, n in buy.items()]
+    shown_arts = assets._shown_arts
+    short_arts = [n - shown_arts[a] for a, n in Counter(arts).items()]
+    views = max(expected_views(short_runes, len(assets.unlocked), run.shop_rune_offers),
+                expected_views(short_arts, len(assets.rules.spec.artifacts),
+                               run.shop_artifact_offers))
+    return None if views >= 10**6 else views
+
+
+def _moves(assets: Assets, layout: Layout) -> int:
+    """Placements and pick-ups: a target cell that does not hold its rune yet takes a placement,
+    a cell holding a rune the target does not want there a pick-up, a rune in hand the target
+    does not keep a sale."""
+    place = sum(1 for c, r in layout.runes.items() if assets.board.get(c) != r)
+    pick = sum(1 for c, r in assets.board.items() if layout.runes.get(c) != r)
+    keep = Counter(layout.hand)
+    sales = sum((Counter(assets.hand) - keep).values())
+    return place + pick + sales

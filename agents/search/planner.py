@@ -1,0 +1,270 @@
+"""The search player (`planner`): plans each preparation with the rules and the fast engine.
+
+Each round it searches for a **target**, the board it wants to field, among the boards its run can
+reach this round (its runes, artifacts and mana, the shop on display and the rerolls it expects
+to need: `agents.search.assets`), by battles against a **reference** population of the round
+(`agents.search.reference`: the round's metagame by default, or a pool) in the seat the run gives
+it (`agents.search.target`). Then it builds the target action by action with the shop it meets
+(`agents.search.execute`); when the target is reached, or the shop's luck has made it too dear, it
+searches once more among the boards it can reach with what is on display now (no rerolls), builds
+that, and readies. Its choices:
+
+- the **core** (a run's first choice): each offered core's best target at `core_round`'s player
+  budget, from scratch, against that round's reference; the best one (or `core` if fixed);
+- a **reward** or **relic**: each option applied to a private copy of its own state, and the
+  target search run on each from the current target; the option whose best board scores best.
+
+It plays fair: it reads its own run (never the run's generator: a private copy used to weigh a
+choice has no generator at all, so a reroll or a battle on it would fail loudly), the rules and
+public data (the shipped metagame and pools). Every draw of its own comes from generators seeded
+by (its seed, the round, a stream), so the same seed gives the same run, bit for bit.
+
+Knobs (`PlannerSettings`; on the command line `planner` or `planner:KEY=VALUE,...`):
+`boards` (the search budget: candidate boards a round's target search may score, each played
+against every reference board of the round), `reference` (meta, rank
+or a pool file), `size` (reference boards a round), `noise` (the share of its actions taken
+uniformly at random among the legal ones: the strength dial for building ranks) and `core`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from rune_env.rules import Rules, default_rules
+from rune_env.run.actions import action_table
+from rune_env.run.loop import apply, player_seat
+from rune_env.run.state import RunState
+
+from .assets import Assets
+from .boards import Layout
+from .execute import Executor
+from .reference import SOURCES, Reference, ReferenceSpec, player_budget
+from .scoring import SeatScore, SeatScorer
+from .target import ClimbSettings, search_target
+
+# Seed streams of the player's generators: [seed, round, stream, ...].
+_NOISE, _PLAN, _SETTLE, _CORE, _CHOICE = range(5)
+BOARDS_BOUNDS = (10, 1_000_000)
+SIZE_BOUNDS = (1, 256)
+
+
+@dataclass(frozen=True)
+class PlannerSettings:
+    """The search player's knobs (the module docstring); none is a number of the game."""
+
+    boards: int = 600              # candidate boards a round's target search may score
+    settle_share: float = 0.34     # of `boards`, for the search with what is on display
+    choice_share: float = 0.25     # of `boards`, for each option of a reward or relic choice
+    reference: str = "meta"
+    size: int = 16
+    noise: float = 0.0
+    core: str | None = None
+    core_round: int = 6            # the round whose budget weighs the cores
+    climb: ClimbSettings = field(default_factory=ClimbSettings)
+
+    def check(self, rules: Rules) -> "PlannerSettings":
+        """The settings, or ValueError naming the knob out of its bounds."""
+        lo, hi = BOARDS_BOUNDS
+        if not lo <= self.boards <= hi:
+            raise ValueError(f"planner: boards must be in {lo}..{hi}; got {self.boards}")
+        lo, hi = SIZE_BOUNDS
+        if not lo <= self.size <= hi:
+            raise ValueError(f"planner: size must be in {lo}..{hi}; got {self.size}")
+        if not 0.0 <= self.noise <= 1.0:
+            raise ValueError(f"planner: noise is a share between 0 and 1; got {self.noise}")
+        if self.core is not None and self.core not in rules.spec.cores:
+            raise ValueError(f"planner: unknown core {self.core!r} (one of "
+                             f"{', '.join(rules.spec.cores)})")
+        return self
+
+    def to_json(self) -> dict:
+        return {"boards": self.boards, "reference": self.reference, "size": self.size,
+                "noise": self.noise, "core": self.core}
+
+
+def parse_planner(name: str, rules: Rules) -> PlannerSettings:
+    """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core) ->
+    settings; ValueError with a one-line reason otherwise."""
+    if name == "planner":
+        return PlannerSettings().check(rules)
+    if not name.startswith("planner:"):
+        raise ValueError(f"not a planner: {name!r}")
+    kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str}
+    values: dict = {}
+    for part in name.split(":", 1)[1].split(","):
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq or key not in kinds:
+            raise ValueError(f"agent {name!r}: planner knobs are KEY=VALUE with KEY one of "
+                             f"{', '.join(kinds)} (e.g. planner:noise=0.2,boards=300)")
+        try:
+            values[key] = kinds[key](value.strip())
+        except ValueError:
+            raise ValueError(f"agent {name!r}: {key} needs a number, got {value!r}") from None
+    ref = values.get("reference")
+    if ref is not None and ref not in SOURCES and not ref.endswith((".json", ".json.gz")):
+        raise ValueError(f"agent {name!r}: reference is meta, rank or a pool file "
+                         f"(.json or .json.gz); got {ref!r}")
+    return replace(PlannerSettings(), **values).check(rules)
+
+
+class PlannerAgent:
+    """The search player on the agent protocol (`act(obs, mask, state=...)`, `reset(seed)`)."""
+
+    needs_state = True
+
+    def __init__(self, rules: Rules | None = None, seed: int | None = 0,
+                 settings: PlannerSettings | None = None):
+        self.rules = rules or default_rules()
+        self.settings = (settings or PlannerSettings()).check(self.rules)
+        self.table = action_table(self.rules)
+        self.executor = Executor(self.rules)
+        self._references: dict[int, Reference] = {}
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.seed = int(seed or 0)
+        self.noise_rng = np.random.default_rng([self.seed, 0, _NOISE])
+        self._round: tuple | None = None
+        self._target: Layout | None = None
+        self._settled = False
+        self.decision_times: list[tuple[int, float]] = []  # (round, CPU seconds deciding)
+
+    # -- the protocol -----------------------------------------------------------------------------
+    def act(self, observation, action_mask, state: RunState | None = None) -> int:
+        if state is None:
+            raise ValueError("the planner needs the run state: "
+                             "act(obs, mask, state=env.unwrapped.state)")
+        mask = np.asarray(action_mask, dtype=bool)
+        legal = np.flatnonzero(mask)
+        if len(legal) == 0:
+            raise ValueError("no legal action")
+        if self.settings.noise > 0 and self.noise_rng.random() < self.settings.noise:
+            return int(legal[int(self.noise_rng.integers(len(legal)))])
+        start = time.process_time()
+        try:
+            if state.pending is not None:
+                return self._choose(state, mask)
+            return self._prepare(state, mask)
+        finally:
+            self._count_time(state.round, time.process_time() - start)
+
+    def _count_time(self, round_: int, seconds: float) -> None:
+        if self.decision_times and self.decision_times[-1][0] == round_:
+            self.decision_times[-1] = (round_, self.decision_times[-1][1] + seconds)
+        else:
+            self.decision_times.append((round_, seconds))
+
+    # -- preparation ------------------------------------------------------------------------------
+    def _prepare(self, state: RunState, mask: np.ndarray) -> int:
+        ready = self.table.id("ready")
+        key = (state.round, len(state.battles))
+        if key != self._round:
+            self._round, self._settled = key, False
+            self._target = self.plan(state, rerolls=True)
+        if not self._settled and state.prep_actions >= state.rules.spec.run.action_cap - 8:
+            self._settle(state)       # the round's cap is near: finish with what is on display
+        a = self.executor.next_action(state, self._target, mask, rerolls=not self._settled)
+        if a is None and not self._settled:
+            self._settle(state)
+            a = self.executor.next_action(state, self._target, mask, rerolls=False)
+        return ready if a is None else int(a)
+
+    def _settle(self, state: RunState) -> None:
+        self._settled = True
+        self._target = self.plan(state, rerolls=False, share=self.settings.settle_share,
+                                 stream=_SETTLE)
+
+    def plan(self, state: RunState, rerolls: bool, share: float = 1.0,
+             stream: int = _PLAN) -> Layout:
+        """The target of this preparation (the module docstring)."""
+        assets = Assets.of(state)
+        scorer = self._scorer(state)
+        starts = [self._target] if self._target is not None else []
+        starts += self._reference_starts(state, scorer)
+        settings = replace(self.settings.climb, boards=int(self.settings.boards * share))
+        rng = np.random.default_rng([self.seed, state.round, stream, state.prep_actions])
+        target, _ = search_target(assets, scorer, starts, settings, rng, rerolls)
+        return target
+
+    def _reference(self, state: RunState) -> Reference:
+        if state.rank not in self._references:
+            spec = ReferenceSpec(self.settings.reference, self.settings.size)
+            self._references[state.rank] = Reference(self.rules, spec, state.rank, self.seed)
+        return self._references[state.rank]
+
+    def _scorer(self, state: RunState) -> SeatScorer:
+        boards, weights = self._reference(state).boards(state.round, tuple(state.boss_rules))
+        return SeatScorer(self.rules, boards, weights, player_seat(state.round))
+
+    @staticmethod
+    def _reference_starts(state: RunState, scorer: SeatScorer) -> list[Layout]:
+        out = []
+        for b in scorer.boards:
+            layout = Layout.of(b)
+            out.append(Layout(layout.runes, state.core, layout.sun_element, layout.artifacts,
+                              layout.hand))
+        return out
+
+    # -- choices ----------------------------------------------------------------------------------
+    def _choose(self, state: RunState, mask: np.ndarray) -> int:
+        pending = state.pending
+        group = pending.group
+        options = [i for i in range(len(pending.options)) if mask[self.table.id(group, i)]]
+        if pending.kind == "core":
+            return self.table.id(group, self._core_choice(state, options))
+        best, best_key = options[0], None
+        for i in options:
+            trial = private_copy(state)
+            apply(trial, self.table.id(group, i))
+            if trial.pending is not None:       # a queued choice after this one: weigh it as is
+                trial.pending = None
+            found = self.plan_score(trial, self.settings.choice_share, _CHOICE + i)
+            if best_key is None or found.key() > best_key:
+                best, best_key = i, found.key()
+        return self.table.id(group, best)
+
+    def plan_score(self, state: RunState, share: float, stream: int,
+                   assets: Assets | None = None) -> SeatScore:
+        """The score of the best target found for `state` (a private copy) with `share` of the
+        search budget (from `assets`, default the state's own)."""
+        assets = assets or Assets.of(state)
+        scorer = self._scorer(state)
+        starts = [self._target] if self._target is not None else []
+        settings = replace(self.settings.climb, boards=int(self.settings.boards * share))
+        rng = np.random.default_rng([self.seed, state.round, stream])
+        _, score = search_target(assets, scorer, starts, settings, rng, rerolls=True)
+        return score
+
+    def _core_choice(self, state: RunState, options: list[int]) -> int:
+        cores = self.table.cores
+        if self.settings.core is not None:
+            fixed = [i for i in options if cores[i] == self.settings.core]
+            if fixed:
+                return fixed[0]
+        round_ = self.settings.core_round
+        best, best_key = options[0], None
+        for i in options:
+            trial = private_copy(state)
+            apply(trial, self.table.id("choose_core", i))
+            trial.round = round_
+            trial.mana = player_budget(self.rules, round_)
+            share = 1.0 / max(1, len(options))
+            score = self.plan_score(trial, share, _CORE, Assets.of(trial).shopping_freely())
+            if best_key is None or score.key() > best_key:
+                best, best_key = i, score.key()
+        return best
+
+
+def private_copy(state: RunState) -> RunState:
+    """A copy of the run to weigh a choice on, without the run's generator (a reroll, a shop
+    or a battle on it fails: the player never previews a draw it has not made)."""
+    trial = state.clone()
+    trial.rng = None
+    trial.pending = None if state.pending is None else state.pending.copy()
+    return trial
+
+
+__all__ = ["PlannerAgent", "PlannerSettings", "parse_planner", "private_copy"]

@@ -1,0 +1,111 @@
+"""The boards the search player plays its candidates against: a reference population per round,
+made of public data only (a shipped metagame or pool, or boards it drafts itself).
+
+Sources (`ReferenceSpec.source`):
+
+- `meta` (the default): the metagame of the rules (`configs/meta/meta_<rules hash>.json.gz`, the
+  equilibrium mixtures of `scripts/metagame.py`), the strong play of each round;
+- `rank`: the shipped pool of the run's own rank (`shipped_pool`), the opponents it meets;
+- a path: any pool file (checked against the rules as the envs check pools).
+
+A round the source has no boards of takes the latest earlier round it has, fielded in this round
+(its max HP; boards of a later round would cost more than the player can have had); a round
+before the source's first (or a source with no boards, or `meta` with no metagame shipped for
+the rules) falls back to boards the budget drafter drafts with the round's player budget, from a
+generator seeded by (seed, round). Boards are fielded as the run fields its opponent (`field_opponent` with the
+round's boss rules and the rank's extra runes, drawn from the planner's own seeded generator).
+At most `size` distinct boards are kept a round, weighted by their counts (the heaviest first;
+ties by their order in the file), so the search's cost per candidate is bounded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rune_env.resources import config_path
+from rune_env.rules import Board, Rules
+from rune_env.run.loop import field_opponent
+from rune_env.run.opponents import Pool, draft_board, load_pool
+from rune_env.run.ranks import rank_effects
+
+from .boards import board_key
+
+SOURCES = ("meta", "rank")
+_DRAFT_STREAM = 21      # [seed, round, stream, i]: the fallback's drafted boards
+_FIELD_STREAM = 22      # [seed, round, stream]: the rank's extra runes as fielded
+
+
+def meta_path(rules: Rules) -> Path:
+    """Where the metagame of these rules is shipped (it may not exist)."""
+    return config_path("meta", f"meta_{rules.hash}.json.gz")
+
+
+@dataclass(frozen=True)
+class ReferenceSpec:
+    source: str = "meta"        # meta, rank, or a pool file's path
+    size: int = 16              # distinct boards a round, at most
+    drafted: int = 8            # boards the fallback drafts a round
+
+
+class Reference:
+    """Reference boards by round for one rules file and rank (remembered per round and boss
+    rules). `boards(round_, boss_rules)` -> (boards, weights as float64)."""
+
+    def __init__(self, rules: Rules, spec: ReferenceSpec, rank: int, seed: int):
+        self.rules, self.spec, self.rank, self.seed = rules, spec, int(rank), int(seed)
+        self.pool = self._load()
+        self._memo: dict = {}
+
+    def _load(self) -> Pool | None:
+        source = self.spec.source
+        if source == "meta":
+            path = meta_path(self.rules)
+            return load_pool(path, self.rules, strict=True) if path.is_file() else None
+        if source == "rank":
+            from rune_env.envs.run_env import shipped_pool
+            path = shipped_pool(self.rules, self.rank)
+            return None if path is None else load_pool(path, self.rules)
+        return load_pool(source, self.rules)
+
+    def boards(self, round_: int, boss_rules: tuple = ()) -> tuple[list[Board], np.ndarray]:
+        key = (round_, tuple(boss_rules))
+        if key not in self._memo:
+            self._memo[key] = self._make(round_, tuple(boss_rules))
+        return self._memo[key]
+
+    def _make(self, round_: int, boss_rules: tuple) -> tuple[list[Board], np.ndarray]:
+        rules = self.rules
+        boards, counts = self._from_pool(round_)
+        if not boards:
+            budget = player_budget(rules, round_)
+            boards = [draft_board(rules, round_, budget, np.random.default_rng(
+                [self.seed, round_, _DRAFT_STREAM, i])) for i in range(self.spec.drafted)]
+            counts = [1] * len(boards)
+        effects = rank_effects(rules, self.rank)
+        rng = np.random.default_rng([self.seed, round_, _FIELD_STREAM])
+        fielded = [field_opponent(b.replace(round=round_, max_hp=None, boss_rules=boss_rules,
+                                            label=""), effects, rules, rng) for b in boards]
+        merged: dict[str, list] = {}
+        for b, c in zip(fielded, counts):
+            merged.setdefault(board_key(b, rules), [b, 0])[1] += c
+        ranked = sorted(merged.values(), key=lambda bc: -bc[1])[: self.spec.size]  # stable
+        return [b for b, _ in ranked], np.array([c for _, c in ranked], dtype=np.float64)
+
+    def _from_pool(self, round_: int) -> tuple[list[Board], list[int]]:
+        pool = self.pool
+        if pool is None or not pool.rounds:
+            return [], []
+        below = [r for r in pool.rounds if r <= round_]
+        if not below:
+            return [], []
+        nearest = max(below)
+        return pool.boards(nearest, self.rules), pool.counts(nearest)
+
+
+def player_budget(rules: Rules, round_: int) -> int:
+    """The mana a player has had by round r without rewards or furnaces (start mana and r - 1
+    incomes: 10, 20, 30, ... at the defaults)."""
+    run = rules.spec.run
+    return run.start_mana + run.income * (round_ - 1)

@@ -1,0 +1,90 @@
+"""The search player's objective: a candidate board against the round's reference boards, in
+the seat the run will give it (`player_seat`: a public rule of the run, so the other seat's
+battles would only blur the estimate), on the fast engine.
+
+A candidate's battles give its weighted payoff (wins, plus half the draws, per battle) and its
+weighted mean HP-ratio margin (own HP / max HP minus the opponent's), which ranks boards where the
+payoff is flat (everything won or everything lost). Its value (`SeatScore.value`) is
+
+    payoff + margin_weight x margin - waste_weight x waste / income
+
+where `waste` is the mana its plan loses for good (rerolls, and sales below the price paid) and
+`income` the run's base income a round: mana wasted now is a board that is weaker in every later
+round, so a small gain this round must not cost a round's income. Battle results are remembered
+by board content, so a climb never replays a board.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from rune_env.battle.fast import fast_battles
+from rune_env.rules import Board, Rules
+
+from .boards import board_key
+
+
+@dataclass(frozen=True)
+class SeatScore:
+    payoff: float           # weighted (wins + draws / 2) per battle
+    margin: float           # weighted mean of own HP ratio minus the opponent's
+    value: float            # the objective (the module docstring)
+
+    def key(self) -> tuple[float, float]:
+        return (round(self.value, 9), round(self.payoff, 9))
+
+
+@dataclass(frozen=True)
+class Objective:
+    """The weights of `SeatScore.value` (the player's, not the game's)."""
+
+    margin_weight: float = 0.25
+    waste_weight: float = 0.5
+
+    def score(self, payoff: float, margin: float, waste: int, income: int) -> SeatScore:
+        value = payoff + self.margin_weight * margin - self.waste_weight * waste / max(1, income)
+        return SeatScore(payoff, margin, value)
+
+
+class SeatScorer:
+    """Plays candidates in `seat` against weighted reference boards (`__call__`), remembering
+    each board's (payoff, margin) by its content. `battles` counts the battles played."""
+
+    def __init__(self, rules: Rules, boards: Sequence[Board], weights: np.ndarray, seat: int):
+        if not boards:
+            raise ValueError("the search player needs at least one reference board")
+        self.rules, self.boards, self.seat = rules, list(boards), int(seat)
+        self.weights = np.asarray(weights, dtype=np.float64)
+        self.total = float(self.weights.sum())
+        self.battles = 0
+        self._memo: dict[str, tuple[float, float]] = {}
+
+    def __call__(self, candidates: Sequence[Board]) -> list[tuple[float, float]]:
+        keys = [board_key(c, self.rules) for c in candidates]
+        todo: dict[str, Board] = {}
+        for k, c in zip(keys, candidates):
+            if k not in self._memo:
+                todo.setdefault(k, c)
+        if todo:
+            for k, v in zip(todo, self._play(list(todo.values()))):
+                self._memo[k] = v
+        return [self._memo[k] for k in keys]
+
+    def _play(self, candidates: list[Board]) -> list[tuple[float, float]]:
+        n_o = len(self.boards)
+        if self.seat == 0:
+            pairs = [(c, o) for c in candidates for o in self.boards]
+        else:
+            pairs = [(o, c) for c in candidates for o in self.boards]
+        out = fast_battles(pairs, self.rules, workers=1)
+        self.battles += len(pairs)
+        me, them = self.seat, 1 - self.seat
+        winner = out["winner"].reshape(len(candidates), n_o)
+        ratio = (out["hp"] / out["max_hp"]).reshape(len(candidates), n_o, 2)
+        points = np.where(winner == me, 1.0, np.where(winner < 0, 0.5, 0.0))
+        margin = ratio[..., me] - ratio[..., them]
+        payoff = (points * self.weights).sum(axis=1) / self.total
+        margins = (margin * self.weights).sum(axis=1) / self.total
+        return [(float(p), float(m)) for p, m in zip(payoff, margins)]

@@ -1,0 +1,281 @@
+"""The search player's target: the board it wants to field this round, found by a hill climb over
+the boards its run can reach (`Assets.reach`), scored against the round's reference boards in
+the run's seat (`SeatScorer`).
+
+Starts: the board as it stands (the hand as its reserves), the last target (what the player was
+building), and each reference board as the player's core would play it (runes, artifacts and
+hand), cut down to what the assets reach: runes and artifacts the player does not own are dropped
+one by one, dearest first, until the rest is reachable. The best `climbs` distinct starts are
+climbed; each climb spends an equal share of the boards left to score (`boards` in all), in
+generations of `mutants` edits, and stops after `patience` generations without a better board.
+(Boards, not battles, are the budget: scoring a board against the reference's 2-16 boards costs
+less than building and checking it, so time follows boards.)
+
+Edits (`TargetMutator`): add a rune (a kind on display in the shop half the time, any unlocked
+kind otherwise; grade I mostly), remove one, move one, swap two, change a rune's kind or grade,
+keep an owned rune the target had dropped, the sun's element (a flowing core), add, move or remove
+an artifact, and add or remove a hand reserve. An edit is kept only if its target is reachable.
+Every draw comes from the generator the caller passes, so a search is reproducible.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from rune_env.rules import CASTING_KINDS, Board, Rules, geometry
+
+from .assets import Assets
+from .boards import Layout, artifacts_by_effect, board_key, hill_climb
+from .scoring import Objective, SeatScore, SeatScorer
+
+
+@dataclass(frozen=True)
+class ClimbSettings:
+    """How hard one target search looks (the player's knobs, not rules of the game)."""
+
+    boards: int = 600           # candidate boards the search may score
+    mutants: int = 12           # edits a generation
+    patience: int = 8           # generations without a better board before a climb stops
+    climbs: int = 2             # best distinct starts climbed
+    objective: Objective = Objective()
+
+
+class TargetMutator:
+    """Random single edits of a target layout that keep it reachable from the assets; the
+    `Mutator` protocol of `agents.search.boards.hill_climb` (`legal`, `children`, `rules`)."""
+
+    def __init__(self, assets: Assets, rng: np.random.Generator, rerolls: bool = True):
+        self.assets, self.rng, self.rerolls = assets, rng, rerolls
+        self.waste: dict[str, int] = {}      # board key -> its plan's waste (`Reach.waste`)
+        self.rules: Rules = assets.rules
+        geo = geometry(self.rules.radius)
+        self.cells = list(range(geo.n_cells))
+        self.kinds = list(assets.unlocked)
+        self.on_show = sorted({k for k in assets.shop_runes if k is not None})
+        effects = artifacts_by_effect(self.rules)
+        self.artifacts = sorted({a for names in effects.values() for a in names})
+        flows = self.rules.spec.cores[assets.core].core_flow_strength > 0
+        self.elements = list(CASTING_KINDS) if flows else []
+        self.ops = [self._add, self._add, self._remove, self._move, self._swap, self._rekind,
+                    self._regrade, self._keep, self._add_artifact, self._move_artifact,
+                    self._remove_artifact, self._hand_add, self._hand_remove]
+        if self.elements:
+            self.ops.append(self._element)
+
+    # -- the protocol of hill_climb --------------------------------------------------------------
+    def legal(self, board: Board) -> bool:
+        return self.assets.reach(Layout.of(board), self.rerolls) is not None
+
+    def waste_of(self, board: Board) -> int:
+        key = board_key(board, self.rules)
+        if key not in self.waste:
+            self.waste[key] = self.assets.reach(Layout.of(board), self.rerolls).waste
+        return self.waste[key]
+
+    def children(self, parent: Layout, count: int, seen: set[str]) -> list[Board]:
+        out: list[Board] = []
+        for _ in range(count * 20):
+            if len(out) >= count:
+                break
+            layout = parent.copy()
+            if not self._pick(self.ops)(layout):
+                continue
+            reach = self.assets.reach(layout, self.rerolls)
+            if reach is None:
+                continue
+            board = self.assets.board_of(layout)
+            key = board_key(board, self.rules)
+            if key in seen:
+                continue
+            seen.add(key)
+            self.waste[key] = reach.waste
+            out.append(board)
+        return out
+
+    # -- edits: each changes the layout in place and says whether it did --------------------------
+    def _pick(self, seq):
+        return seq[int(self.rng.integers(len(seq)))]
+
+    def _kind(self) -> str:
+        if self.on_show and self.rng.random() < 0.5:
+            return self._pick(self.on_show)
+        return self._pick(self.kinds)
+
+    def _grade(self) -> int:
+        # grade I mostly: higher grades cost merge_count times more each
+        return 1 if self.rng.random() < 0.7 else int(self.rng.integers(2, self.rules.max_grade + 1))
+
+    def _free(self, layout: Layout) -> list[int]:
+        return [c for c in self.cells if c not in layout.runes]
+
+    def _add(self, layout: Layout) -> bool:
+        free = self._free(layout)
+        if not free:
+            return False
+        layout.runes[self._pick(free)] = (self._kind(), self._grade())
+        return True
+
+    def _remove(self, layout: Layout) -> bool:
+        if not layout.runes:
+            return False
+        del layout.runes[self._pick(sorted(layout.runes))]
+        return True
+
+    def _move(self, layout: Layout) -> bool:
+        free = self._free(layout)
+        if not layout.runes or not free:
+            return False
+        layout.runes[self._pick(free)] = layout.runes.pop(self._pick(sorted(layout.runes)))
+        return True
+
+    def _swap(self, layout: Layout) -> bool:
+        cells = sorted(layout.runes)
+        if len(cells) < 2:
+            return False
+        a, b = (cells[int(i)] for i in self.rng.choice(len(cells), 2, replace=False))
+        if layout.runes[a] == layout.runes[b]:
+            return False
+        layout.runes[a], layout.runes[b] = layout.runes[b], layout.runes[a]
+        return True
+
+    def _rekind(self, layout: Layout) -> bool:
+        if not layout.runes:
+            return False
+        cell = self._pick(sorted(layout.runes))
+        layout.runes[cell] = (self._kind(), layout.runes[cell][1])
+        return True
+
+    def _regrade(self, layout: Layout) -> bool:
+        if not layout.runes:
+            return False
+        cell = self._pick(sorted(layout.runes))
+        kind, grade = layout.runes[cell]
+        step = 1 if grade == 1 else (-1 if grade == self.rules.max_grade else self._pick((-1, 1)))
+        layout.runes[cell] = (kind, grade + step)
+        return True
+
+    def _keep(self, layout: Layout) -> bool:
+        """An owned rune the layout does not use, back on a free cell (or in the hand)."""
+        unused = Counter(self.assets.owned_runes()) - Counter([*layout.runes.values(), *layout.hand])
+        if not unused:
+            return False
+        rune = self._pick(sorted(unused))
+        free = self._free(layout)
+        if free and self.rng.random() < 0.7:
+            layout.runes[self._pick(free)] = rune
+        else:
+            layout.hand.append(rune)
+        return True
+
+    def _element(self, layout: Layout) -> bool:
+        element = self._pick(self.elements)
+        if element == layout.sun_element:
+            return False
+        layout.sun_element = element
+        return True
+
+    def _add_artifact(self, layout: Layout) -> bool:
+        cell = self._pick(self.cells)
+        if not self.artifacts or cell in layout.artifacts:
+            return False
+        owned = [a for a in self.assets.owned_artifacts()
+                 if Counter(self.assets.owned_artifacts())[a] > Counter(layout.artifacts.values())[a]]
+        layout.artifacts[cell] = self._pick(owned) if owned and self.rng.random() < 0.7 \
+            else self._pick(self.artifacts)
+        return True
+
+    def _move_artifact(self, layout: Layout) -> bool:
+        target = self._pick(self.cells)
+        if not layout.artifacts or target in layout.artifacts:
+            return False
+        layout.artifacts[target] = layout.artifacts.pop(self._pick(sorted(layout.artifacts)))
+        return True
+
+    def _remove_artifact(self, layout: Layout) -> bool:
+        if not layout.artifacts:
+            return False
+        del layout.artifacts[self._pick(sorted(layout.artifacts))]
+        return True
+
+    def _hand_add(self, layout: Layout) -> bool:
+        on_board = sorted(set(layout.runes.values()))
+        rune = self._pick(on_board) if on_board and self.rng.random() < 0.7 \
+            else (self._kind(), 1)
+        layout.hand.append(rune)
+        return True
+
+    def _hand_remove(self, layout: Layout) -> bool:
+        if not layout.hand:
+            return False
+        layout.hand.pop(int(self.rng.integers(len(layout.hand))))
+        return True
+
+
+def cut_to_reach(assets: Assets, layout: Layout, rerolls: bool = True) -> Layout | None:
+    """The layout with runes and artifacts the assets do not own dropped one at a time, dearest
+    first (grade, then price), until it is reachable; None if even the owned part is not."""
+    new = layout.copy()
+    new.core = assets.core
+    if new.sun_element is not None and assets.rules.spec.cores[assets.core].core_flow_strength <= 0:
+        new.sun_element = None
+    elif assets.rules.spec.cores[assets.core].core_flow_strength > 0 and new.sun_element is None:
+        new.sun_element = assets.sun_element
+    new.hand = new.hand[: assets.hand_slots]
+    prices = assets.rules.prices
+    owned = Counter(assets.owned_runes())
+    while assets.reach(new, rerolls) is None:
+        extra = sorted((c for c, r in new.runes.items() if owned[r] == 0),
+                       key=lambda c: (-new.runes[c][1], -prices[new.runes[c][0]], c))
+        if new.hand:
+            new.hand.pop()
+        elif extra:
+            del new.runes[extra[0]]
+        elif new.artifacts:
+            del new.artifacts[sorted(new.artifacts)[-1]]
+        elif new.runes:
+            del new.runes[sorted(new.runes)[-1]]
+        else:
+            return None
+    return new
+
+
+def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
+                  settings: ClimbSettings, rng: np.random.Generator,
+                  rerolls: bool = True) -> tuple[Layout, SeatScore]:
+    """The best reachable layout found from `starts` (the module docstring). The assets' own
+    layout is always a start, so there is always an answer."""
+    rules = assets.rules
+    mutator = TargetMutator(assets, rng, rerolls)
+    candidates, seen = [], set()
+    for layout in [assets.layout(), *starts]:
+        cut = cut_to_reach(assets, layout, rerolls)
+        if cut is None:
+            continue
+        board = assets.board_of(cut)
+        key = board_key(board, rules)
+        if key not in seen:
+            seen.add(key)
+            candidates.append(board)
+
+    income = rules.spec.run.income
+    objective = settings.objective
+
+    def score(boards: list[Board]) -> list[SeatScore]:
+        return [objective.score(p, m, mutator.waste_of(b), income)
+                for b, (p, m) in zip(boards, scorer(boards))]
+
+    scores = score(candidates)
+    order = sorted(range(len(candidates)), key=lambda i: scores[i].key(), reverse=True)
+    climbed = [candidates[i] for i in order[: settings.climbs]]
+    left = max(0, settings.boards - len(candidates))
+    generations = max(1, left // (settings.mutants * max(1, len(climbed))))
+    best_board, best_score = candidates[order[0]], scores[order[0]]
+    for start in climbed:
+        found = hill_climb(score, [start], mutator, generations, settings.mutants,
+                           settings.patience)
+        if found is not None and found[1].key() > best_score.key():
+            best_board, best_score = found[0], found[1]
+    return Layout.of(best_board), best_score
