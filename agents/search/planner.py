@@ -40,7 +40,7 @@ from rune_env.run.state import RunState
 from .assets import Assets
 from .boards import Layout
 from .execute import Executor
-from .reference import SOURCES, Reference, ReferenceSpec, player_budget
+from .reference import Reference, ReferenceSpec, parse_source, player_budget
 from .scoring import SeatScore, SeatScorer
 from .target import ClimbSettings, search_target
 
@@ -103,10 +103,11 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
             values[key] = kinds[key](value.strip())
         except ValueError:
             raise ValueError(f"agent {name!r}: {key} needs a number, got {value!r}") from None
-    ref = values.get("reference")
-    if ref is not None and ref not in SOURCES and not ref.endswith((".json", ".json.gz")):
-        raise ValueError(f"agent {name!r}: reference is meta, rank or a pool file "
-                         f"(.json or .json.gz); got {ref!r}")
+    if "reference" in values:
+        try:
+            parse_source(values["reference"])
+        except ValueError as exc:
+            raise ValueError(f"agent {name!r}: {exc}") from None
     return replace(PlannerSettings(), **values).check(rules)
 
 

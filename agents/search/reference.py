@@ -33,6 +33,7 @@ from rune_env.run.ranks import rank_effects
 from .boards import board_key
 
 SOURCES = ("meta", "rank")
+AHEAD_MAX = 15          # rounds ahead a reference part may look
 _DRAFT_STREAM = 21      # [seed, round, stream, i]: the fallback's drafted boards
 _FIELD_STREAM = 22      # [seed, round, stream]: the rank's extra runes as fielded
 
@@ -51,15 +52,20 @@ class ReferenceSpec:
 
 class Reference:
     """Reference boards by round for one rules file and rank (remembered per round and boss
-    rules). `boards(round_, boss_rules)` -> (boards, weights as float64)."""
+    rules). `boards(round_, boss_rules)` -> (boards, weights as float64, summing to 1).
+
+    `spec.source` is one part or several joined by "+", each `meta`, `rank` or a pool file,
+    optionally followed by `@K`: that source's boards of round r + K, fielded in round r (boards
+    drafted with more mana: opponents the player's board has not outgrown, so that a search
+    still finds what makes it stronger where the round's own boards are all beaten). Each part
+    weighs the same in all; within a part, boards weigh as their counts."""
 
     def __init__(self, rules: Rules, spec: ReferenceSpec, rank: int, seed: int):
         self.rules, self.spec, self.rank, self.seed = rules, spec, int(rank), int(seed)
-        self.pool = self._load()
+        self.parts = [(self._load(source), ahead) for source, ahead in parse_source(spec.source)]
         self._memo: dict = {}
 
-    def _load(self) -> Pool | None:
-        source = self.spec.source
+    def _load(self, source: str) -> Pool | None:
         if source == "meta":
             path = meta_path(self.rules)
             return load_pool(path, self.rules, strict=True) if path.is_file() else None
@@ -72,36 +78,64 @@ class Reference:
     def boards(self, round_: int, boss_rules: tuple = ()) -> tuple[list[Board], np.ndarray]:
         key = (round_, tuple(boss_rules))
         if key not in self._memo:
-            self._memo[key] = self._make(round_, tuple(boss_rules))
+            merged: dict[str, list] = {}
+            for pool, ahead in self.parts:
+                boards, weights = self._part(pool, round_, ahead, tuple(boss_rules))
+                for b, w in zip(boards, weights):
+                    merged.setdefault(board_key(b, self.rules), [b, 0.0])[1] += w / len(self.parts)
+            self._memo[key] = ([b for b, _ in merged.values()],
+                               np.array([w for _, w in merged.values()], dtype=np.float64))
         return self._memo[key]
 
-    def _make(self, round_: int, boss_rules: tuple) -> tuple[list[Board], np.ndarray]:
+    def _part(self, pool: Pool | None, round_: int, ahead: int,
+              boss_rules: tuple) -> tuple[list[Board], np.ndarray]:
         rules = self.rules
-        boards, counts = self._from_pool(round_)
+        boards, counts = _from_pool(pool, round_ + ahead, rules)
         if not boards:
-            budget = player_budget(rules, round_)
-            boards = [draft_board(rules, round_, budget, np.random.default_rng(
-                [self.seed, round_, _DRAFT_STREAM, i])) for i in range(self.spec.drafted)]
+            budget = player_budget(rules, round_ + ahead)
+            boards = [draft_board(rules, round_ + ahead, budget, np.random.default_rng(
+                [self.seed, round_ + ahead, _DRAFT_STREAM, i])) for i in range(self.spec.drafted)]
             counts = [1] * len(boards)
         effects = rank_effects(rules, self.rank)
-        rng = np.random.default_rng([self.seed, round_, _FIELD_STREAM])
+        rng = np.random.default_rng([self.seed, round_, _FIELD_STREAM, ahead])
         fielded = [field_opponent(b.replace(round=round_, max_hp=None, boss_rules=boss_rules,
                                             label=""), effects, rules, rng) for b in boards]
         merged: dict[str, list] = {}
         for b, c in zip(fielded, counts):
             merged.setdefault(board_key(b, rules), [b, 0])[1] += c
         ranked = sorted(merged.values(), key=lambda bc: -bc[1])[: self.spec.size]  # stable
-        return [b for b, _ in ranked], np.array([c for _, c in ranked], dtype=np.float64)
+        weights = np.array([c for _, c in ranked], dtype=np.float64)
+        return [b for b, _ in ranked], weights / weights.sum()
 
-    def _from_pool(self, round_: int) -> tuple[list[Board], list[int]]:
-        pool = self.pool
-        if pool is None or not pool.rounds:
-            return [], []
-        below = [r for r in pool.rounds if r <= round_]
-        if not below:
-            return [], []
-        nearest = max(below)
-        return pool.boards(nearest, self.rules), pool.counts(nearest)
+
+def parse_source(source: str) -> list[tuple[str, int]]:
+    """"rank+rank@2+meta" -> [("rank", 0), ("rank", 2), ("meta", 0)]; ValueError naming a part
+    that is not meta, rank or a pool file (.json, .json.gz), or an offset that is not 0..15."""
+    parts = []
+    for part in source.split("+"):
+        name, at, ahead = part.strip().partition("@")
+        if name not in SOURCES and not name.endswith((".json", ".json.gz")):
+            raise ValueError(f"reference part {part!r}: meta, rank or a pool file (.json or "
+                             f".json.gz), optionally @K rounds ahead")
+        try:
+            k = int(ahead) if at else 0
+        except ValueError:
+            k = -1
+        if not 0 <= k <= AHEAD_MAX:
+            raise ValueError(f"reference part {part!r}: the rounds ahead are 0..{AHEAD_MAX}")
+        parts.append((name, k))
+    return parts
+
+
+def _from_pool(pool: Pool | None, round_: int, rules: Rules) -> tuple[list[Board], list[int]]:
+    """The pool's boards of the latest round at or before `round_` (the module docstring)."""
+    if pool is None or not pool.rounds:
+        return [], []
+    below = [r for r in pool.rounds if r <= round_]
+    if not below:
+        return [], []
+    nearest = max(below)
+    return pool.boards(nearest, rules), pool.counts(nearest)
 
 
 def player_budget(rules: Rules, round_: int) -> int:

@@ -28,7 +28,7 @@ import numpy as np
 from rune_env.rules import CASTING_KINDS, Board, Rules, geometry
 
 from .assets import Assets
-from .boards import Layout, artifacts_by_effect, board_key, hill_climb
+from .boards import Layout, artifacts_by_effect, board_cost, board_key, hill_climb
 from .scoring import Objective, SeatScore, SeatScorer
 
 
@@ -49,7 +49,7 @@ class TargetMutator:
 
     def __init__(self, assets: Assets, rng: np.random.Generator, rerolls: bool = True):
         self.assets, self.rng, self.rerolls = assets, rng, rerolls
-        self.waste: dict[str, int] = {}      # board key -> its plan's waste (`Reach.waste`)
+        self.plans: dict[str, tuple[int, int]] = {}   # board key -> its plan's (waste, mana)
         self.rules: Rules = assets.rules
         geo = geometry(self.rules.radius)
         self.cells = list(range(geo.n_cells))
@@ -69,11 +69,13 @@ class TargetMutator:
     def legal(self, board: Board) -> bool:
         return self.assets.reach(Layout.of(board), self.rerolls) is not None
 
-    def waste_of(self, board: Board) -> int:
+    def plan_of(self, board: Board) -> tuple[int, int]:
+        """(waste, mana) of the board's plan (`Reach`)."""
         key = board_key(board, self.rules)
-        if key not in self.waste:
-            self.waste[key] = self.assets.reach(Layout.of(board), self.rerolls).waste
-        return self.waste[key]
+        if key not in self.plans:
+            reach = self.assets.reach(Layout.of(board), self.rerolls)
+            self.plans[key] = (reach.waste, reach.mana)
+        return self.plans[key]
 
     def children(self, parent: Layout, count: int, seen: set[str]) -> list[Board]:
         out: list[Board] = []
@@ -91,7 +93,7 @@ class TargetMutator:
             if key in seen:
                 continue
             seen.add(key)
-            self.waste[key] = reach.waste
+            self.plans[key] = (reach.waste, reach.mana)
             out.append(board)
         return out
 
@@ -262,10 +264,14 @@ def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
 
     income = rules.spec.run.income
     objective = settings.objective
+    wealth = max(1, assets.mana + board_cost(assets.board_of(assets.layout()), rules))
 
     def score(boards: list[Board]) -> list[SeatScore]:
-        return [objective.score(p, m, mutator.waste_of(b), income)
-                for b, (p, m) in zip(boards, scorer(boards))]
+        out = []
+        for b, (p, m) in zip(boards, scorer(boards)):
+            waste, mana = mutator.plan_of(b)
+            out.append(objective.score(p, m, waste, income, 1.0 - (assets.mana - mana) / wealth))
+        return out
 
     scores = score(candidates)
     order = sorted(range(len(candidates)), key=lambda i: scores[i].key(), reverse=True)
