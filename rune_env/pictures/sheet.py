@@ -62,14 +62,18 @@ def pool_round_boards(path: Path, rules: Rules, round_: int) -> list[LabelledBoa
     from ..run.opponents import ghost_count, load_pool
     pool = load_pool(path, rules)
     ghosts = _round_of(pool.rounds, round_, path, f"the {pool.rank} pool")
-    order = sorted(range(len(ghosts)), key=lambda i: -ghost_count(ghosts[i]))
-    out = []
-    for rank_in_round, i in enumerate(order):
-        g = ghosts[i]
-        label = (f"{pool.rank} round {round_} #{rank_in_round}: {g.get('agent', '?')} "
-                 f"x{ghost_count(g)}")
-        out.append(_labelled(g["board"], rules, label, f"{path} round {round_} ghost {i}"))
-    return out
+    return _heaviest_first(ghosts, ghost_count, rules, f"{path} round {round_} ghost",
+                           lambda k, g: f"{pool.rank} round {round_} #{k}: "
+                                        f"{g.get('agent', '?')} x{ghost_count(g)}")
+
+
+def _heaviest_first(items: list[dict], weight, rules: Rules, source: str,
+                    label) -> list[LabelledBoard]:
+    """Each item's "board", heaviest `weight(item)` first (ties in file order), labelled
+    `label(k, item)`, k its place in that order."""
+    order = sorted(range(len(items)), key=lambda i: -weight(items[i]))
+    return [_labelled(items[i]["board"], rules, label(k, items[i]), f"{source} {i}")
+            for k, i in enumerate(order)]
 
 
 def audit_round_boards(path: Path, rules: Rules, round_: int) -> list[LabelledBoard]:
@@ -98,14 +102,10 @@ def metagame_round_boards(path: Path, rules: Rules, round_: int) -> list[Labelle
         raise BoardError(f"{path}: not the metagame's JSON (scripts/metagame.py --json)")
     mixture = _round_of({r["round"]: r for r in data["rounds"]}, round_, path,
                         "the metagame")["mixture"]
-    order = sorted(range(len(mixture)), key=lambda i: -float(mixture[i]["weight"]))
-    out = []
-    for rank_in_round, i in enumerate(order):
-        m = mixture[i]
-        label = (f"round {round_} mixture #{rank_in_round}: weight {100 * m['weight']:.1f}%, "
-                 f"cost {m['cost']}")
-        out.append(_labelled(m["board"], rules, label, f"{path} round {round_} mixture {i}"))
-    return out
+    return _heaviest_first(mixture, lambda m: float(m["weight"]), rules,
+                           f"{path} round {round_} mixture",
+                           lambda k, m: f"round {round_} mixture #{k}: weight "
+                                        f"{100 * m['weight']:.1f}%, cost {m['cost']}")
 
 
 def round_boards(path: Path, rules: Rules, round_: int) -> tuple[str, list[LabelledBoard]]:
