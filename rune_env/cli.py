@@ -5,10 +5,12 @@
   play [--seed N] [--rank R] [--core C] [--profile FILE] [--rules FILE]   a run in the terminal
   render BOARD.json -o board.png|board.svg [--annotate] [--rules FILE]   a picture of a board
   render POOL --round R [--index I] -o ghost.png       a pool's ghost (most drafted first)
-  sheet POOL|AUDIT.json --round R -o sheet.png [--annotate] [--max N]   a round's boards side by side
+  sheet POOL|AUDIT.json|META.json --round R -o sheet.png [--annotate] [--max N]
+                                                       a round's boards side by side
   replay A.json B.json -o replay.html [--rules FILE]   a self-contained HTML replay of a battle
 
-Commands that write a file say so on stdout (`wrote FILE: ...`).
+Commands that write a file say so on stdout (`wrote FILE: ...`). A warning (a pool made under
+other rules than --rules names) is one `warning: ...` line on stderr.
 
 Bad input (a bad option value, a board or rules file that breaks a rule, an output file that
 cannot be written) prints one line `error: ...` naming the problem to stderr and exits with
@@ -21,6 +23,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from .rules import BoardError, RulesError, load_board, load_rules
@@ -243,12 +246,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", help=RULES_HELP)
     p.set_defaults(func=_render)
 
-    p = sub.add_parser("sheet", help="a round's boards of a pool or an audit side by side (PNG)",
+    p = sub.add_parser("sheet", help="a round's boards of a pool, an audit or the metagame side "
+                                     "by side (PNG)",
                        description="Draw a round's boards side by side as one PNG: a pool's "
                                    "(each labelled with its drafter and count, most drafted "
-                                   "first) or an audit's best board per family "
-                                   "(scripts/balance_audit.py --json).")
-    p.add_argument("file", help="a pool file (.json or .json.gz) or an audit's JSON")
+                                   "first), an audit's best board per family "
+                                   "(scripts/balance_audit.py --json) or the metagame's mixture "
+                                   "(scripts/metagame.py --json; each labelled with its weight, "
+                                   "heaviest first).")
+    p.add_argument("file", help="a pool file (.json or .json.gz), an audit's JSON or the "
+                                "metagame's JSON")
     p.add_argument("--round", type=_round_number, required=True, metavar="R",
                    help="the round, 1..999 (required, no default)")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
@@ -285,7 +292,13 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"warning: {message}", file=file or sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
+    # a warning (a pool drawn under other rules than --rules) is one `warning: ...` line
+    warnings.showwarning = _one_line_warning
     try:
         args = build_parser().parse_args(argv)
         status = args.func(args)

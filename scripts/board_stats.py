@@ -3,8 +3,8 @@
 
     python scripts/board_stats.py [--agents AGENT ...] [--pools FILE ...] [--rank R]
                                   [--opponents POOL|generator] [--episodes N] [--seed S]
-                                  [--from-round R] [--max-casting K] [--json] [--out FILE]
-                                  [--no-progress]
+                                  [--from-round R] [--max-casting K] [--by-drafter]
+                                  [--rules FILE] [--json] [--out FILE] [--no-progress]
 
 Sources (at least one): `--agents` (random, scripted, greedy, greedy:NOISE or a model path, a
 `.zip` checkpoint or an exported `.pt` policy) each play N whole runs on evaluation seeds (as
@@ -15,10 +15,19 @@ Per source, a row per round: boards, casting runes per board (the eight elements
 not the hand), median [10th, 90th percentile] (weighted, by the inverted CDF: always a count
 that occurs), the share of boards with <= K casting runes, the top 3 rune kinds (of the runes) and
 the top core; for agents, what the runs end with (cores, relics, artifacts); last, "from round
-R on: X% of N boards have <= K casting runes" with its 95% interval. The JSON report
+R on: X% of N boards have <= K casting runes" with its 95% interval. A pool's boards are also
+split by drafter (each ghost records the agent that drafted it): a line per drafter with its
+boards and its "from round R on" share, and with `--by-drafter` a whole table per drafter. The JSON report
 (`--json` on stdout, `--out FILE` written atomically) holds every round's statistics: casting
 runes (median, p10, p90, min, max, mean, share <= K), the shares of every rune kind, grade, core,
-artifact and relic, and the rules hash (and each pool's own).
+artifact and relic, and the rules hash (and each pool's own); a pool's also per drafter
+("drafters").
+
+`--rules FILE` plays and reads under a rules file (the agents, their runs and the pools are
+checked against it; the bounds of --from-round and --max-casting are that file's): a pool drafted
+under the same --rules (scripts/make_opponents.py --rules) is read without a warning. Under a
+rules file other than the defaults the rank's shipped pool is of other rules, so give the agents
+`--opponents` (your pool, or generator).
 
 A pool or a policy made under other rules is one `warning: ...` line on stderr (refused with
 --strict). A progress bar (runs played) goes to stderr when it is a terminal, never to stdout. A
@@ -34,20 +43,23 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from agents import make_agent
 from agents.evaluation.board_stats import (DEFAULT_FROM_ROUND, DEFAULT_MAX_CASTING,
-                                           agent_boards, format_source, pool_boards, summarise)
+                                           agent_boards, by_drafter, drafter_lines,
+                                           format_source, pool_boards, summarise)
 from agents.evaluation.runs import MAX_EPISODES
 from agents.cli.progress import bar
-from agents.cli.args import (add_count_argument, add_json_argument,
-                             add_play_arguments, add_seed_argument, apply_play_arguments,
-                             check_output, fail, int_in, load_pool_once,
-                             script_parser)
+from agents.cli.args import (add_count_argument, add_json_argument, add_opponents_argument,
+                             add_play_arguments, add_rules_argument, add_seed_argument,
+                             apply_play_arguments, check_output, fail, int_in, load_pool_once,
+                             parse_with_rules, script_parser)
 from rune_env.files import write_json_atomic
 from rune_env.rules import default_rules
 from rune_env.run.opponents import PoolError
 
 
-def build_parser():
-    rules = default_rules()
+def build_parser(rules=None):
+    """The command line; its bounds (ranks, run.round_cap, a board's cells) are `rules`'
+    (default: the defaults)."""
+    rules = rules or default_rules()
     p = script_parser(__doc__)
     p.add_argument("--agents", nargs="+", default=[], metavar="AGENT",
                    help="agents whose boards to count: random, scripted, greedy, greedy:NOISE or "
@@ -60,9 +72,7 @@ def build_parser():
     p.add_argument("--rank", default=ranks[0], metavar="R",
                    help=f"the rank the agents play: a name ({', '.join(ranks)}) or its number "
                         f"0..{len(ranks) - 1} (default: {ranks[0]})")
-    p.add_argument("--opponents", default=None, metavar="POOL",
-                   help="what the agents fight: a pool file, or 'generator' for the budget "
-                        "drafter (default: the rank's shipped pool, as RuneRun-v0)")
+    add_opponents_argument(p)
     add_count_argument(p, "--episodes", 100, "runs per agent", high=MAX_EPISODES)
     add_seed_argument(p, "evaluation seed of the agents' runs")
     cap = rules.spec.run.round_cap
@@ -76,6 +86,10 @@ def build_parser():
                    default=DEFAULT_MAX_CASTING, metavar="K",
                    help=f"the share of boards with <= K casting runes, 0..{cells} (a board's "
                         f"cells) (default {DEFAULT_MAX_CASTING})")
+    p.add_argument("--by-drafter", action="store_true",
+                   help="also a whole table per drafter of each pool (default off: a line per "
+                        "drafter)")
+    add_rules_argument(p)
     add_json_argument(p, "the JSON report on stdout instead of the tables")
     p.add_argument("--out", default=None, metavar="FILE",
                    help="also write the JSON report to FILE, atomically (default: not written)")
@@ -102,7 +116,8 @@ def check_sources(a, rules, rank: int):
     if a.agents and opponents not in (None, "generator"):
         load_pool_once(opponents, rules, a.strict)     # says a pool of other rules once
     # built now, so that an opponents pool the env refuses stops the script before any play
-    env = RuneRunEnv(rank=rank, opponents=a.opponents, strict_pools=a.strict) if a.agents else None
+    env = RuneRunEnv(rank=rank, opponents=a.opponents, strict_pools=a.strict,
+                     rules=rules) if a.agents else None
     agents = {}
     for name in a.agents:
         if name in agents:
@@ -127,9 +142,12 @@ def report(a, rules, rank_name: str, env, opponents: str, agents: dict, pools: d
                              "episodes": a.episodes, "seed": a.seed,
                              **summarise(boards, rules, a.from_round, a.max_casting, runs)}
     for path, pool in pools.items():
+        entries = pool_boards(pool)
         sources[path] = {"source": "pool", "rank": pool.rank, "pool_rules_hash": pool.rules_hash,
                          "same_rules": pool.rules_hash == rules.hash,
-                         **summarise(pool_boards(pool), rules, a.from_round, a.max_casting)}
+                         **summarise(entries, rules, a.from_round, a.max_casting),
+                         "drafters": {name: summarise(group, rules, a.from_round, a.max_casting)
+                                      for name, group in by_drafter(entries).items()}}
     return {"rules_hash": rules.hash, "from_round": a.from_round, "max_casting": a.max_casting,
             "sources": sources}
 
@@ -143,12 +161,11 @@ def title(label: str, s: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    a = build_parser().parse_args(argv)
+    a, rules = parse_with_rules(build_parser, argv)
     if not a.agents and not a.pools:
         return fail("give --agents, --pools or both (the boards to count)")
     if a.agents:                     # pools alone play nothing: no engine, no torch to import
         apply_play_arguments(a)      # torch threads (default 1) before any torch work
-    rules = default_rules()
     from rune_env.envs.run_env import check_rank
     try:
         rank = check_rank(rules, a.rank, "--rank")
@@ -178,6 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     for label, s in out["sources"].items():
         print()
         print(format_source(title(label, s), s, a.max_casting))
+        if s["source"] == "pool":
+            print("  by drafter:")
+            print("\n".join(drafter_lines(s["drafters"])))
+            for name, d in s["drafters"].items() if a.by_drafter else ():
+                print()
+                print(format_source(f"{label}, drafted by {name}", d, a.max_casting))
     if a.out is not None:
         print(f"\nwritten: {a.out}")
     return 0

@@ -3,7 +3,7 @@
 
     python scripts/build_pools.py [--config configs/ranks.yaml] [--ranks R ...]
                                   [--out-dir configs/opponents] [--runs-scale X] [--force] [--json]
-                                  [--engine fast|reference] [--no-progress]
+                                  [--rules FILE] [--engine fast|reference] [--no-progress]
 
 A rank's recipe names the agents that draft its ghosts (greedy:NOISE, or the path of a trained
 policy), the runs each plays, the seed, the last round, whether the trained policies sample their
@@ -12,7 +12,10 @@ actions, and `min_trained_share`. Each agent plays its runs through agents/desig
 drafting agent's income and start mana x the rank's budget factor), endless, against the budget
 drafter, one board per round 1..max_round per run. Journeyman's extra rune and sage's boss rules
 are added when a ghost is fielded, not here. Agent i of a rank drafts on evaluation seed
-`seed * 1000 + i`.
+`seed * 1000 + i`. `--rules FILE` builds under a rules file (the recipes' ranks and round cap,
+the drafting runs and the pools' rules hash are that file's; a policy trained under other rules
+warns), so its pools are fielded without a warning under the same --rules; they go to --out-dir,
+which --rules of other rules than the defaults needs (configs/opponents holds the defaults').
 
 Duplicates: a board is kept once per (round, agent) with a "count" of the runs that drafted it,
 and the pool fields it with that weight (PoolOpponents samples by count), so a deterministic
@@ -46,8 +49,9 @@ from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.cli.progress import add_progress_argument
 from agents.cli.progress import say as progress_say
 from agents.cli.provenance import git_commit
-from agents.cli.args import (MAX_RUNS, add_trust_pickle_argument,
-                             apply_trust_pickle, fail, positive_float_to, script_parser)
+from agents.cli.args import (MAX_RUNS, add_rules_argument, add_trust_pickle_argument,
+                             apply_trust_pickle, fail, parse_with_rules, positive_float_to,
+                             script_parser)
 from rune_env.battle.engines import add_engine_argument, use_engine
 from rune_env.rules import default_rules
 
@@ -70,14 +74,16 @@ def _too_many_runs(recipes, wanted, runs_scale: float) -> str | None:
     return None
 
 
-def build_parser():
+def build_parser(rules=None):
+    """The command line (`rules`: parse_with_rules's; no option here is bounded by them)."""
     p = script_parser(__doc__)
     p.add_argument("--config", default=str(DEFAULT_CONFIG), metavar="FILE",
                    help="the recipe file (default configs/ranks.yaml)")
     p.add_argument("--ranks", nargs="+", default=None, metavar="RANK",
                    help="the ranks to build (default: every rank with a recipe)")
-    p.add_argument("--out-dir", default=str(DEFAULT_OUT), metavar="DIR",
-                   help="where the pools <rank>.json.gz go (default configs/opponents)")
+    p.add_argument("--out-dir", default=None, metavar="DIR",
+                   help="where the pools <rank>.json.gz go (default configs/opponents, the "
+                        "default rules' pools; required with --rules of other rules)")
     p.add_argument("--runs-scale", type=positive_float_to(MAX_RUNS_SCALE), default=1.0,
                    metavar="X",
                    help=f"multiply every agent's runs (at least 1 each), for trial builds; > 0 "
@@ -87,6 +93,7 @@ def build_parser():
                    help="replace existing pool files (default: keep them and stop)")
     p.add_argument("--json", action="store_true",
                    help="the report as JSON on stdout, the summaries on stderr (default off)")
+    add_rules_argument(p)
     add_engine_argument(p)     # both engines play the same battles: the same pools
     add_trust_pickle_argument(p)
     add_progress_argument(p)
@@ -95,22 +102,24 @@ def build_parser():
 
 
 def main(argv: list[str] | None = None) -> int:
-    a = build_parser().parse_args(argv)
+    a, rules = parse_with_rules(build_parser, argv)
     if a.ray is not None and (problem := ray_problem()):
         return fail(problem)
     use_engine(a.engine)
     apply_trust_pickle(a)
-    rules = default_rules()
     out_file = sys.stderr if a.json else sys.stdout
 
     def say(msg: str) -> None:
         progress_say(msg, file=out_file)
 
+    if a.out_dir is None and rules.hash != default_rules().hash:
+        return fail(f"--rules {a.rules}: give --out-dir DIR for its pools (configs/opponents "
+                    f"holds the default rules' pools)")
     config = Path(a.config)
     try:
         recipes = load_recipes(config, rules, ROOT)
         commit = git_commit(ROOT)    # once, before this build writes any pool file
-        out_dir = Path(a.out_dir)
+        out_dir = Path(a.out_dir or DEFAULT_OUT)
         if problem := _too_many_runs(recipes, a.ranks or list(recipes), a.runs_scale):
             return fail(problem)      # before plan_build loads the policies
         wanted = plan_build(recipes, a.ranks, rules, config, out_dir, a.force)

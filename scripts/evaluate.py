@@ -39,11 +39,12 @@ from agents.evaluation.runs import (EVAL_TAGS, MAX_EPISODES, evaluate, log_evalu
 from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.evaluation.runs import evaluate_by_name
 from agents.cli.progress import bar
-from agents.cli.args import (add_count_argument, add_json_argument,
+from agents.cli.args import (add_count_argument, add_json_argument, add_opponents_argument,
                              add_play_arguments, add_rules_argument, add_seed_argument,
-                             apply_play_arguments, fail, script_parser)
+                             apply_play_arguments, fail, parse_with_rules, rules_env_kwargs,
+                             script_parser)
 from rune_env.battle.engines import battle_function
-from rune_env.rules import Board, RulesError, default_rules, load_rules
+from rune_env.rules import Board, default_rules
 from rune_env.run.opponents import PoolError
 
 TB_TAGS = EVAL_TAGS
@@ -142,13 +143,14 @@ def rank_name(text: str, rules) -> str:
     raise ValueError(f"--rank {text!r}: unknown rank; the ranks are {listing}")
 
 
-def build_parser():
+def build_parser(rules=None):
+    """The command line; the ranks it lists are `rules`' (default: the defaults)."""
     p = script_parser(__doc__)
     p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
                    help="random, scripted, greedy, greedy:NOISE (NOISE a share 0..1 of random "
                         "actions) or the path of a saved model (.zip) or exported policy (.pt) "
                         "(required; no default)")
-    ranks = [r.id for r in default_rules().spec.ranks]
+    ranks = [r.id for r in (rules or default_rules()).spec.ranks]
     p.add_argument("--rank", default=ranks[0], metavar="R",
                    help=f"the rank to play: a name ({', '.join(ranks)}) or its number "
                         f"0..{len(ranks) - 1}, as the envs take it (default: {ranks[0]})")
@@ -161,8 +163,7 @@ def build_parser():
     p.add_argument("--head-to-head", action="store_true",
                    help="also fight the agents' boards of the same seed and round against each "
                         "other, both seatings (default: off)")
-    p.add_argument("--opponents", default=None,
-                   help="a pool file, or 'generator' (default: the rank's shipped pool, as RuneRun-v0)")
+    add_opponents_argument(p, "what the agents play against")
     add_rules_argument(p)
     add_play_arguments(p)
     add_ray_argument(p)
@@ -170,21 +171,19 @@ def build_parser():
 
 
 def main(argv: list[str] | None = None) -> int:
-    a = build_parser().parse_args(argv)
+    a, rules = parse_with_rules(build_parser, argv)
     if a.ray is not None and (problem := ray_problem()):
         return fail(problem)
     apply_play_arguments(a)          # torch threads (default 1) before any torch work
     try:
-        rules = load_rules(a.rules) if a.rules else default_rules()
         rank = rank_name(a.rank, rules)
-    except (RulesError, ValueError) as exc:     # a bad rules file, a bad rank
+    except ValueError as exc:     # a bad rank
         return fail(str(exc))
     out_dir = Path(a.out or ROOT / "runs" / f"eval_{rank}_s{a.seed}")
     if out_dir.exists() and not out_dir.is_dir():
         return fail(f"--out {out_dir}: exists and is not a directory")
-    env_kwargs = {"rank": rank, "opponents": a.opponents, "strict_pools": a.strict}
-    if a.rules:
-        env_kwargs["rules"] = a.rules
+    env_kwargs = {"rank": rank, "opponents": a.opponents, "strict_pools": a.strict,
+                  **rules_env_kwargs(a)}
     # everything is checked before anything is played: the pool, then every agent
     try:
         from rune_env.envs.run_env import RuneRunEnv
@@ -212,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
                                               progress=progress)
                 else:                 # the same runs as Ray tasks, each agent rebuilt by name
                     results[label] = evaluate_by_name(name_of[label], a.episodes, a.seed,
-                                                      env_kwargs, a.ray, a.rules, a.seed,
+                                                      env_kwargs, a.ray,
+                                                      env_kwargs.get("rules"), a.seed,
                                                       a.strict, progress)
             except PoolError as exc:
                 return fail(str(exc))

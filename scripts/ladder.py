@@ -2,14 +2,18 @@
 """A ladder of agents and opponent pools from round-matched head-to-head battles.
 
     python scripts/ladder.py --agents greedy random [MODEL.zip ...] [--pools configs/opponents/*.json]
-                             [--episodes N] [--samples K] [--seed S] [--json] [--out DIR]
-                             [--no-progress]
+                             [--episodes N] [--samples K] [--seed S] [--opponents POOL|generator]
+                             [--rules FILE] [--json] [--out DIR] [--no-progress]
 
-Each agent drafts N runs on evaluation seeds; its board of every round fights (both seatings)
+Each agent drafts N runs on evaluation seeds (apprentice runs against --opponents: by default
+apprentice's shipped pool, as RuneRun-v0); its board of every round fights (both seatings)
 the other agents' boards of the same seed and round, and K boards of the same round sampled from
 each pool. The results are fitted into Bradley-Terry ratings on an Elo scale (agents/evaluation/ratings.py);
 the ladder is printed, written to DIR/ladder.json (atomically) and to TensorBoard
-(DIR/tb/<name>, tag ladder/rating). Rate at least two agents, or agents and pools.
+(DIR/tb/<name>, tag ladder/rating). Rate at least two agents, or agents and pools. `--rules FILE`
+drafts, fights and rates under a rules file: pools drafted under it (scripts/make_opponents.py
+--rules) are read without a warning; the shipped pools are of the defaults, so under other rules
+give the drafting runs `--opponents` (your pool, or generator).
 
 Every agent and pool is checked before anything is played: a bad argument, agent or pool file
 is one `error: ...` line and exit status 2. Progress bars (runs drafted, battles played) go to
@@ -33,10 +37,11 @@ from agents.evaluation.runs import evaluate_by_name
 from agents.evaluation.ratings import fit_bradley_terry
 from agents.evaluation.runs import MAX_EPISODES
 from agents.cli.args import (MAX_SAMPLES, add_count_argument, add_json_argument,
-                             add_play_arguments, add_seed_argument, apply_play_arguments, fail,
-                             load_pool_once, script_parser)
+                             add_opponents_argument, add_play_arguments, add_rules_argument,
+                             add_seed_argument, apply_play_arguments, fail, load_pool_once,
+                             parse_with_rules, rules_env_kwargs, script_parser)
 from rune_env.battle.engines import battle_function
-from rune_env.rules import Board, default_rules
+from rune_env.rules import Board
 from rune_env.files import write_json_atomic
 from rune_env.run.opponents import PoolError
 
@@ -80,7 +85,8 @@ def count_matches(boards: dict, pools: dict, samples: int) -> int:
     return total
 
 
-def build_parser():
+def build_parser(rules=None):
+    """The command line (`rules`: parse_with_rules's; no option here is bounded by them)."""
     p = script_parser(__doc__)
     p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
                    help="the agents to rate: random, scripted, greedy, greedy:NOISE or paths of "
@@ -92,6 +98,8 @@ def build_parser():
     add_count_argument(p, "--samples", 4, "pool boards per agent board, drawn by their counts",
                        metavar="K", high=MAX_SAMPLES)
     add_seed_argument(p, "evaluation seed and the pool sampling's seed")
+    add_opponents_argument(p, "what the agents' drafting runs fight")
+    add_rules_argument(p)
     add_json_argument(p, "the ladder as one JSON object instead of the table")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="where ladder.json and the TensorBoard logs go (default runs/ladder_s<SEED>)")
@@ -101,7 +109,7 @@ def build_parser():
 
 
 def main(argv: list[str] | None = None) -> int:
-    a = build_parser().parse_args(argv)
+    a, rules = parse_with_rules(build_parser, argv)
     if a.ray is not None and (problem := ray_problem()):
         return fail(problem)
     twice = sorted({n for n in a.agents if a.agents.count(n) > 1})
@@ -112,7 +120,6 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = Path(a.out or ROOT / "runs" / f"ladder_s{a.seed}")
     if out_dir.exists() and not out_dir.is_dir():
         return fail(f"--out {out_dir}: not a directory")
-    rules = default_rules()
     # every pool and agent is checked before anything is played
     pools = {}
     for path in a.pools:
@@ -128,6 +135,15 @@ def main(argv: list[str] | None = None) -> int:
         pools[name] = {
             r: (pool.boards(r, rules), np.array(pool.counts(r), dtype=float)) for r in pool.rounds}
     apply_play_arguments(a)
+    drafting = {"opponents": a.opponents, "strict_pools": a.strict, **rules_env_kwargs(a)}
+    try:      # the drafting runs' opponents, checked once (a pool of other rules: one warning)
+        from rune_env.envs.run_env import RuneRunEnv, shipped_pool
+        fielded = shipped_pool(rules, 0) if a.opponents is None else a.opponents
+        if fielded not in (None, "generator"):
+            load_pool_once(fielded, rules, strict=a.strict)
+        RuneRunEnv(**drafting).close()
+    except (PoolError, OSError, ValueError) as exc:
+        return fail(f"--opponents: {exc}")
     agents = {}
     for name in a.agents:
         try:
@@ -139,8 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     with bar(len(agents) * a.episodes, "drafting", a.progress) as progress:
         for name, agent in agents.items():
             progress.set_description(f"drafting {name}")
-            res = evaluate(agent, a.episodes, a.seed, progress=progress) if a.ray is None else \
-                evaluate_by_name(name, a.episodes, a.seed, {}, a.ray, None, a.seed, a.strict,
+            res = evaluate(agent, a.episodes, a.seed, drafting, progress=progress) \
+                if a.ray is None else \
+                evaluate_by_name(name, a.episodes, a.seed, drafting, a.ray,
+                                 drafting.get("rules"), a.seed, a.strict,
                                  progress)     # the same runs, as Ray tasks
             boards[name] = {(i, b["round"]): Board.from_json(b["board"], rules)
                             for i, run in enumerate(res["runs"]) for b in run["battles"]}

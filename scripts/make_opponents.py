@@ -2,15 +2,17 @@
 """Make an opponent pool for a rank from agents' boards ("ghosts").
 
     python scripts/make_opponents.py --rank R --agents A [A ...] [--runs N] [--seed S]
-                                     [--max-round M] [--sample] [--engine E] --out FILE [--force]
-                                     [--no-progress]
+                                     [--max-round M] [--sample] [--rules FILE] [--engine E]
+                                     --out FILE [--force] [--no-progress]
 
 Each agent plays N runs; every board it takes into battle is recorded with its agent, run seed,
 round and rank. Ghosts of rank R are drafted with the opponent side's rules of R: from mentor up
 the drafting agent's income and starting mana are x the rank's opponent budget factor (D-44);
 journeyman's extra rune and sage's boss rules are added when a ghost is fielded, not here. The
 drafting runs play on past lost lamps and the 10th win up to round M (default 15), so every round
-gets ghosts. The drafting runs meet the budget drafter (the opponents the PPO agents trained
+gets ghosts. `--rules FILE` drafts under a rules file (e.g. a designer's change that `extends:
+default.yaml`): the agents, the drafting runs and the pool's rules hash are that file's, so the
+pool is fielded without a warning under the same --rules. The drafting runs meet the budget drafter (the opponents the PPO agents trained
 against), never a shipped pool, so a pool does not depend on the pools already in
 configs/opponents/. A board an agent drafted in several runs is kept once with its "count" (the
 pool fields it with that weight); a summary (boards and drafts per round, agents, kinds, grades,
@@ -31,16 +33,17 @@ from agents.design.pools import (DRAFTING_OPPONENTS, by_round, draft_ghosts, mak
                                  summary, tally)
 from agents.cli.progress import add_progress_argument
 from agents.cli.args import (MAX_RUNS, add_count_argument, add_seed_argument,
-                             add_trust_pickle_argument, apply_trust_pickle, check_output,
-                             fail, int_in, script_parser)
+                             add_rules_argument, add_trust_pickle_argument, apply_trust_pickle,
+                             check_output, fail, int_in, parse_with_rules, script_parser)
 from rune_env.battle.engines import add_engine_argument, use_engine
 from rune_env.rules import default_rules
 from rune_env.run.opponents import Pool, save_pool
 from rune_env.run.ranks import rank_index
 
 
-def build_parser():
-    rules = default_rules()
+def build_parser(rules=None):
+    """The command line; its bounds (ranks, run.round_cap) are `rules`' (default: the defaults)."""
+    rules = rules or default_rules()
     p = script_parser(__doc__)
     p.add_argument("--rank", required=True,
                    help="the rank the pool is for: "
@@ -62,6 +65,7 @@ def build_parser():
     p.add_argument("--sample", action="store_true",
                    help="trained policies sample their actions (diverse ghosts) instead of taking "
                         "the likeliest one (default off)")
+    add_rules_argument(p)
     # the parser's tail and main's first lines share calibrate_ranks.py's shape, not its options
     add_engine_argument(p)
     add_trust_pickle_argument(p)
@@ -70,8 +74,7 @@ def build_parser():
 
 
 def main(argv: list[str] | None = None) -> int:
-    a = build_parser().parse_args(argv)
-    rules = default_rules()
+    a, rules = parse_with_rules(build_parser, argv)
     try:
         rank = rank_index(rules, a.rank if not a.rank.isdigit() else int(a.rank))
     except ValueError as exc:
@@ -91,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail(str(exc))
     pool = Pool(rules_hash=rules.hash, rank=rules.spec.ranks[rank].id, rounds=by_round(tally(ghosts)),
                 provenance={"agents": a.agents, "runs": a.runs, "seed": a.seed,
-                            "max_round": a.max_round, "sample": a.sample,
+                            "max_round": a.max_round, "sample": a.sample, "rules": a.rules,
                             "script": "scripts/make_opponents.py",
                             "drafting_opponents": DRAFTING_OPPONENTS})
     try:

@@ -9,7 +9,11 @@
   A bad value reads `error: --battles must be a whole number >= 1; got '-5'`.
 - The options several scripts share, each with its check and a help that states its default:
   `add_count_argument` (a count >= 1, or 1..high), `add_seed_argument` (--seed),
-  `add_jobs_argument` (--jobs), `add_rules_argument` (--rules), `add_json_argument` (--json).
+  `add_jobs_argument` (--jobs), `add_rules_argument` (--rules), `add_json_argument` (--json),
+  `add_opponents_argument` (--opponents).
+- `parse_with_rules(build_parser, argv)`: the command line and the rules its --rules names,
+  read first, so the options those rules bound are checked against them; `rules_env_kwargs`:
+  the env keyword that plays under them.
 - `check_output(path, option)`: why an output file could not be written there (before the work).
 - `fail(msg)`: print `error: msg` on stderr and return 2, for checks after parsing (files,
   ranks, agents).
@@ -237,6 +241,47 @@ def add_rules_argument(parser: argparse.ArgumentParser) -> None:
     """--rules FILE, a rules YAML file (default None: the shipped configs/rules/default.yaml)."""
     parser.add_argument("--rules", default=None, metavar="FILE",
                         help="a rules YAML file (default configs/rules/default.yaml)")
+
+
+def add_opponents_argument(parser: argparse.ArgumentParser,
+                           what: str = "what the agents fight") -> None:
+    """--opponents POOL|generator, what the envs field (default None: the rank's shipped pool)."""
+    parser.add_argument("--opponents", default=None, metavar="POOL",
+                        help=f"{what}: a pool file, or 'generator' for the budget drafter "
+                             f"(default: the rank's shipped pool for the rules, as RuneRun-v0)")
+
+
+def _rules_named(path: str | None):
+    from rune_env.rules import default_rules, load_rules
+    return load_rules(path) if path else default_rules()
+
+
+def parse_with_rules(build_parser, argv: list[str] | None):
+    """(args, rules): `argv` parsed by `build_parser(rules)`, where `rules` are the ones its
+    `--rules FILE` names (the shipped defaults without it), read first, so that the options the
+    rules bound (a round within run.round_cap, the cells of a board, the ranks) are checked
+    against that file's numbers (spelled out, `--rules FILE` or `--rules=FILE`; abbreviated, the
+    file is read after the parse, whose bounds were then the defaults'). A file that does not
+    load is one `error: --rules: ...` line and exit status 2 (SystemExit, as argparse's errors)."""
+    pre = ScriptParser(add_help=False, allow_abbrev=False)
+    add_rules_argument(pre)
+    from rune_env.rules import RulesError
+    named, _ = pre.parse_known_args(argv)
+    try:
+        rules = _rules_named(named.rules)
+        args = build_parser(rules).parse_args(argv)
+        if args.rules != named.rules:       # `--rul FILE`: the file is read now
+            rules = _rules_named(args.rules)
+    except RulesError as exc:
+        pre.exit(2, f"error: --rules: {' '.join(str(exc).split())}\n")
+    return args, rules
+
+
+def rules_env_kwargs(args: argparse.Namespace) -> dict:
+    """The env keyword that plays under `--rules FILE`: {"rules": FILE's absolute path} (a path,
+    so that the Ray tasks of --ray, started elsewhere, read the same file), {} without it."""
+    from pathlib import Path
+    return {"rules": str(Path(args.rules).resolve())} if args.rules else {}
 
 
 def add_json_argument(parser: argparse.ArgumentParser,

@@ -13,7 +13,7 @@ Collecting boards (each a *board entry*, the part of a board file that says what
   the relics and the artifacts (placed and in the inventory) it holds when the run is over.
 - `pool_boards(pool)`: every ghost of every round of a pool, weighted by its `count` (the
   drafting runs that drafted it), so a pool counts as the boards it fields, not as its file's
-  distinct entries.
+  distinct entries; `by_drafter(entries)` splits them by the agent that drafted them.
 
 Summarising (`summarise`): per round, the boards (total weight) and distinct entries, the
 casting runes per board (CASTING_KINDS on the circle; the hand's reserves do not fight and are
@@ -84,6 +84,18 @@ def pool_boards(pool: Pool) -> list[dict]:
     """Every ghost of the pool as a board entry weighted by its count (with its agent)."""
     return [board_entry(g["board"], round_, ghost_count(g), agent=g.get("agent"))
             for round_, ghosts in sorted(pool.rounds.items()) for g in ghosts]
+
+
+UNKNOWN_DRAFTER = "?"       # the drafter of a ghost whose entry names none (older pool files)
+
+
+def by_drafter(entries: list[dict]) -> dict[str, list[dict]]:
+    """A pool's board entries split by the agent that drafted them (its entries record it), the
+    drafters in the order they first appear."""
+    out: dict[str, list[dict]] = {}
+    for e in entries:
+        out.setdefault(e.get("agent") or UNKNOWN_DRAFTER, []).append(e)
+    return out
 
 
 # -- statistics -----------------------------------------------------------------------------------
@@ -239,13 +251,17 @@ def format_source(title: str, summary: dict, max_casting: int) -> str:
     share <= K, the top 3 kinds, the top core), the final holdings of an agent's runs, and the
     from-round line."""
     share_head = f"<= {max_casting}"
-    lines = [title, f"  {'round':>5} {'boards':>7} {'casting med [p10, p90]':>22} "
-                    f"{share_head:>6}  {'top kinds (of runes)':<34} top core"]
+    # the median right-aligned under "med", its [p10, p90] left-aligned beside it, and the kinds
+    # as wide as the widest: a two-digit percentile or a long kind never shifts a column
+    kinds = {r: _top(s["kinds"], 3) for r, s in summary["per_round"].items()}
+    wide = max([34, *map(len, kinds.values())])
+    lines = [title, f"  {'round':>5} {'boards':>7} {'casting med':>11} {'[p10, p90]':<10} "
+                    f"{share_head:>6}  {'top kinds (of runes)':<{wide}}  top core"]
     for r, s in summary["per_round"].items():
         c = s["casting"]
-        spread = f"{c['median']} [{c['p10']}, {c['p90']}]"
-        lines.append(f"  {r:>5} {s['boards']:>7} {spread:>22} {c['share_at_most_k']:>6.0%}  "
-                     f"{_top(s['kinds'], 3):<34} {_top(s['cores'], 1)}")
+        spread = f"[{c['p10']}, {c['p90']}]"
+        lines.append(f"  {r:>5} {s['boards']:>7} {c['median']!s:>11} {spread:<10} "
+                     f"{c['share_at_most_k']:>6.0%}  {kinds[r]:<{wide}}  {_top(s['cores'], 1)}")
     if not summary["per_round"]:
         lines.append("  (no boards)")
     if "runs" in summary:
@@ -257,3 +273,17 @@ def format_source(title: str, summary: dict, max_casting: int) -> str:
     lines.append("  " + from_round_line(summary["from_round"]))
     return "\n".join(lines)
 
+
+
+def drafter_lines(drafters: dict[str, dict]) -> list[str]:
+    """A pool's boards by drafter (`by_drafter`'s groups, each `summarise`d): per drafter its
+    boards by count, their share of the pool's, the casting runes' median from round R on and
+    the from-round line."""
+    total = sum(s["boards"] for s in drafters.values())
+    width = max((len(name) for name in drafters), default=0)
+    lines = []
+    for name, s in drafters.items():
+        share = s["boards"] / total if total else 0.0
+        lines.append(f"    {name:<{width}} {s['boards']:>6} boards ({share:>4.0%}); "
+                     + from_round_line(s["from_round"]))
+    return lines

@@ -121,10 +121,11 @@ def check_unlocked(unlocked: Any) -> list[str] | None:
 
 
 def resolve_rules(rules: Rules | str | None, overrides: dict | None) -> Rules:
-    if isinstance(rules, Rules) and not overrides:
-        return rules
-    path = rules if isinstance(rules, str) else (rules.source if isinstance(rules, Rules) else None)
-    return load_rules(path, overrides) if (path or overrides) else default_rules()
+    """The env's rules: a Rules (with `overrides` applied to it, whatever its source), a rules
+    file's path, or None for the defaults."""
+    if isinstance(rules, Rules):
+        return rules.with_overrides(overrides) if overrides else rules
+    return load_rules(rules, overrides) if (rules or overrides) else default_rules()
 
 
 from ..resources import opponents_dir  # noqa: E402  (configs/opponents: the checkout's or the wheel's)

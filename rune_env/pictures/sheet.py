@@ -2,7 +2,8 @@
 
     pool_round_boards(path, rules, round_) -> list[LabelledBoard]   a pool's round, most drafted first
     audit_round_boards(path, rules, round_) -> list[LabelledBoard]  an audit's best board per family
-    round_boards(path, rules, round_)                                either, by the file's content
+    metagame_round_boards(path, rules, round_) -> list[LabelledBoard]  a round's mixture, by weight
+    round_boards(path, rules, round_)                                any of them, by the file's content
     contact_sheet(boards, rules, title, annotate=False, columns=4) -> PIL image
 
 A pool (`rune_env.run.opponents`, the format every opponent pool, shipped or drafted, and the
@@ -10,7 +11,9 @@ metagame's mixtures use) keeps each board of a round once per drafter with a `co
 that drafted it; its boards are listed most drafted first (ties in file order), each labelled with
 its drafter and count, so index 0 is the board a player meets most often. An audit's JSON
 (`scripts/balance_audit.py --json`) has one reported board per family and round, labelled with
-the family, its win rate and fast-kill rate. Every board is drawn by `board_image` with its label
+the family, its win rate and fast-kill rate. The metagame's JSON (`scripts/metagame.py --json`)
+has a list of rounds, each with its mixture: the boards of the round's equilibrium, heaviest
+first, each labelled with its weight and cost. Every board is drawn by `board_image` with its label
 in the header; the sheet puts them in a grid under a title line.
 """
 from __future__ import annotations
@@ -59,14 +62,18 @@ def pool_round_boards(path: Path, rules: Rules, round_: int) -> list[LabelledBoa
     from ..run.opponents import ghost_count, load_pool
     pool = load_pool(path, rules)
     ghosts = _round_of(pool.rounds, round_, path, f"the {pool.rank} pool")
-    order = sorted(range(len(ghosts)), key=lambda i: -ghost_count(ghosts[i]))
-    out = []
-    for rank_in_round, i in enumerate(order):
-        g = ghosts[i]
-        label = (f"{pool.rank} round {round_} #{rank_in_round}: {g.get('agent', '?')} "
-                 f"x{ghost_count(g)}")
-        out.append(_labelled(g["board"], rules, label, f"{path} round {round_} ghost {i}"))
-    return out
+    return _heaviest_first(ghosts, ghost_count, rules, f"{path} round {round_} ghost",
+                           lambda k, g: f"{pool.rank} round {round_} #{k}: "
+                                        f"{g.get('agent', '?')} x{ghost_count(g)}")
+
+
+def _heaviest_first(items: list[dict], weight, rules: Rules, source: str,
+                    label) -> list[LabelledBoard]:
+    """Each item's "board", heaviest `weight(item)` first (ties in file order), labelled
+    `label(k, item)`, k its place in that order."""
+    order = sorted(range(len(items)), key=lambda i: -weight(items[i]))
+    return [_labelled(items[i]["board"], rules, label(k, items[i]), f"{source} {i}")
+            for k, i in enumerate(order)]
 
 
 def audit_round_boards(path: Path, rules: Rules, round_: int) -> list[LabelledBoard]:
@@ -81,8 +88,29 @@ def audit_round_boards(path: Path, rules: Rules, round_: int) -> list[LabelledBo
     return out
 
 
+def _is_metagame(data: dict) -> bool:
+    rounds = data.get("rounds")
+    return isinstance(rounds, list) and all(isinstance(r, dict) and "round" in r
+                                            and "mixture" in r for r in rounds)
+
+
+def metagame_round_boards(path: Path, rules: Rules, round_: int) -> list[LabelledBoard]:
+    """The metagame's mixture of `round_`, heaviest first (ties in file order), each labelled
+    "round r mixture #i: weight w%, cost c"."""
+    data = _read_json(path)
+    if not _is_metagame(data):
+        raise BoardError(f"{path}: not the metagame's JSON (scripts/metagame.py --json)")
+    mixture = _round_of({r["round"]: r for r in data["rounds"]}, round_, path,
+                        "the metagame")["mixture"]
+    return _heaviest_first(mixture, lambda m: float(m["weight"]), rules,
+                           f"{path} round {round_} mixture",
+                           lambda k, m: f"round {round_} mixture #{k}: weight "
+                                        f"{100 * m['weight']:.1f}%, cost {m['cost']}")
+
+
 def round_boards(path: Path, rules: Rules, round_: int) -> tuple[str, list[LabelledBoard]]:
-    """(what the file is, its boards of the round): a pool file or an audit's JSON."""
+    """(what the file is, its boards of the round): a pool file, an audit's JSON or the
+    metagame's JSON."""
     from ..run.opponents import POOL_FORMAT
     from ..files import is_gzip_name
     if is_gzip_name(path):
@@ -94,8 +122,27 @@ def round_boards(path: Path, rules: Rules, round_: int) -> tuple[str, list[Label
     if isinstance(rounds, dict) and all(isinstance(v, dict) and "families" in v
                                         for v in rounds.values()):
         return "audit", audit_round_boards(path, rules, round_)
-    raise BoardError(f"{path}: neither a pool file (\"format\": \"{POOL_FORMAT}\") nor an "
-                     "audit's JSON (scripts/balance_audit.py --json)")
+    if _is_metagame(data):
+        return "metagame", metagame_round_boards(path, rules, round_)
+    raise BoardError(f"{path}: neither a pool file (\"format\": \"{POOL_FORMAT}\"), an "
+                     "audit's JSON (scripts/balance_audit.py --json) nor the metagame's "
+                     "(scripts/metagame.py --json)")
+
+
+TITLE_LINE = 20         # px between two lines of a sheet's title
+
+
+def _wrapped(text: str, font, width: float) -> list[str]:
+    """`text` in lines of at most `width` px (words kept whole; a word wider stays one line)."""
+    from PIL import Image, ImageDraw
+    measure = ImageDraw.Draw(Image.new("RGB", (1, 1))).textlength
+    lines: list[str] = []
+    for word in text.split():
+        if lines and measure(f"{lines[-1]} {word}", font=font) <= width:
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    return lines or [""]
 
 
 def contact_sheet(boards: list[LabelledBoard], rules: Rules, title: str,
@@ -109,9 +156,13 @@ def contact_sheet(boards: list[LabelledBoard], rules: Rules, title: str,
     w, h = tiles[0].size
     cols = max(1, min(columns, len(tiles)))
     rows = (len(tiles) + cols - 1) // cols
-    top = 34
+    font = _font(15)
+    lines = _wrapped(title, font, cols * w - 24)      # a sheet one tile wide wraps its title
+    top = 34 + TITLE_LINE * (len(lines) - 1)
     sheet = Image.new("RGB", (cols * w, top + rows * h), G.BACKGROUND)
-    ImageDraw.Draw(sheet).text((12, 9), title, fill=G.TEXT, font=_font(15))
+    draw = ImageDraw.Draw(sheet)
+    for i, line in enumerate(lines):
+        draw.text((12, 9 + TITLE_LINE * i), line, fill=G.TEXT, font=font)
     for i, tile in enumerate(tiles):
         sheet.paste(tile, ((i % cols) * w, top + (i // cols) * h))
     return sheet

@@ -214,6 +214,15 @@ class Rules:
     def to_dict(self) -> dict:
         return copy.deepcopy(self._data)
 
+    def with_overrides(self, overrides: Mapping[str, Any]) -> "Rules":
+        """These rules with `overrides` (dotted key paths, as `load_rules` takes them) applied and
+        validated again; the source stays these rules' (a designer's file, a retuned dict), so
+        the opponent side's economy of a rank is drafted on top of the rules it belongs to."""
+        data = self.to_dict()
+        for dotted, value in overrides.items():
+            _apply_override(data, dotted, value)
+        return Rules.from_dict(data, source=self.source)
+
     def cut_at(self, duration_s: float) -> "Rules":
         """These rules with the battle cut at `duration_s` (at most the battle's own length, at
         least 1 ms), for tools that need a battle's state at a time (the audit's fast-kill reach):

@@ -91,3 +91,29 @@ def test_sheet_of_a_pool_and_of_an_audit(pool_file, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:       # argparse's own check: one line, status 2
         cli.main(["sheet", str(path), "--round", "6", "-o", str(out), "--max", "0"])
     assert exit_.value.code == 2 and "--max: expected 1..120, got 0" in capsys.readouterr().err
+
+
+def test_sheet_of_the_metagame_json(tmp_path, capsys):
+    """scripts/metagame.py --json: a list of rounds, each with its mixture; the sheet draws a
+    round's mixture heaviest first, labelled with weights and costs. One tile: the title wraps
+    onto more lines, so the sheet is taller than one title line over the tile."""
+    meta = {"rules_hash": RULES.hash, "settings": {}, "pool": None, "rounds": [
+        {"round": 3, "mixture": [{"weight": 0.25, "cost": 4, "board": B},
+                                 {"weight": 0.75, "cost": 10, "board": A}]},
+        {"round": 6, "mixture": [{"weight": 1.0, "cost": 9, "board": B}]}]}
+    path = tmp_path / "meta.json"
+    path.write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    what, boards = round_boards(path, RULES, 3)
+    assert what == "metagame" and [b.label for b in boards] == [
+        "round 3 mixture #0: weight 75.0%, cost 10", "round 3 mixture #1: weight 25.0%, cost 4"]
+    out = tmp_path / "meta.png"
+    assert cli.main(["sheet", str(path), "--round", "6", "-o", str(out)]) == 0
+    assert capsys.readouterr().out == f"wrote {out}: 1 boards of round 6\n"
+    lay = Layout.of(RULES.radius)
+    width, height = Image.open(out).size
+    assert width == lay.width and height > 34 + lay.height
+    assert cli.main(["sheet", str(path), "--round", "9", "-o", str(out)]) == 2
+    assert "the metagame has no boards of round 9 (rounds: 3, 6)" in capsys.readouterr().err
+    path.write_text(json.dumps({"rounds": [{"round": 3}]}), encoding="utf-8")
+    assert cli.main(["sheet", str(path), "--round", "3", "-o", str(out)]) == 2
+    assert "nor the metagame's (scripts/metagame.py --json)" in capsys.readouterr().err

@@ -43,14 +43,16 @@ def make_drafting_agent(agent_name: str, rules, seed: int, sample: bool = False,
     """The agent `agent_name` (make_agent's names). A trained policy loads from `path` (default:
     the name itself) and, with `sample`, samples its actions from the policy's distribution
     instead of taking the likeliest one (diverse ghosts; reproducible: PolicyAgent seeds torch
-    with each run seed)."""
+    with each run seed). A policy trained under other rules than `rules` warns, as make_agent's
+    does."""
     if not is_trained(agent_name):
         if sample:
             raise ValueError(f"agent {agent_name!r}: only trained policies sample their actions")
         return make_agent(agent_name, rules, seed=seed)
     if path is None and not (agent_name.endswith((".zip", ".pt")) or Path(agent_name).exists()):
         make_agent(agent_name, rules, seed=seed)     # raises make_agent's "unknown agent"
-    from agents.policy import PolicyAgent
+    from agents.policy import PolicyAgent, check_model_rules
+    check_model_rules(path or agent_name, rules)
     return PolicyAgent(str(path or agent_name), deterministic=not sample)
 
 
@@ -63,7 +65,8 @@ def ghosts_of(agent_name: str, rank: int, runs: int, seed: int, max_round: int,
     from rune_env.envs.run_env import RuneRunEnv
     agent = agent if agent is not None else make_agent(agent_name, rules, seed=seed)
     kwargs = {"opponents": DRAFTING_OPPONENTS, **(env_kwargs or {})}
-    env = RuneRunEnv(rank=0, rules_overrides=drafting_overrides(rules, rank), **kwargs)
+    # the drafting runs play under `rules` (a designer's file too) with the rank's economy on top
+    env = RuneRunEnv(rank=0, rules=rules, rules_overrides=drafting_overrides(rules, rank), **kwargs)
     rank_name = rules.spec.ranks[rank].id
     out = []
     for i in range(start, start + runs):
