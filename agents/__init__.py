@@ -10,6 +10,12 @@ BASELINES = ("random", "scripted", "greedy")
 PLANNER = "planner"
 
 
+def is_builtin(name: str) -> bool:
+    """A name make_agent builds without a file: a baseline, greedy:NOISE or the planner."""
+    return (name in BASELINES or name.startswith("greedy:") or name == PLANNER
+            or name.startswith(PLANNER + ":"))
+
+
 def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False):
     """An agent by name: random, scripted, greedy, greedy:NOISE, planner, planner:KEY=VALUE,...
     (the search player, `agents.search.planner`), or the path of a saved model (.zip) or
@@ -42,4 +48,4 @@ def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False
     return PolicyAgent(name)
 
 
-__all__ = ["BASELINES", "PLANNER", "GreedyAgent", "RandomAgent", "ScriptedAgent", "make_agent"]
+__all__ = ["BASELINES", "PLANNER", "is_builtin", "GreedyAgent", "RandomAgent", "ScriptedAgent", "make_agent"]

@@ -6,7 +6,7 @@
                                   [--from-round R] [--max-casting K] [--by-drafter]
                                   [--rules FILE] [--json] [--out FILE] [--no-progress]
 
-Sources (at least one): `--agents` (random, scripted, greedy, greedy:NOISE or a model path, a
+Sources (at least one): `--agents` (random, scripted, greedy, greedy:NOISE, planner[:KEY=VALUE,...] (the search player) or a model path, a
 `.zip` checkpoint or an exported `.pt` policy) each play N whole runs on evaluation seeds (as
 scripts/evaluate.py plays them), and every battle's board counts once; `--pools` files count every
 ghost of every round as often as its `count` says (the boards the pool fields).
@@ -62,7 +62,7 @@ def build_parser(rules=None):
     rules = rules or default_rules()
     p = script_parser(__doc__)
     p.add_argument("--agents", nargs="+", default=[], metavar="AGENT",
-                   help="agents whose boards to count: random, scripted, greedy, greedy:NOISE or "
+                   help="agents whose boards to count: random, scripted, greedy, greedy:NOISE, planner[:KEY=VALUE,...] (the search player) or "
                         "the path of a saved model (.zip) or exported policy (.pt) (default: "
                         "none; give --agents, --pools or both)")
     p.add_argument("--pools", nargs="+", default=[], metavar="FILE",

@@ -46,7 +46,7 @@ def build_parser(rules=None):
     """The command line (`rules`: parse_with_rules's; the ranks are checked after parsing)."""
     p = script_parser(__doc__)
     p.add_argument("--agent", required=True,
-                   help="the reference agent: random, scripted, greedy, greedy:NOISE or the path "
+                   help="the reference agent: random, scripted, greedy, greedy:NOISE, planner[:KEY=VALUE,...] (the search player) or the path "
                         "of a saved model (.zip) or exported policy (.pt) (required)")
     add_count_argument(p, "--episodes", 100, "runs per rank and measure", high=MAX_EPISODES)
     add_seed_argument(p)

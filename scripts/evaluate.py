@@ -5,8 +5,9 @@
                                [--rank R] [--episodes N] [--seed S] [--json] [--out DIR]
                                [--head-to-head] [--rules FILE] [--no-progress]
 
-Agents are `random`, `scripted`, `greedy` (or `greedy:NOISE`) or a model path (a `.zip`
-checkpoint or an exported `.pt` policy). For each agent: N whole runs on evaluation seeds
+Agents are `random`, `scripted`, `greedy` (or `greedy:NOISE`), `planner` (the search player;
+`planner:KEY=VALUE,...` sets its knobs: boards, reference, size, noise, core) or a model path
+(a `.zip` checkpoint or an exported `.pt` policy). For each agent: N whole runs on evaluation seeds
 (disjoint from every training seed by construction), and a table of battle win rate, mean wins and
 clear rate, each with a 95% interval, rounds survived and per-core rates. Writes DIR/eval.csv,
 DIR/eval.json and TensorBoard under DIR/tb/<agent>/ (default DIR: runs/eval_<rank>_s<seed>):
@@ -148,7 +149,9 @@ def build_parser(rules=None):
     p = script_parser(__doc__)
     p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
                    help="random, scripted, greedy, greedy:NOISE (NOISE a share 0..1 of random "
-                        "actions) or the path of a saved model (.zip) or exported policy (.pt) "
+                        "actions), planner[:KEY=VALUE,...] (the search player; knobs boards "
+                        "10..1000000, reference meta|rank|FILE[@K][+...], size 1..256, noise "
+                        "0..1, core) or the path of a saved model (.zip) or exported policy (.pt) "
                         "(required; no default)")
     ranks = [r.id for r in (rules or default_rules()).spec.ranks]
     p.add_argument("--rank", default=ranks[0], metavar="R",

@@ -89,7 +89,7 @@ def build_parser(rules=None):
     """The command line (`rules`: parse_with_rules's; no option here is bounded by them)."""
     p = script_parser(__doc__)
     p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
-                   help="the agents to rate: random, scripted, greedy, greedy:NOISE or paths of "
+                   help="the agents to rate: random, scripted, greedy, greedy:NOISE, planner[:KEY=VALUE,...] (the search player) or paths of "
                         "saved models (.zip) or exported policies (.pt) (required)")
     p.add_argument("--pools", nargs="+", default=[], metavar="POOL",
                    help="opponent pool files rated beside the agents (default: none; then give "

@@ -50,7 +50,7 @@ def build_parser(rules=None):
                         + ", ".join(r.id for r in rules.spec.ranks)
                         + f", or its number 0..{len(rules.spec.ranks) - 1} (required)")
     p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
-                   help="who drafts the ghosts: random, scripted, greedy, greedy:NOISE or paths "
+                   help="who drafts the ghosts: random, scripted, greedy, greedy:NOISE, planner[:KEY=VALUE,...] (the search player) or paths "
                         "of saved models (.zip) or exported policies (.pt) (required)")
     add_count_argument(p, "--runs", 20, "drafting runs per agent", high=MAX_RUNS)
     add_seed_argument(p, "the drafting seed (agent i drafts on evaluation seed S * 1000 + i)")

@@ -9,8 +9,9 @@ it (`agents.search.target`). Then it builds the target action by action with the
 searches once more among the boards it can reach with what is on display now (no rerolls), builds
 that, and readies. Its choices:
 
-- the **core** (a run's first choice): each offered core's best target at `core_round`'s player
-  budget, from scratch, against that round's reference; the best one (or `core` if fixed);
+- the **core** (a run's first choice): for each offered core, the value of its best target this
+  round (the shop on display) plus that of its best target at `core_round`'s player budget from
+  scratch (any kind, as if the shop showed everything); the best sum (or `core` if fixed);
 - a **reward** or **relic**: each option applied to a private copy of its own state, and the
   target search run on each from the current target; the option whose best board scores best.
 
@@ -246,24 +247,26 @@ class PlannerAgent:
             if fixed:
                 return fixed[0]
         round_ = self.settings.core_round
-        best, best_key = options[0], None
+        share = 0.5 / max(1, len(options))
+        best, best_value = options[0], None
         for i in options:
-            trial = private_copy(state)
-            apply(trial, self.table.id("choose_core", i))
-            trial.round = round_
-            trial.mana = player_budget(self.rules, round_)
-            share = 1.0 / max(1, len(options))
-            score = self.plan_score(trial, share, _CORE, Assets.of(trial).shopping_freely())
-            if best_key is None or score.key() > best_key:
-                best, best_key = i, score.key()
+            now = private_copy(state)
+            apply(now, self.table.id("choose_core", i))
+            later = private_copy(now)
+            later.round = round_
+            later.mana = player_budget(self.rules, round_)
+            # this round with the shop on display, and a later round's budget from scratch
+            value = (self.plan_score(now, share, _CORE).value
+                     + self.plan_score(later, share, _CORE, Assets.of(later).shopping_freely()).value)
+            if best_value is None or value > best_value + 1e-12:
+                best, best_value = i, value
         return best
 
 
 def private_copy(state: RunState) -> RunState:
     """A copy of the run to weigh a choice on, without the run's generator (a reroll, a shop
     or a battle on it fails: the player never previews a draw it has not made)."""
-    trial = state.clone()
-    trial.rng = None
+    trial = state.clone(with_rng=False)
     trial.pending = None if state.pending is None else state.pending.copy()
     return trial
 

@@ -12,8 +12,9 @@ A round the source has no boards of takes the latest earlier round it has, field
 (its max HP; boards of a later round would cost more than the player can have had); a round
 before the source's first (or a source with no boards, or `meta` with no metagame shipped for
 the rules) falls back to boards the budget drafter drafts with the round's player budget, from a
-generator seeded by (seed, round). Boards are fielded as the run fields its opponent (`field_opponent` with the
-round's boss rules and the rank's extra runes, drawn from the planner's own seeded generator).
+generator seeded by (seed, round). Boards are fielded as the run fields its opponent
+(`field_opponent`: the round's boss rules, and the rank's extra runes in `fieldings` draws of
+the planner's own seeded generator, since the run draws them anew each time).
 At most `size` distinct boards are kept a round, weighted by their counts (the heaviest first;
 ties by their order in the file), so the search's cost per candidate is bounded.
 """
@@ -46,8 +47,9 @@ def meta_path(rules: Rules) -> Path:
 @dataclass(frozen=True)
 class ReferenceSpec:
     source: str = "meta"        # meta, rank, or a pool file's path
-    size: int = 16              # distinct boards a round, at most
+    size: int = 16              # distinct boards a part gives a round, at most
     drafted: int = 8            # boards the fallback drafts a round
+    fieldings: int = 3          # draws of a rank's extra runes per board (journeyman and up)
 
 
 class Reference:
@@ -98,11 +100,15 @@ class Reference:
             counts = [1] * len(boards)
         effects = rank_effects(rules, self.rank)
         rng = np.random.default_rng([self.seed, round_, _FIELD_STREAM, ahead])
-        fielded = [field_opponent(b.replace(round=round_, max_hp=None, boss_rules=boss_rules,
-                                            label=""), effects, rules, rng) for b in boards]
+        # a rank that adds runes to its opponents as they are fielded adds them at random:
+        # each board is fielded `fieldings` times, each with the weight of its count
+        times = self.spec.fieldings if effects.opponent_extra_runes > 0 else 1
         merged: dict[str, list] = {}
-        for b, c in zip(fielded, counts):
-            merged.setdefault(board_key(b, rules), [b, 0])[1] += c
+        for b, c in zip(boards, counts):
+            b = b.replace(round=round_, max_hp=None, boss_rules=boss_rules, label="")
+            for _ in range(times):
+                f = field_opponent(b, effects, rules, rng)
+                merged.setdefault(board_key(f, rules), [f, 0.0])[1] += c / times
         ranked = sorted(merged.values(), key=lambda bc: -bc[1])[: self.spec.size]  # stable
         weights = np.array([c for _, c in ranked], dtype=np.float64)
         return [b for b, _ in ranked], weights / weights.sum()

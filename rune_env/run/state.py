@@ -174,7 +174,10 @@ class RunState:
                      open_sectors=frozenset(self.open_sectors), relics=tuple(self.relics),
                      max_hp=self.max_hp, round=self.round)
 
-    def clone(self) -> "RunState":
+    def clone(self, with_rng: bool = True) -> "RunState":
+        """A copy to play on. `with_rng=False` leaves the run's generator out (None): a player
+        that weighs its own choices on a copy never sees what the run will draw, and a reroll,
+        a new shop or a battle on such a copy fails instead."""
         new = copy.copy(self)
         # (a BattleSummary is frozen: the copied list may share them)
         for name in ("hand", "artifact_inventory", "open_sectors", "relics", "shop_runes",
@@ -184,8 +187,11 @@ class RunState:
         new.artifacts = dict(self.artifacts)
         new.pending = None if self.pending is None else self.pending.copy()
         new.boss_schedule = {k: list(v) for k, v in self.boss_schedule.items()}
-        new.rng = np.random.Generator(type(self.rng.bit_generator)())
-        new.rng.bit_generator.state = self.rng.bit_generator.state
+        if with_rng and self.rng is not None:
+            new.rng = np.random.Generator(type(self.rng.bit_generator)())
+            new.rng.bit_generator.state = self.rng.bit_generator.state
+        else:
+            new.rng = None
         return new
 
     # -- JSON ----------------------------------------------------------------------------------

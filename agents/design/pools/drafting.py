@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from agents import BASELINES, make_agent
+from agents import is_builtin, make_agent
 from agents.cli.progress import CountRuns, bar
 from agents.evaluation.runs import eval_run_seed
 from rune_env.run.opponents import Pool, ghost_count
@@ -34,8 +34,9 @@ def drafting_overrides(rules, rank: int) -> dict:
 
 
 def is_trained(agent_name: str) -> bool:
-    """A trained policy (a saved model or exported policy), not a baseline or greedy:NOISE."""
-    return not (agent_name in BASELINES or agent_name.startswith("greedy:"))
+    """A trained policy (a saved model or exported policy), not a baseline, greedy:NOISE or the
+    planner."""
+    return not is_builtin(agent_name)
 
 
 def make_drafting_agent(agent_name: str, rules, seed: int, sample: bool = False,

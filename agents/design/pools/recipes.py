@@ -173,7 +173,7 @@ class AgentSpec(_Spec):
                                             f"({name!r} is not one)")
             return self
         if not name.endswith((".pt", ".zip")):
-            raise _KeyProblem("agent", f"unknown agent {name!r}: use random, scripted, greedy, "
+            raise _KeyProblem("agent", f"unknown agent {name!r}: use random, scripted, greedy, planner[:KEY=VALUE,...], "
                                        f"greedy:NOISE or the path of a policy (.pt) or model "
                                        f"(.zip), relative to the repository root")
         root = info.context["root"]

@@ -1,0 +1,233 @@
+"""The search player (agents/search/): the price of a target, the executor, the reference, the
+knobs, fair play (no hidden information) and determinism.
+
+Numbers worked by hand from configs/rules/default.yaml: runes cost 2 (light, amplify, resonator,
+delay, node, mimic 3), a reroll 1, a sold rune 1 a grade-I unit, merges take 3, the shop shows 5
+runes of the 13 unlocked kinds and 1 artifact of 4, sectors cost 3, 4, 5, ... in opening order,
+the preparation's cap is 60 actions.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from rune_env.rules import default_rules, geometry
+from rune_env.run.actions import action_table
+from rune_env.run.legal import legal_mask
+from rune_env.run.loop import apply, new_run
+
+from agents import make_agent
+from agents.search.assets import Assets, build_runes, expected_views
+from agents.search.boards import Layout
+from agents.search.execute import Executor
+from agents.search.planner import PlannerAgent, parse_planner, private_copy
+from agents.search.reference import Reference, ReferenceSpec, parse_source
+
+RULES = default_rules()
+GEO = geometry(RULES.radius)
+TABLE = action_table(RULES)
+
+
+def cell(name: str) -> int:
+    return GEO.parse(name)
+
+
+def run_state(mana=10, shop=("fire", "fire", "wind", "ice", "amplify"), arts=("mana_spring",),
+              hand=(), board=None, core="moon"):
+    """A fresh moon run in round 1 with a shop, hand and board of our choosing."""
+    state = new_run(3, RULES, core=core)
+    state.mana = mana
+    state.shop_runes = list(shop)
+    state.shop_artifacts = list(arts)
+    state.hand = list(hand)
+    state.board = dict(board or {})
+    return state
+
+
+def layout(runes=None, hand=(), artifacts=None, core="moon", sun=None):
+    return Layout({cell(c): r for c, r in (runes or {}).items()}, core, sun,
+                  {cell(c): a for c, a in (artifacts or {}).items()}, list(hand))
+
+
+# -- the price of a target ---------------------------------------------------------------------
+def test_build_runes_counts_purchases_and_merges():
+    # a grade III from two owned grade I: III = 3 x II, each II = 3 x I: 9 grade-I runes, 2
+    # owned, 7 bought; merges: the III's one and the three II's = 4
+    assert build_runes([3], Counter({1: 2}), 3) == (7, 4)
+    # an owned II serves a II target as it is; the I target takes the owned I
+    assert build_runes([2, 1], Counter({2: 1, 1: 1}), 3) == (0, 0)
+    # a III from one owned II: two more II, 6 grade-I runes, merges 1 + 2 = 3
+    assert build_runes([3], Counter({2: 1}), 3) == (6, 3)
+
+
+def test_expected_views_of_a_short_shop():
+    # one kind short by one: 13 kinds / 5 offers x 1 = 2.6 -> 3 views
+    assert expected_views([1], 13, 5) == 3
+    # two kinds short by one each: 2.6 x (1 + 0.5 x 1) = 3.9 -> 4
+    assert expected_views([1, 1], 13, 5) == 4
+    # nothing short: no view
+    assert expected_views([0, -2], 13, 5) == 0
+
+
+def test_reach_on_display_costs_prices_and_actions():
+    assets = Assets.of(run_state())
+    reach = assets.reach(layout({"1:0": ("fire", 1), "1:1": ("wind", 1)}))
+    # two buys of 2 mana, two placements; nothing rerolled, sold or wasted
+    assert (reach.mana, reach.actions, reach.rerolls, reach.waste) == (4, 4, 0, 0)
+
+
+def test_reach_counts_expected_rerolls_as_mana_and_waste():
+    assets = Assets.of(run_state())
+    one = assets.reach(layout({"1:0": ("thunder", 1)}))
+    # thunder is not on display: 3 views (above) at 1 mana, plus its price 2
+    assert (one.mana, one.rerolls, one.waste) == (5, 3, 3)
+    two = assets.reach(layout({"1:0": ("thunder", 1), "1:1": ("node", 1)}))
+    # thunder (2) and node (3) short by one each: 4 views
+    assert (two.mana, two.rerolls, two.waste) == (2 + 3 + 4, 4, 4)
+    # a plan for what is on display now cannot reroll
+    assert assets.reach(layout({"1:0": ("thunder", 1)}), rerolls=False) is None
+
+
+def test_reach_sells_what_the_target_does_not_use():
+    assets = Assets.of(run_state(hand=[("fire", 2)]))
+    reach = assets.reach(layout())
+    # a fire II is 3 grade-I runes: sold for 3 mana (mana -3), 3 x (2 - 1) lost against the price
+    assert (reach.mana, reach.waste) == (-3, 3)
+
+
+def test_reach_refuses_what_the_round_cannot_give():
+    assets = Assets.of(run_state())
+    # a fire III: 9 fire runes, 18 mana > 10
+    assert assets.reach(layout({"1:0": ("fire", 3)})) is None
+    # another core, or more hand runes than slots (4)
+    assert assets.reach(layout({"1:0": ("fire", 1)}, core="star")) is None
+    assert assets.reach(layout(hand=[("fire", 1)] * 5)) is None
+    # a kind not unlocked cannot be bought
+    state = run_state()
+    state.unlocked = [k for k in state.unlocked if k != "fire"]
+    assert Assets.of(state).reach(layout({"1:0": ("fire", 1)})) is None
+
+
+def test_reach_opens_the_sectors_a_ring3_cell_needs():
+    assets = Assets.of(run_state())
+    reach = assets.reach(layout({"3:0": ("fire", 1)}))
+    # sector 0 opens first: 3 mana, plus the fire: 5 mana; buy, open, place: 3 actions
+    assert (reach.mana, reach.actions, reach.sectors) == (5, 3, (0,))
+
+
+# -- the executor -----------------------------------------------------------------------------
+def _execute(state, target, rerolls=False, limit=60):
+    ex = Executor(RULES)
+    taken = []
+    for _ in range(limit):
+        a = ex.next_action(state, target, legal_mask(state), rerolls)
+        if a is None:
+            return taken
+        apply(state, a)
+        taken.append(TABLE.actions[a].name)
+    raise AssertionError(f"the executor did not finish: {taken}")
+
+
+def test_executor_builds_a_target_with_a_merge_and_an_artifact():
+    state = run_state(mana=20, shop=("fire", "fire", "fire", "wind", "ice"))
+    target = layout({"1:0": ("fire", 2), "1:1": ("wind", 1)}, artifacts={"1:0": "mana_spring"})
+    taken = _execute(state, target)
+    assert state.board == target.runes and state.artifacts == target.artifacts and not state.hand
+    # 3 fire + 1 wind (8) + the spring (7) = 15 of 20
+    assert state.mana == 5
+    assert sum(1 for t in taken if t.startswith("merge")) == 1
+
+
+def test_executor_rebuilds_a_board_and_sells_what_it_drops():
+    board = {cell("1:0"): ("ice", 1), cell("1:1"): ("wind", 1)}
+    state = run_state(mana=0, shop=(None,) * 5, arts=(None,), board=board)
+    # the ice moves to 2:0, the wind is dropped (sold: +1 mana)
+    target = layout({"2:0": ("ice", 1)})
+    _execute(state, target)
+    assert state.board == target.runes and state.hand == [] and state.mana == 1
+
+
+def test_executor_rerolls_only_while_it_can_pay_for_what_is_short():
+    state = run_state(mana=3, shop=("fire",) * 5, arts=(None,))
+    target = layout({"1:0": ("thunder", 1)})
+    ex = Executor(RULES)
+    # thunder costs 2; 3 mana pays a reroll (1) and the thunder (2)
+    assert ex.next_action(state, target, legal_mask(state), rerolls=True) == TABLE.id("reroll")
+    state.mana = 2      # 2 - 1 < 2: no reroll, the player re-plans instead
+    assert ex.next_action(state, target, legal_mask(state), rerolls=True) is None
+
+
+# -- the reference --------------------------------------------------------------------------
+def test_reference_parts_parse_and_weigh_alike():
+    assert parse_source("rank+rank@2+meta") == [("rank", 0), ("rank", 2), ("meta", 0)]
+    for bad in ("ranks", "rank@x", "rank@99", "a.txt"):
+        with pytest.raises(ValueError, match="reference part"):
+            parse_source(bad)
+    ref = Reference(RULES, ReferenceSpec("rank+rank@2", size=4), rank=0, seed=0)
+    boards, weights = ref.boards(3)
+    # each part weighs one half; boards of round 5 are fielded in round 3 (its max HP)
+    assert abs(weights.sum() - 1.0) < 1e-12 and len(boards) <= 8
+    assert all(b.round == 3 and b.max_hp is None for b in boards)
+
+
+# -- the knobs ------------------------------------------------------------------------------
+def test_planner_names_and_their_errors():
+    s = parse_planner("planner:boards=50,noise=0.2,reference=rank+meta,core=star", RULES)
+    assert (s.boards, s.noise, s.reference, s.core) == (50, 0.2, "rank+meta", "star")
+    assert isinstance(make_agent("planner", RULES), PlannerAgent)
+    for name, words in (("planner:boards=5", "boards must be in"),
+                        ("planner:noise=2", "noise is a share"),
+                        ("planner:speed=3", "planner knobs are"),
+                        ("planner:boards=x", "needs a number"),
+                        ("planner:core=lava", "unknown core"),
+                        ("planner:reference=nope", "reference part")):
+        with pytest.raises(ValueError, match=words):
+            make_agent(name, RULES)
+
+
+# -- fair play and determinism --------------------------------------------------------------
+def _prepare(agent, state, until_reroll=True):
+    """The player's preparation actions on `state` up to ready (or its first reroll, after which
+    the shop differs legitimately), applied to the state."""
+    taken = []
+    for _ in range(RULES.spec.run.action_cap):
+        a = agent.act(None, legal_mask(state), state=state)
+        taken.append(a)
+        if a == TABLE.id("ready") or (until_reroll and a == TABLE.id("reroll")):
+            return taken
+        apply(state, a)
+    return taken
+
+
+def test_planner_never_reads_hidden_information():
+    base = new_run(11, RULES, rank="archmage")
+    apply(base, TABLE.id("choose_core", TABLE.cores.index("moon")))
+    agent = make_agent("planner:boards=60", RULES, seed=5)
+    first = _prepare(agent, base.clone())
+    # the run's generator (the next shops, the battle's draws) and the opponents are hidden
+    other = base.clone()
+    other.rng = np.random.default_rng(999)
+    agent.reset(5)
+    assert _prepare(agent, other) == first
+    # a private copy has no generator: a reroll on it fails instead of previewing a shop
+    trial = private_copy(base)
+    with pytest.raises(AttributeError):
+        apply(trial, TABLE.id("reroll"))
+
+
+def test_planner_is_reproducible_for_a_seed():
+    def whole(seed):
+        state = new_run(21, RULES)
+        agent = make_agent("planner:boards=40", RULES, seed=seed)
+        from rune_env.run.opponents import default_opponents
+        opponents = default_opponents(RULES)
+        taken = []
+        while not state.over and state.round <= 3:
+            a = agent.act(None, legal_mask(state), state=state)
+            taken.append(a)
+            apply(state, a, opponents)
+        return taken, state.to_board()
+
+    assert whole(4) == whole(4)
