@@ -203,23 +203,23 @@ def build_runes(targets: list[int], owned, merge_count: int) -> tuple[int, int]:
     """Grade-I runes to buy and merges to make runes of the grades `targets` (one kind) from
     `owned` (grade -> count: a Counter or a list indexed by grade, consumed in place): an owned
     rune of a target's grade serves as it is, else the rune is merged from `merge_count` of the
-    grade below, each owned or built in turn. Highest grades first, so an owned high-grade rune
-    goes where it saves most."""
-    buy = merges = 0
-
-    def build(grade: int) -> None:
-        nonlocal buy, merges
-        if owned[grade] > 0:
-            owned[grade] -= 1
-        elif grade == 1:
-            buy += 1
+    grade below, each owned or built in turn. Grade by grade from the highest: a grade's demand
+    is its targets plus `merge_count` for each rune of the grade above still short, met by the
+    owned runes of that grade first."""
+    top = max(targets, default=0)
+    demand = [0] * (top + 1)
+    for g in targets:
+        demand[g] += 1
+    buy = merges = short = 0
+    for g in range(top, 0, -1):
+        need = demand[g] + short * merge_count
+        use = min(owned[g], need)
+        owned[g] -= use
+        short = need - use
+        if g > 1:
+            merges += short
         else:
-            merges += 1
-            for _ in range(merge_count):
-                build(grade - 1)
-
-    for g in sorted(targets, reverse=True):
-        build(g)
+            buy = short
     return buy, merges
 
 
@@ -228,6 +228,7 @@ def _rune_plan(assets: Assets, layout: Layout) -> tuple[dict, int, int, int] | N
     the price paid) or None for a kind the shop cannot give."""
     rules = assets.rules
     m = rules.spec.grades.merge_count
+    grades = rules.max_grade + 1
     want: dict[str, list[int]] = {}
     for k, g in layout.runes.values():
         want.setdefault(k, []).append(g)
@@ -237,20 +238,27 @@ def _rune_plan(assets: Assets, layout: Layout) -> tuple[dict, int, int, int] | N
     buy: dict[str, int] = {}
     merges = 0
     left = dict(assets._owned_units)       # kind -> grade-I units of owned runes not used
-    for kind, grades in want.items():
+    for kind, wanted in want.items():
         owned = owned_by_kind.get(kind)
-        counts = list(owned) if owned is not None else [0] * (rules.max_grade + 1)
-        n, mg = build_runes(grades, counts, m)
+        counts = list(owned) if owned is not None else [0] * grades
+        n, mg = build_runes(wanted, counts, m)
         if n:
             if kind not in assets.unlocked:
                 return None
             buy[kind] = n
         merges += mg
         if owned is not None:
-            left[kind] = sum(c * m ** (g - 1) for g, c in enumerate(counts) if g)
+            units = 0
+            for g in range(1, grades):
+                if counts[g]:
+                    units += counts[g] * m ** (g - 1)
+            left[kind] = units
     per_unit = rules.spec.run.rune_sell_per_unit
-    sold = sum(left.values())
-    loss = sum(max(0, rules.prices[k] - per_unit) * n for k, n in left.items())
+    sold = loss = 0
+    for k, n in left.items():
+        if n:
+            sold += n
+            loss += max(0, rules.prices[k] - per_unit) * n
     return buy, merges, sold, loss
 
 

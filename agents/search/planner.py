@@ -33,16 +33,16 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from rune_env.rules import Rules, default_rules
+from rune_env.rules import Board, Rules, default_rules
 from rune_env.run.actions import action_table
-from rune_env.run.loop import apply, player_seat
+from rune_env.run.loop import apply
 from rune_env.run.state import RunState
 
 from .assets import Assets
 from .boards import Layout
 from .execute import Executor
 from .reference import Reference, ReferenceSpec, parse_source, player_budget
-from .scoring import SeatScore, SeatScorer
+from .scoring import SeatScore, SeatScorer, expected_seat
 from .target import ClimbSettings, search_target
 
 # Seed streams of the player's generators: [seed, round, stream, ...].
@@ -62,6 +62,7 @@ class PlannerSettings:
     size: int = 16
     noise: float = 0.0
     core: str | None = None
+    seen: int = 2                  # the last opponents met, a part of the reference (0: none)
     core_round: int = 6            # the round whose budget weighs the cores
     climb: ClimbSettings = field(default_factory=ClimbSettings)
 
@@ -199,7 +200,13 @@ class PlannerAgent:
 
     def _scorer(self, state: RunState) -> SeatScorer:
         boards, weights = self._reference(state).boards(state.round, tuple(state.boss_rules))
-        return SeatScorer(self.rules, boards, weights, player_seat(state.round))
+        seen, seen_weights = seen_boards(state, self.settings.seen)
+        if seen:
+            # the opponents met so far, fielded in this round, as one more part of the reference
+            parts = len(self._reference(state).parts)
+            boards = [*boards, *seen]
+            weights = np.concatenate([weights * parts, seen_weights]) / (parts + 1)
+        return SeatScorer(self.rules, boards, weights, expected_seat(state))
 
     @staticmethod
     def _reference_starts(state: RunState, scorer: SeatScorer) -> list[Layout]:
@@ -261,6 +268,18 @@ class PlannerAgent:
             if best_value is None or value > best_value + 1e-12:
                 best, best_value = i, value
         return best
+
+
+def seen_boards(state: RunState, count: int) -> tuple[list[Board], np.ndarray]:
+    """The boards of the player's last `count` opponents (public once their battle is fought),
+    fielded in this round, the latest weighing most (weights 1, 2, ..., summing to 1)."""
+    out = []
+    for b in state.battles[-count:] if count > 0 else []:
+        board = Board.from_json(b.opponent, state.rules, source="a battle's opponent")
+        out.append(board.replace(round=state.round, max_hp=None,
+                                 boss_rules=tuple(state.boss_rules), label=""))
+    weights = np.arange(1, len(out) + 1, dtype=np.float64)
+    return out, weights / weights.sum() if len(out) else weights
 
 
 def private_copy(state: RunState) -> RunState:

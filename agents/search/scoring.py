@@ -1,6 +1,7 @@
 """The search player's objective: a candidate board against the round's reference boards, in
-the seat the run will give it (`player_seat`: a public rule of the run, so the other seat's
-battles would only blur the estimate), on the fast engine.
+the seat the run will give it (`expected_seat`: a public rule of the run, so the other seat's
+battles would only blur the estimate; both seats where the player cannot know it), on the fast
+engine.
 
 A candidate's battles give its weighted payoff (wins, plus half the draws, per battle) and its
 weighted mean HP-ratio margin (own HP / max HP minus the opponent's), which ranks boards where the
@@ -25,6 +26,7 @@ import numpy as np
 
 from rune_env.battle.fast import fast_battles
 from rune_env.rules import Board, Rules
+from rune_env.run.loop import player_seat
 
 from .boards import board_key
 
@@ -54,14 +56,29 @@ class Objective:
         return SeatScore(payoff, margin, value)
 
 
-class SeatScorer:
-    """Plays candidates in `seat` against weighted reference boards (`__call__`), remembering
-    each board's (payoff, margin) by its content. `battles` counts the battles played."""
+def expected_seat(state) -> int | None:
+    """The side the player's board will take in this round's battle: in a one-player run
+    `player_seat(round)` (RULES: side 0 in odd rounds); a duel seats its players apart and
+    alternates them by round, so a duel player (`choice_seed` set) reads its side from its last
+    battle, and cannot know it before its first (None: both seats)."""
+    if state.choice_seed is None:
+        return player_seat(state.round)
+    if not state.battles:
+        return None
+    last = state.battles[-1]
+    return last.seat if (state.round - last.round) % 2 == 0 else 1 - last.seat
 
-    def __init__(self, rules: Rules, boards: Sequence[Board], weights: np.ndarray, seat: int):
+
+class SeatScorer:
+    """Plays candidates in `seat` (None: both seats, each weighing half) against weighted
+    reference boards (`__call__`), remembering each board's (payoff, margin) by its content.
+    `battles` counts the battles played."""
+
+    def __init__(self, rules: Rules, boards: Sequence[Board], weights: np.ndarray,
+                 seat: int | None):
         if not boards:
             raise ValueError("the search player needs at least one reference board")
-        self.rules, self.boards, self.seat = rules, list(boards), int(seat)
+        self.rules, self.boards, self.seat = rules, list(boards), seat
         self.weights = np.asarray(weights, dtype=np.float64)
         self.total = float(self.weights.sum())
         self.battles = 0
@@ -79,18 +96,26 @@ class SeatScorer:
         return [self._memo[k] for k in keys]
 
     def _play(self, candidates: list[Board]) -> list[tuple[float, float]]:
+        seats = (0, 1) if self.seat is None else (self.seat,)
+        payoff = np.zeros(len(candidates))
+        margins = np.zeros(len(candidates))
+        for me in seats:
+            p, m = self._play_seat(candidates, me)
+            payoff += p / len(seats)
+            margins += m / len(seats)
+        return [(float(p), float(m)) for p, m in zip(payoff, margins)]
+
+    def _play_seat(self, candidates: list[Board], me: int) -> tuple[np.ndarray, np.ndarray]:
         n_o = len(self.boards)
-        if self.seat == 0:
+        if me == 0:
             pairs = [(c, o) for c in candidates for o in self.boards]
         else:
             pairs = [(o, c) for c in candidates for o in self.boards]
         out = fast_battles(pairs, self.rules, workers=1)
         self.battles += len(pairs)
-        me, them = self.seat, 1 - self.seat
         winner = out["winner"].reshape(len(candidates), n_o)
         ratio = (out["hp"] / out["max_hp"]).reshape(len(candidates), n_o, 2)
         points = np.where(winner == me, 1.0, np.where(winner < 0, 0.5, 0.0))
-        margin = ratio[..., me] - ratio[..., them]
-        payoff = (points * self.weights).sum(axis=1) / self.total
-        margins = (margin * self.weights).sum(axis=1) / self.total
-        return [(float(p), float(m)) for p, m in zip(payoff, margins)]
+        margin = ratio[..., me] - ratio[..., 1 - me]
+        return ((points * self.weights).sum(axis=1) / self.total,
+                (margin * self.weights).sum(axis=1) / self.total)

@@ -14,7 +14,8 @@ less than building and checking it, so time follows boards.)
 Edits (`TargetMutator`): add a rune (a kind on display in the shop half the time, any unlocked
 kind otherwise; grade I mostly), remove one, move one, swap two, change a rune's kind or grade,
 keep an owned rune the target had dropped, the sun's element (a flowing core), add, move or remove
-an artifact, and add or remove a hand reserve. An edit is kept only if its target is reachable.
+an artifact, add or remove a hand reserve, buy a copy of a board rune's kind that the shop shows
+(a reserve now, a merge later), and merge a board rune with copies of it. An edit is kept only if its target is reachable.
 Every draw comes from the generator the caller passes, so a search is reproducible.
 """
 from __future__ import annotations
@@ -61,7 +62,8 @@ class TargetMutator:
         self.elements = list(CASTING_KINDS) if flows else []
         self.ops = [self._add, self._add, self._remove, self._move, self._swap, self._rekind,
                     self._regrade, self._keep, self._add_artifact, self._move_artifact,
-                    self._remove_artifact, self._hand_add, self._hand_remove]
+                    self._remove_artifact, self._hand_add, self._hand_remove, self._copy,
+                    self._merge]
         if self.elements:
             self.ops.append(self._element)
 
@@ -207,6 +209,38 @@ class TargetMutator:
         rune = self._pick(on_board) if on_board and self.rng.random() < 0.7 \
             else (self._kind(), 1)
         layout.hand.append(rune)
+        return True
+
+    def _copy(self, layout: Layout) -> bool:
+        """A grade-I copy of a board rune's kind that the shop shows, into the hand: a reserve
+        now, a merge later (copies seen in later rounds' shops cost no reroll)."""
+        kinds = sorted({k for k, _ in layout.runes.values()} & set(self.on_show))
+        if not kinds:
+            return False
+        layout.hand.append((self._pick(kinds), 1))
+        return True
+
+    def _merge(self, layout: Layout) -> bool:
+        """A board rune one grade up, from merge_count - 1 copies of it in the layout (the hand's
+        first), as the merge action does: what copies bought earlier are for."""
+        need = self.rules.spec.grades.merge_count - 1
+        cells = [c for c, (k, g) in sorted(layout.runes.items()) if g < self.rules.max_grade
+                 and sum(r == (k, g) for r in layout.hand)
+                 + sum(r == (k, g) for c2, r in layout.runes.items() if c2 != c) >= need]
+        if not cells:
+            return False
+        cell = self._pick(cells)
+        rune = layout.runes[cell]
+        left = need
+        for i in range(len(layout.hand) - 1, -1, -1):
+            if left and layout.hand[i] == rune:
+                layout.hand.pop(i)
+                left -= 1
+        for c in sorted(layout.runes, reverse=True):
+            if left and c != cell and layout.runes[c] == rune:
+                del layout.runes[c]
+                left -= 1
+        layout.runes[cell] = (rune[0], rune[1] + 1)
         return True
 
     def _hand_remove(self, layout: Layout) -> bool:
