@@ -7,9 +7,13 @@ to need: `agents.search.assets`), by battles against a **reference** population 
 it (`agents.search.target`). Then it builds the target action by action with the shop it meets
 (`agents.search.execute`); when the target is reached, or the shop's luck has made it too dear, it
 searches once more among the boards it can reach with what is on display now (no rerolls), builds
-that, and readies. Its choices:
+that, and readies. Across rounds it builds towards a **goal**, a board of the metagame a few
+rounds ahead (`agents.search.goal`): the goal is a start of each round's search, and the share of
+it the target holds is part of the objective, so pieces of a board that is worth nothing until it
+is whole are bought when the shop shows them. Its choices:
 
-- the **core** (a run's first choice): for each offered core, the value of its best target this
+- the **core** (a run's first choice): the first goal's core; without a goal (`goal=none`, or no
+  metagame shipped for the rules), for each offered core, the value of its best target this
   round (the shop on display) plus that of its best target at `core_round`'s player budget from
   scratch (any kind, as if the shop showed everything); the best sum (or `core` if fixed);
 - a **reward** or **relic**: each option applied to a private copy of its own state, and the
@@ -22,9 +26,12 @@ by (its seed, the round, a stream), so the same seed gives the same run, bit for
 
 Knobs (`PlannerSettings`; on the command line `planner` or `planner:KEY=VALUE,...`):
 `boards` (the search budget: candidate boards a round's target search may score, each played
-against every reference board of the round), `reference` (meta, rank
-or a pool file), `size` (reference boards a round), `noise` (the share of its actions taken
-uniformly at random among the legal ones: the strength dial for building ranks) and `core`.
+against every reference board of the round), `reference` (meta, rank or a pool file, parts joined
+by +, `@K` for K rounds ahead), `size` (reference boards a part gives a round), `noise` (the share
+of its actions taken uniformly at random among the legal ones: the strength dial for building
+ranks), `core` (a fixed core), `goal` (meta or none), `goal_weight` (how much the goal's share
+held weighs against this round's battles: large, a player that follows the goal) and `goal_lead`
+(how many rounds ahead a goal is drawn from).
 """
 from __future__ import annotations
 
@@ -36,18 +43,23 @@ import numpy as np
 from rune_env.rules import Board, Rules, default_rules
 from rune_env.run.actions import action_table
 from rune_env.run.loop import apply
+from rune_env.run.opponents import load_pool
 from rune_env.run.state import RunState
 
 from .assets import Assets
 from .boards import Layout
 from .execute import Executor
-from .reference import Reference, ReferenceSpec, parse_source, player_budget
+from .goal import Goals, progress
+from .reference import (AHEAD_MAX, Reference, ReferenceSpec, meta_path, parse_source,
+                        player_budget)
 from .scoring import SeatScore, SeatScorer, expected_seat
 from .target import ClimbSettings, search_target
 
 # Seed streams of the player's generators: [seed, round, stream, ...].
-_NOISE, _PLAN, _SETTLE, _CORE, _CHOICE = range(5)
+_NOISE, _PLAN, _SETTLE, _CORE, _GOAL, _CHOICE = range(6)
 BOARDS_BOUNDS = (10, 1_000_000)
+GOAL_SOURCES = ("meta", "none")
+GOAL_WEIGHT_MAX = 100.0
 SIZE_BOUNDS = (1, 256)
 
 
@@ -63,6 +75,9 @@ class PlannerSettings:
     noise: float = 0.0
     core: str | None = None
     seen: int = 2                  # the last opponents met, a part of the reference (0: none)
+    goal: str = "meta"             # meta: build towards a metagame board (goal.py); none
+    goal_lead: int = 2             # rounds ahead of the current one a goal is drawn from
+    goal_weight: float = 0.5       # the objective's weight of the goal's share held
     core_round: int = 6            # the round whose budget weighs the cores
     climb: ClimbSettings = field(default_factory=ClimbSettings)
 
@@ -74,6 +89,11 @@ class PlannerSettings:
         lo, hi = SIZE_BOUNDS
         if not lo <= self.size <= hi:
             raise ValueError(f"planner: size must be in {lo}..{hi}; got {self.size}")
+        if not 0 <= self.goal_lead <= AHEAD_MAX:
+            raise ValueError(f"planner: goal_lead must be in 0..{AHEAD_MAX}; got {self.goal_lead}")
+        if not 0.0 <= self.goal_weight <= GOAL_WEIGHT_MAX:
+            raise ValueError(f"planner: goal_weight must be in 0..{GOAL_WEIGHT_MAX}; got "
+                             f"{self.goal_weight}")
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"planner: noise is a share between 0 and 1; got {self.noise}")
         if self.core is not None and self.core not in rules.spec.cores:
@@ -83,17 +103,19 @@ class PlannerSettings:
 
     def to_json(self) -> dict:
         return {"boards": self.boards, "reference": self.reference, "size": self.size,
-                "noise": self.noise, "core": self.core}
+                "noise": self.noise, "core": self.core, "goal": self.goal,
+                "goal_weight": self.goal_weight, "goal_lead": self.goal_lead}
 
 
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
-    """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core) ->
-    settings; ValueError with a one-line reason otherwise."""
+    """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
+    goal_weight, goal_lead) -> settings; ValueError with a one-line reason otherwise."""
     if name == "planner":
         return PlannerSettings().check(rules)
     if not name.startswith("planner:"):
         raise ValueError(f"not a planner: {name!r}")
-    kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str}
+    kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
+             "goal": str, "goal_weight": float, "goal_lead": int}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
         key, eq, value = part.partition("=")
@@ -105,6 +127,8 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
             values[key] = kinds[key](value.strip())
         except ValueError:
             raise ValueError(f"agent {name!r}: {key} needs a number, got {value!r}") from None
+    if values.get("goal", "meta") not in GOAL_SOURCES:
+        raise ValueError(f"agent {name!r}: goal is one of {', '.join(GOAL_SOURCES)}")
     if "reference" in values:
         try:
             parse_source(values["reference"])
@@ -125,6 +149,7 @@ class PlannerAgent:
         self.table = action_table(self.rules)
         self.executor = Executor(self.rules)
         self._references: dict[int, Reference] = {}
+        self._goal_source: Goals | None = None
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
@@ -132,6 +157,7 @@ class PlannerAgent:
         self.noise_rng = np.random.default_rng([self.seed, 0, _NOISE])
         self._round: tuple | None = None
         self._target: Layout | None = None
+        self._goal: tuple[Layout, int] | None = None      # (the goal, its round)
         self._settled = False
         self.decision_times: list[tuple[int, float]] = []  # (round, CPU seconds deciding)
 
@@ -166,6 +192,7 @@ class PlannerAgent:
         key = (state.round, len(state.battles))
         if key != self._round:
             self._round, self._settled = key, False
+            self._update_goal(state)
             self._target = self.plan(state, rerolls=True)
         if not self._settled and state.prep_actions >= state.rules.spec.run.action_cap - 8:
             self._settle(state)       # the round's cap is near: finish with what is on display
@@ -187,10 +214,43 @@ class PlannerAgent:
         scorer = self._scorer(state)
         starts = [self._target] if self._target is not None else []
         starts += self._reference_starts(state, scorer)
-        settings = replace(self.settings.climb, boards=int(self.settings.boards * share))
+        settings = self._climb(share)
         rng = np.random.default_rng([self.seed, state.round, stream, state.prep_actions])
-        target, _ = search_target(assets, scorer, starts, settings, rng, rerolls)
+        target, _ = search_target(assets, scorer, starts, settings, rng, rerolls, self.goal)
         return target
+
+    def _climb(self, share: float) -> ClimbSettings:
+        """The climb's settings for `share` of the search budget, with the goal's weight."""
+        climb = self.settings.climb
+        return replace(climb, boards=int(self.settings.boards * share),
+                       objective=replace(climb.objective, goal_weight=self.settings.goal_weight))
+
+    # -- the goal ---------------------------------------------------------------------------------
+    @property
+    def goal(self) -> Layout | None:
+        return None if self._goal is None else self._goal[0]
+
+    def _goals(self) -> Goals | None:
+        if self.settings.goal == "none":
+            return None
+        if self._goal_source is None:
+            path = meta_path(self.rules)
+            pool = load_pool(path, self.rules, strict=True) if path.is_file() else None
+            self._goal_source = Goals(self.rules, pool, self.settings.goal_lead)
+        return self._goal_source
+
+    def _update_goal(self, state: RunState) -> None:
+        """A first goal, or the next one once the run holds all of the goal and its round has
+        come (the goal module's docstring)."""
+        goals = self._goals()
+        if goals is None or state.core is None:
+            return
+        owned = Assets.of(state).layout()
+        if self._goal is not None and (state.round < self._goal[1]
+                                       or progress(self._goal[0], owned, self.rules) < 1.0):
+            return
+        rng = np.random.default_rng([self.seed, state.round, _GOAL])
+        self._goal = goals.pick(state.round, state.core, owned, rng)
 
     def _reference(self, state: RunState) -> Reference:
         if state.rank not in self._references:
@@ -242,7 +302,7 @@ class PlannerAgent:
         assets = assets or Assets.of(state)
         scorer = self._scorer(state)
         starts = [self._target] if self._target is not None else []
-        settings = replace(self.settings.climb, boards=int(self.settings.boards * share))
+        settings = self._climb(share)
         rng = np.random.default_rng([self.seed, state.round, stream])
         _, score = search_target(assets, scorer, starts, settings, rng, rerolls=True)
         return score
@@ -253,6 +313,15 @@ class PlannerAgent:
             fixed = [i for i in options if cores[i] == self.settings.core]
             if fixed:
                 return fixed[0]
+        goals = self._goals()
+        if goals is not None:
+            rng = np.random.default_rng([self.seed, state.round, _GOAL])
+            self._goal = goals.pick(state.round, None, None, rng)
+            if self._goal is not None and self._goal[0].core in cores:
+                wanted = cores.index(self._goal[0].core)
+                if wanted in options:
+                    return wanted
+            self._goal = None
         round_ = self.settings.core_round
         share = 0.5 / max(1, len(options))
         best, best_value = options[0], None

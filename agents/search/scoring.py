@@ -8,13 +8,16 @@ weighted mean HP-ratio margin (own HP / max HP minus the opponent's), which rank
 payoff is flat (everything won or everything lost). Its value (`SeatScore.value`) is
 
     payoff + margin_weight x margin - waste_weight x waste / income + invest_weight x invested
+          + goal_weight x progress
 
 where `waste` is the mana its plan loses for good (rerolls, and sales below the price paid),
 `income` the run's base income a round (mana wasted now is a board that is weaker in every later
 round, so a small gain this round must not cost a round's income), and `invested` the share of
 the player's wealth (mana, and what its runes, artifacts and sectors cost) that the board holds
 after the plan: mana kept buys nothing in battle, while the board carries into every later round,
-so between boards that play alike the one that holds more of the wealth is preferred. Battle results are remembered
+so between boards that play alike the one that holds more of the wealth is preferred; and
+`progress` the share of the player's goal (a strong board of a later round it builds towards,
+`agents.search.goal`) that the board holds. Battle results are remembered
 by board content, so a climb never replays a board.
 """
 from __future__ import annotations
@@ -48,11 +51,13 @@ class Objective:
     margin_weight: float = 0.25
     waste_weight: float = 0.5
     invest_weight: float = 0.1
+    goal_weight: float = 0.5
 
     def score(self, payoff: float, margin: float, waste: int, income: int,
-              invested: float = 0.0) -> SeatScore:
+              invested: float = 0.0, progress: float = 0.0) -> SeatScore:
         value = (payoff + self.margin_weight * margin
-                 - self.waste_weight * waste / max(1, income) + self.invest_weight * invested)
+                 - self.waste_weight * waste / max(1, income) + self.invest_weight * invested
+                 + self.goal_weight * progress)
         return SeatScore(payoff, margin, value)
 
 

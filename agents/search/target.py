@@ -30,6 +30,7 @@ from rune_env.rules import CASTING_KINDS, Board, Rules, geometry
 
 from .assets import Assets
 from .boards import Layout, artifacts_by_effect, board_cost, board_key, hill_climb
+from .goal import progress
 from .scoring import Objective, SeatScore, SeatScorer
 
 
@@ -280,10 +281,14 @@ def cut_to_reach(assets: Assets, layout: Layout, rerolls: bool = True) -> Layout
 
 def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
                   settings: ClimbSettings, rng: np.random.Generator,
-                  rerolls: bool = True) -> tuple[Layout, SeatScore]:
+                  rerolls: bool = True, goal: Layout | None = None) -> tuple[Layout, SeatScore]:
     """The best reachable layout found from `starts` (the module docstring). The assets' own
-    layout is always a start, so there is always an answer."""
+    layout is always a start, so there is always an answer. `goal`: a board to build towards
+    (`agents.search.goal`): a start too, and its share held is part of the objective."""
     rules = assets.rules
+    if goal is not None:
+        starts = [*starts, Layout(dict(goal.runes), assets.core, goal.sun_element,
+                                  dict(goal.artifacts), list(goal.hand))]
     mutator = TargetMutator(assets, rng, rerolls)
     candidates, seen = [], set()
     for layout in [assets.layout(), *starts]:
@@ -304,7 +309,9 @@ def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
         out = []
         for b, (p, m) in zip(boards, scorer(boards)):
             waste, mana = mutator.plan_of(b)
-            out.append(objective.score(p, m, waste, income, 1.0 - (assets.mana - mana) / wealth))
+            held = progress(goal, Layout.of(b), rules) if goal is not None else 0.0
+            out.append(objective.score(p, m, waste, income, 1.0 - (assets.mana - mana) / wealth,
+                                       held))
         return out
 
     scores = score(candidates)

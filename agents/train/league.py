@@ -41,7 +41,7 @@ FINAL = "final"       # the finished learner's member name (rated, never sampled
 
 class MemberConfig(Section):
     name: str = Field(pattern="^" + RUN_NAME.pattern + "$")
-    agent: str                                     # greedy, greedy:NOISE, or a policy path
+    agent: str                                     # greedy[:NOISE], planner[:KEY=VALUE,...] or a policy path
 
 
 class PFSPConfig(Section):

@@ -1,0 +1,89 @@
+"""The search player's goal: a strong board of a later round to build towards, across rounds.
+
+A round's target is the best board the run can reach *this* round; some of the strongest boards
+(the metagame's bursts: an amplify and a node feeding a lifted rune, mimics copying it) are worth
+nothing until they are whole, and cost more than one round's mana and shop. So the player keeps a
+**goal**: a board of the metagame (public data) of a round at least `lead` rounds ahead, drawn by
+weight from those of its core (any core before the core is chosen: the goal then picks it), from
+its own seeded generator, so different runs aim at different boards of the mixture. The goal
+shows in two places of the round's search (`agents.search.target`):
+
+- a start: the goal as the player's core plays it, cut to what the run reaches;
+- the objective: `goal_weight` x the share of the goal the target holds (`progress`: of the
+  goal's grade-I rune units of each kind, and of its artifacts, what the target has, weighed by
+  price), so buying a piece of it when the shop shows one is worth something before the board
+  is whole.
+
+Once the run holds all of it, and its round has come, the player draws the next goal from a later
+round, favouring the boards that share most with what it holds.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from rune_env.rules import Rules
+from rune_env.run.opponents import Pool
+
+from .boards import Layout
+
+
+def units_of(layout: Layout, rules: Rules) -> tuple[Counter, Counter]:
+    """(kind -> grade-I rune units on the board and in the hand, artifact -> count)."""
+    m = rules.spec.grades.merge_count
+    runes: Counter = Counter()
+    for k, g in (*layout.runes.values(), *layout.hand):
+        runes[k] += m ** (g - 1)
+    return runes, Counter(layout.artifacts.values())
+
+
+def progress(goal: Layout, layout: Layout, rules: Rules) -> float:
+    """The share of the goal's mana (runes by their grade-I units, artifacts) that `layout`
+    holds, 0..1 (the module docstring)."""
+    want_r, want_a = units_of(goal, rules)
+    have_r, have_a = units_of(layout, rules)
+    prices = rules.prices
+    arts = rules.spec.artifacts
+    total = sum(prices[k] * n for k, n in want_r.items()) + sum(arts[a].price * n
+                                                                 for a, n in want_a.items())
+    if total <= 0:
+        return 1.0
+    held = sum(prices[k] * min(n, have_r[k]) for k, n in want_r.items()) + \
+        sum(arts[a].price * min(n, have_a[a]) for a, n in want_a.items())
+    return held / total
+
+
+class Goals:
+    """Draws goals from a pool's boards (the metagame)."""
+
+    def __init__(self, rules: Rules, pool: Pool | None, lead: int):
+        self.rules, self.pool, self.lead = rules, pool, lead
+        self.rounds = sorted(pool.rounds) if pool is not None else []
+
+    def round_for(self, round_: int) -> int | None:
+        """The pool's first round at least `lead` rounds ahead of `round_` (its last if none)."""
+        if not self.rounds:
+            return None
+        ahead = [r for r in self.rounds if r >= round_ + self.lead]
+        return ahead[0] if ahead else self.rounds[-1]
+
+    def pick(self, round_: int, core: str | None, owned: Layout | None,
+             rng: np.random.Generator) -> tuple[Layout, int] | None:
+        """A goal for a run in `round_` with `core` (None: not chosen yet) holding `owned`:
+        one of the boards of `round_for(round_)` with that core, drawn with probability
+        proportional to its count x (1 + 4 x the share of it the run holds); None when the
+        pool has no board of that core there."""
+        goal_round = self.round_for(round_)
+        if goal_round is None:
+            return None
+        boards = self.pool.boards(goal_round, self.rules)
+        counts = self.pool.counts(goal_round)
+        options = [(Layout.of(b), c) for b, c in zip(boards, counts)
+                   if core is None or b.core == core]
+        if not options:
+            return None
+        weights = np.array([c * (1.0 + 4.0 * (progress(g, owned, self.rules) if owned else 0.0))
+                            for g, c in options], dtype=np.float64)
+        i = int(rng.choice(len(options), p=weights / weights.sum()))
+        return options[i][0], goal_round
