@@ -38,7 +38,8 @@ import numpy as np
 from rune_env.rules import KINDS, Board, Rules
 from rune_env.run.opponents import Pool, draft_board
 
-from agents.design.audit import Opponents, board_cost, board_key, describe, field_reference
+from agents.design.audit import (AuditSettings, Opponents, board_cost, board_key, describe,
+                                 field_reference, tower_boards)
 
 from .double_oracle import DoubleOracleResult, double_oracle
 from .oracle import (PayoffEvaluator, PayoffScore, SearchSettings, best_responses,
@@ -59,6 +60,7 @@ class MetaSettings:
     tolerance: float = 0.02          # a board beating the mixture by at most this is not added
     support_starts: int = 4          # heaviest support boards among the oracle's starts
     retries: int = 3                 # harder searches (2x, 4x, 8x) before calling it converged
+    archive_starts: int = 0          # best boards of the round's archive among the starts
     search: SearchSettings = field(default_factory=lambda: SearchSettings(
         budget=4000, starts=5, mutants=32, patience=5, drafted=4, towers=2))
     gap_factor: int = 4
@@ -164,6 +166,62 @@ def _mixture(boards: list[Board], weights: np.ndarray) -> Opponents:
     return Opponents(tuple(boards[i] for i in keep), counts[keep])
 
 
+class _RoundOracle:
+    """The oracle of one round's double oracle (the module docstring): the starts it climbs
+    from, and the archive of every board any of its searches climbed to."""
+
+    def __init__(self, rules: Rules, round_: int, budget: int, settings: MetaSettings,
+                 evaluator: PayoffEvaluator):
+        self.rules, self.round, self.budget, self.settings = rules, round_, budget, settings
+        self.evaluator = evaluator
+        self.towers = ([] if settings.search.towers <= 0 else
+                       tower_boards(rules, round_, budget, AuditSettings(
+                           rounds=(round_,), tower_structures=settings.search.towers)))
+        self.starts = search_starts(rules, round_, budget, settings.search, settings.seed,
+                                    towers_too=False) + self.towers
+        self.archive: dict[str, Board] = {}
+
+    def archived(self, mix: Opponents) -> list[Board]:
+        """The `archive_starts` archived boards that do best against `mix`."""
+        boards = list(self.archive.values())
+        if not boards or self.settings.archive_starts <= 0:
+            return []
+        scores = self.evaluator.payoffs(boards, mix)
+        order = sorted(range(len(boards)), key=lambda i: scores[i].key(), reverse=True)
+        return [boards[i] for i in order[:self.settings.archive_starts]]
+
+    def search(self, mix: Opponents, starts: list[Board], search: SearchSettings,
+               seed) -> list[tuple[Board, PayoffScore]]:
+        found = best_responses(self.evaluator, mix, starts + self.archived(mix), self.round,
+                               self.budget, search, seed)
+        for b, _ in found:
+            self.archive.setdefault(board_key(b, self.rules), b)
+        return found
+
+    def __call__(self, strategies, weights, iteration, attempt):
+        # a retry looks twice as hard each time, with mutations and drafted starts of its own
+        # (the first full runs stopped on misses that fresh starts then beat)
+        s = self.settings
+        mix = _mixture(list(strategies), weights)
+        heavy = [mix.boards[i] for i in np.argsort(-mix.weights, kind="stable")]
+        fresh = [] if attempt == 0 else search_starts(
+            self.rules, self.round, self.budget, s.search, (s.seed, iteration, attempt),
+            RETRY_STREAM, towers_too=False)
+        found = self.search(mix, heavy[:s.support_starts] + self.starts + fresh,
+                            s.search.scaled(2 ** attempt), (s.seed, iteration, attempt))
+        return [(b, sc.payoff) for b, sc in found]
+
+    def gap(self, mix: Opponents) -> tuple[Board, PayoffScore]:
+        """A fresh best response against the final mixture: another seed, gap_factor x the
+        search, its own drafted starts, the towers and the mixture; never the archive."""
+        s = self.settings
+        search = s.search.scaled(s.gap_factor)
+        fresh = search_starts(self.rules, self.round, self.budget, search, s.seed + 1,
+                              GAP_STREAM, towers_too=False)
+        return best_responses(self.evaluator, mix, list(mix.boards) + fresh + self.towers,
+                              self.round, self.budget, search, s.seed + 1)[0]
+
+
 def metagame_round(rules: Rules, round_: int, settings: MetaSettings,
                    progress: Callable[[int, dict], None] | None = None) -> RoundMeta:
     t0 = time.perf_counter()
@@ -171,29 +229,11 @@ def metagame_round(rules: Rules, round_: int, settings: MetaSettings,
     budget = search_budget(rules, round_, settings.budget)
     initial = [field_reference(draft_board(rules, round_, budget, np.random.default_rng(
         [settings.seed, round_, INITIAL_STREAM, i])), round_) for i in range(settings.initial)]
-    starts = search_starts(rules, round_, budget, settings.search, settings.seed)
-
-    def oracle(strategies, weights, iteration, attempt):
-        # a retry looks twice as hard each time, with mutations and drafted starts of its own
-        # (the first full runs stopped on misses that fresh starts then beat)
-        mix = _mixture(list(strategies), weights)
-        heavy = [mix.boards[i] for i in np.argsort(-mix.weights, kind="stable")]
-        fresh = [] if attempt == 0 else search_starts(
-            rules, round_, budget, settings.search, (settings.seed, iteration, attempt),
-            RETRY_STREAM, towers_too=False)
-        found = best_responses(evaluator, mix, heavy[:settings.support_starts] + starts + fresh,
-                               round_, budget, settings.search.scaled(2 ** attempt),
-                               (settings.seed, iteration, attempt))
-        return [(b, s.payoff) for b, s in found]
-
+    oracle = _RoundOracle(rules, round_, budget, settings, evaluator)
     result = double_oracle(initial, lambda a, b: payoff_matrix(rules, a, b, settings.jobs),
                            oracle, lambda b: board_key(b, rules), settings.iterations,
                            settings.tolerance, settings.max_add, settings.retries, progress)
-    mix = _mixture(result.strategies, result.solution.weights)
-    gap_search = settings.search.scaled(settings.gap_factor)
-    fresh = search_starts(rules, round_, budget, gap_search, settings.seed + 1, GAP_STREAM)
-    gap_board, gap = best_responses(evaluator, mix, list(mix.boards) + fresh, round_, budget,
-                                    gap_search, settings.seed + 1)[0]
+    gap_board, gap = oracle.gap(_mixture(result.strategies, result.solution.weights))
     return RoundMeta(round_, budget, result, gap_board, gap, settings.target,
                      time.perf_counter() - t0)
 

@@ -31,9 +31,12 @@ from rune_env.rules import Board, Rules
 from rune_env.run.opponents import draft_board, opponent_budget
 from rune_env.run.ranks import rank_effects
 
-from agents.design.audit import (AuditSettings, Evaluator, Mutator, Opponents, board_cost, board_key,
-                                 field_reference, hill_climb, tower_boards)
+from agents.design.audit import (AuditSettings, Evaluator, Opponents, board_cost, board_key,
+                                 field_reference, tower_boards)
+from agents.design.audit.scoring import MAX_BATCH_PAIRS
 from agents.evaluation.runs import wilson
+
+from .mutations import CounterMutator, climb, fast_key
 
 # Seed streams of a search: [seed, round, stream, ...].
 DRAFT_STREAM, MUTATE_STREAM = 11, 12
@@ -49,6 +52,7 @@ class SearchSettings:
     patience: int = 6           # generations without a move before a start is given up
     drafted: int = 6            # drafted boards among the candidate starts
     towers: int = 2             # audit tower structures per attack kind among the starts
+    extra: float = 0.0          # share of the mutations that are counter edits (mutations.py)
 
     @property
     def generations(self) -> int:
@@ -105,9 +109,21 @@ class PayoffEvaluator(Evaluator):
         self._payoff_memo: dict[int, tuple[Opponents, dict]] = {}
 
     def payoffs(self, candidates: Sequence[Board], opponents: Opponents) -> list[PayoffScore]:
-        # keyed by identity, the opponents kept alive beside their memo so the id stays theirs
+        # keyed by identity, the opponents kept alive beside their memo so the id stays theirs;
+        # boards by their fast keys (a JSON key per mutant cost more than its battles)
         _, memo = self._payoff_memo.setdefault(id(opponents), (opponents, {}))
-        return self._memo(candidates, opponents, memo, self._play_payoff)
+        keys = [fast_key(c) for c in candidates]
+        todo: dict[tuple, Board] = {}
+        for k, c in zip(keys, candidates):
+            if k not in memo:
+                todo.setdefault(k, c)
+        new = list(todo.items())
+        per_batch = max(1, MAX_BATCH_PAIRS // (2 * len(opponents.boards)))
+        for start in range(0, len(new), per_batch):
+            chunk = new[start:start + per_batch]
+            for (k, _), s in zip(chunk, self._play_payoff([c for _, c in chunk], opponents)):
+                memo[k] = s
+        return [memo[k] for k in keys]
 
     def _play_payoff(self, candidates: list[Board], opponents: Opponents) -> list[PayoffScore]:
         out, side = self._battles(candidates, opponents.boards, self.rules)
@@ -196,13 +212,14 @@ def best_responses(evaluator: PayoffEvaluator, opponents: Opponents, starts: Seq
         if len(picked) >= settings.starts:
             break
     seeds = [seed] if isinstance(seed, int) else list(seed)
-    mutator = Mutator(rules, round_, budget,
-                      np.random.default_rng([*seeds, round_, MUTATE_STREAM]))
+    mutator = CounterMutator(rules, round_, budget,
+                             np.random.default_rng([*seeds, round_, MUTATE_STREAM]),
+                             settings.extra)
     score = lambda boards: evaluator.payoffs(boards, opponents)  # noqa: E731
     out: dict[str, tuple[Board, PayoffScore]] = {}
     for start in picked:
-        found = hill_climb(score, [start], mutator, settings.generations, settings.mutants,
-                           settings.patience)
+        found = climb(score, [start], mutator, settings.generations, settings.mutants,
+                      settings.patience)
         if found is not None:
             out.setdefault(board_key(found[0], rules), (found[0], found[1]))
     return sorted(out.values(), key=lambda bs: bs[1].key(), reverse=True)
