@@ -13,7 +13,8 @@ status 2).
 The run directory, DIR/NAME/ (default: the config's name): config.yaml, tb/ (TensorBoard: SB3's
 curves, league/learner_score, league/score/<member> and league/weight/<member> (PFSP), the
 ratings league/rating/<member> at each snapshot, and the win-rate matrix as the image
-league/win_matrix), members/snap_<steps>.pt (+ .json cards), checkpoints/league_<steps>.zip,
+league/win_matrix, drawn by matplotlib: the train extra brings it, and without it the league
+stops before training with one `error: ...` line), members/snap_<steps>.pt (+ .json cards), checkpoints/league_<steps>.zip,
 league.json (members, rating duels, the learner's scores), and at the end final_policy.pt (+
 final_policy.json), final_model.zip and eval.json (the final agent against each fixed member:
 win and loss rates with 95% intervals; the ratings). The last line on stdout is eval.json's
@@ -36,6 +37,7 @@ import yaml
 from agents.cli.progress import add_progress_argument, progress_on, say
 from agents.cli.args import (add_trust_pickle_argument, apply_trust_pickle,
                              fail, int_in, script_parser, seed_int, MAX_STEPS)
+from agents.evaluation.charts import charts_problem
 from agents.train.config import ConfigError
 from agents.train.run_dirs import open_named_run
 
@@ -73,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg = read_league_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})
     except ConfigError as exc:
         return fail(str(exc))
+    if (problem := charts_problem()):        # the win-rate matrix in TensorBoard, at each snapshot
+        return fail(f"the league's {problem}")
     run_dir = open_named_run(Path(a.runs_dir), a.run_name or cfg.name, a.resume, a.force,
                              "a league run")
     if isinstance(run_dir, str):

@@ -222,3 +222,53 @@ def test_exploitability_through_the_fanout_equals_the_loop(monkeypatch):
     monkeypatch.setattr(fanout, "run_tasks", lambda fn, tasks, address, progress=None:
                         real(fn, tasks, None, progress))
     assert plain == [r.to_json(rules) for r in exploitability(rules, pool, settings, ray="x")]
+
+
+def _events(run_dir: Path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    ea = EventAccumulator(str(run_dir), size_guidance={"images": 0, "scalars": 0})
+    ea.Reload()
+    return ea
+
+
+def test_tb_logs_the_charts_as_images_and_the_numbers_as_scalars(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("torch.utils.tensorboard")
+    import exploitability
+    import metagame
+    data = _json_of(capsys, metagame.main, ["--quick", "--rounds", "3", "6", "--iterations", "1",
+                                            "--json", "--no-progress", "--tb", str(tmp_path)])
+    rules = load_rules(None)
+    ea = _events(tmp_path / f"metagame_{rules.hash}_s0")
+    assert set(ea.Tags()["images"]) == {"metagame/shares", "metagame/payoff_matrix",
+                                        "metagame/exploitability"}
+    assert ea.Images("metagame/shares")[0].encoded_image_string[:4] == b"\x89PNG"
+    gap = ea.Scalars("metagame/gap")
+    assert [e.step for e in gap] == [3, 6]
+    assert [e.value for e in gap] == pytest.approx([r["gap"]["win_rate"] for r in data["rounds"]])
+    for tag in ("support_size", "entropy", "effective_size"):
+        assert len(ea.Scalars(f"metagame/{tag}")) == 2
+    assert len(ea.Scalars("metagame/round_6/best_response")) == len(data["rounds"][1]["history"])
+    # exploitability: its chart and each pool's numbers by round (a rerun replaces the run)
+    argv = ["--pool", str(REPO / "configs/opponents/mentor.json.gz"), "--quick", "--rounds", "3",
+            "--search-budget", "100", "--no-progress", "--tb", str(tmp_path)]
+    for _ in range(2):
+        assert exploitability.main(argv) == 0
+    run = tmp_path / f"exploitability_{rules.hash}_s0"
+    assert len(list(run.glob("events.out.tfevents.*"))) == 1
+    ea = _events(run)
+    assert ea.Tags()["images"] == ["exploitability/chart"]
+    assert [e.step for e in ea.Scalars("exploitability/mentor/win_rate")] == [3]
+
+
+def test_tb_is_refused_up_front_without_its_extras(capsys, tmp_path, monkeypatch):
+    import metagame
+    (tmp_path / "file").write_text("")
+    if not metagame.tb_problem():
+        assert metagame.main(["--quick", "--tb", str(tmp_path / "file")]) == 2
+        assert "not a directory" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert metagame.main(["--quick", "--tb", str(tmp_path / "tb")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err and "charts" in err
+    assert not (tmp_path / "tb").exists()
