@@ -13,6 +13,7 @@ import pytest
 from agents.design.audit import board_key, pool_boards
 from agents.design.metagame import (ExploitSettings, double_oracle, entropy, mixture_counts,
                                     player_budget, quick_exploit_settings, solve_zero_sum, split_pool)
+from agents.design.metagame.solver import max_entropy_zero_sum
 from rune_env.rules import load_rules
 from rune_env.run.opponents import load_pool
 
@@ -52,6 +53,22 @@ def test_three_by_three_mixed():
     sol = solve_zero_sum(np.diag([2.0, 1.0, 4.0]))
     assert np.allclose(sol.weights, [2 / 7, 4 / 7, 1 / 7], atol=1e-9)
     assert sol.value == pytest.approx(4 / 7)
+
+
+def test_max_entropy_spreads_weight_over_boards_that_play_alike():
+    # RPS in [0, 1] with rock twice (R2 plays as R against everything): every maximin mixture
+    # puts 1/3 on rock in all, the vertex all of it on one copy, the most mixed 1/6 on each
+    a = np.full((4, 4), 0.5)
+    a[:3, :3] = (RPS + 1) / 2
+    a[3, :3], a[:3, 3] = a[0, :3], a[:3, 0]
+    vertex = solve_zero_sum(a)
+    assert sorted(vertex.weights.round(9).tolist()) == pytest.approx([0, 1 / 3, 1 / 3, 1 / 3])
+    mixed = max_entropy_zero_sum(a)
+    assert mixed.weights == pytest.approx([1 / 6, 1 / 3, 1 / 3, 1 / 6], abs=1e-4)
+    assert mixed.value == pytest.approx(0.5, abs=1e-6)
+    # a unique equilibrium is left as it is
+    assert max_entropy_zero_sum(np.diag([2.0, 1.0, 4.0])).weights == pytest.approx(
+        [2 / 7, 4 / 7, 1 / 7], abs=1e-6)
 
 
 # A constant-sum table (T[i, j] + T[j, i] = 1): R, P, S as RPS in [0, 1] (win 1, tie 1/2), D a

@@ -44,10 +44,11 @@ from agents.design.audit import (AuditSettings, Opponents, board_cost, board_key
 from .double_oracle import DoubleOracleResult, double_oracle
 from .oracle import (PayoffEvaluator, PayoffScore, SearchSettings, best_responses,
                      payoff_matrix, search_budget, search_starts)
-from .solver import entropy
+from .solver import entropy, max_entropy_zero_sum, solve_zero_sum
 
 INITIAL_STREAM, GAP_STREAM, RETRY_STREAM = 13, 14, 15
 MIXTURE_TOTAL = 1000     # counts a mixture is fielded with: weights to 0.1%
+SOLVERS = {"vertex": solve_zero_sum, "maxent": max_entropy_zero_sum}
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,8 @@ class MetaSettings:
     support_starts: int = 4          # heaviest support boards among the oracle's starts
     retries: int = 3                 # harder searches (2x, 4x, 8x) before calling it converged
     archive_starts: int = 0          # best boards of the round's archive among the starts
+    retry_factor: int = 0            # a retry's search budget factor (0: 2 ** attempt)
+    solver: str = "vertex"           # vertex (linprog's) or maxent: the mixture among the maximin
     search: SearchSettings = field(default_factory=lambda: SearchSettings(
         budget=4000, starts=5, mutants=32, patience=5, drafted=4, towers=2))
     gap_factor: int = 4
@@ -207,8 +210,9 @@ class _RoundOracle:
         fresh = [] if attempt == 0 else search_starts(
             self.rules, self.round, self.budget, s.search, (s.seed, iteration, attempt),
             RETRY_STREAM, towers_too=False)
+        factor = 1 if attempt == 0 else (s.retry_factor or 2 ** attempt)
         found = self.search(mix, heavy[:s.support_starts] + self.starts + fresh,
-                            s.search.scaled(2 ** attempt), (s.seed, iteration, attempt))
+                            s.search.scaled(factor), (s.seed, iteration, attempt))
         return [(b, sc.payoff) for b, sc in found]
 
     def gap(self, mix: Opponents) -> tuple[Board, PayoffScore]:
@@ -232,7 +236,8 @@ def metagame_round(rules: Rules, round_: int, settings: MetaSettings,
     oracle = _RoundOracle(rules, round_, budget, settings, evaluator)
     result = double_oracle(initial, lambda a, b: payoff_matrix(rules, a, b, settings.jobs),
                            oracle, lambda b: board_key(b, rules), settings.iterations,
-                           settings.tolerance, settings.max_add, settings.retries, progress)
+                           settings.tolerance, settings.max_add, settings.retries, progress,
+                           SOLVERS[settings.solver])
     gap_board, gap = oracle.gap(_mixture(result.strategies, result.solution.weights))
     return RoundMeta(round_, budget, result, gap_board, gap, settings.target,
                      time.perf_counter() - t0)
