@@ -81,7 +81,9 @@ def settings_of(a, rounds) -> MetaSettings:
 def format_round(r, rules) -> str:
     j = r.to_json(rules)
     g = j["gap"]
-    verdict = "reached" if g["passed"] else "NOT REACHED"
+    verdict = "reached" if g["passed"] else (
+        "NOT REACHED (the loop had converged: its searches missed this counter)" if j["converged"]
+        else "NOT REACHED (iterations used up before the loop converged: try more --iterations)")
     lines = [f"round {r.round} (budget {r.budget}): {len(r.result.strategies)} boards, support "
              f"{j['support_size']}, entropy {j['entropy']:.3f} (exp {j['effective_size']:.2f}), "
              f"{'converged' if j['converged'] else 'iterations used up'}, {r.seconds:.0f} s",

@@ -4,8 +4,10 @@ set of boards (a pool's ghosts, or a metagame's mixture), on the fast engine.
 The objective is the payoff of the metagame: the weighted share of battles won over both
 seatings, draws counting one half (`PayoffScore.payoff`), ties broken by the mean HP-ratio margin
 (where many boards win or lose everything, the margin still ranks them). The search is the
-balance audit's open search (`agents.design.audit.hill_climb` with its `Mutator`: budget-legal boards
-within a fresh run's slots), started from several seeds and climbed from each apart:
+balance audit's open search (`agents.design.audit.hill_climb` with its `Mutator`: budget-legal
+boards within a fresh run's slots), in the faster form of `mutations.py` (`climb`, and
+`CounterMutator`: the audit's edits plus, for a share `extra` of the mutations, the counter
+edits a full-budget board needs), started from several seeds and climbed from each apart:
 
 - the given boards (a pool's own best boards on the choose set, or a mixture's support and the
   earlier best responses), so the search starts from what is already strong there;
@@ -52,7 +54,7 @@ class SearchSettings:
     patience: int = 6           # generations without a move before a start is given up
     drafted: int = 6            # drafted boards among the candidate starts
     towers: int = 2             # audit tower structures per attack kind among the starts
-    extra: float = 0.0          # share of the mutations that are counter edits (mutations.py)
+    extra: float = 0.3          # share of the mutations that are counter edits (mutations.py)
 
     @property
     def generations(self) -> int:

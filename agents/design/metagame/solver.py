@@ -77,25 +77,33 @@ def solve_zero_sum(payoff: np.ndarray) -> Solution:
 def max_entropy_zero_sum(payoff: np.ndarray, slack: float = 1e-7,
                          max_size: int = 400) -> Solution:
     """The maximin mixture of largest entropy (the module docstring), within `slack` of the
-    value (and `MAXENT_LOSS` after the cut); the vertex (`solve_zero_sum`) when the game has
-    more than `max_size` rows or SLSQP does not improve on it."""
+    value (and `MAXENT_LOSS` after the cut); the vertex (`solve_zero_sum`) when more than
+    `max_size` rows could carry weight or SLSQP does not improve on it."""
     a = np.asarray(payoff, dtype=np.float64)
     vertex = solve_zero_sum(a)
-    n = a.shape[0]
-    if n == 1 or n > max_size:
+    # a row in the support of a maximin mixture is a best response to every minimax mixture of
+    # the column player, the vertex's own among them when the game is symmetric (A + A^T = 1),
+    # and to the column player's optimum in general: only those rows can carry weight
+    cols = vertex.weights if np.allclose(a + a.T, 1.0) else _column_mixture(a)
+    rows = np.nonzero(a @ cols >= vertex.value - slack)[0]
+    k = len(rows)
+    if k <= 1 or k > max_size:
         return vertex
+    sub = a[rows]
     floor = vertex.value - slack
 
     def neg_entropy(x):
         xc = np.clip(x, 1e-300, None)
         return float((xc * np.log(xc)).sum())
 
-    cons = [{"type": "ineq", "fun": lambda x: a.T @ x - floor, "jac": lambda x: a.T},
-            {"type": "eq", "fun": lambda x: x.sum() - 1.0, "jac": lambda x: np.ones((1, n))}]
-    res = minimize(neg_entropy, vertex.weights, jac=lambda x: np.log(np.clip(x, 1e-300, None))
-                   + 1.0, bounds=[(0.0, 1.0)] * n, constraints=cons, method="SLSQP",
+    cons = [{"type": "ineq", "fun": lambda x: sub.T @ x - floor, "jac": lambda x: sub.T},
+            {"type": "eq", "fun": lambda x: x.sum() - 1.0, "jac": lambda x: np.ones((1, k))}]
+    res = minimize(neg_entropy, vertex.weights[rows],
+                   jac=lambda x: np.log(np.clip(x, 1e-300, None)) + 1.0,
+                   bounds=[(0.0, 1.0)] * k, constraints=cons, method="SLSQP",
                    options={"maxiter": 300, "ftol": 1e-12})
-    x = np.clip(res.x, 0.0, None)
+    x = np.zeros(a.shape[0])
+    x[rows] = np.clip(res.x, 0.0, None)
     x[x < MAXENT_CUT] = 0.0
     if not x.sum() > 0:
         return vertex
@@ -103,6 +111,11 @@ def max_entropy_zero_sum(payoff: np.ndarray, slack: float = 1e-7,
     if (a.T @ x).min() < vertex.value - MAXENT_LOSS or entropy(x) <= entropy(vertex.weights):
         return vertex
     return Solution(x, float((a.T @ x).min()))
+
+
+def _column_mixture(a: np.ndarray) -> np.ndarray:
+    """The column player's minimax mixture (the row player's maximin of the game 1 - A^T)."""
+    return solve_zero_sum(1.0 - a.T).weights
 
 
 def entropy(weights: np.ndarray) -> float:
