@@ -19,8 +19,13 @@ loop missed; each piece was measured on the rounds and seeds where the first ver
   patience), mutations seeded by (seed, iteration, attempt) and starts drafted afresh (seeded
   [seed, iteration, attempt, r, 15, i]);
 - the archive: every board any search of the round climbed to is kept, and the
-  `archive_starts` of them that do best against the current mixture are among the starts (a
-  counter of an earlier mixture is often one of the next: the mixtures cycle);
+  `archive_starts` of them that do best against the current mixture are climbed too (a counter
+  of an earlier mixture is often one of the next: the mixtures cycle), besides the search's own
+  starts, not in their places (among them they took the places of the towers: seed 2's round 6
+  converged on two boards that a fresh search, climbing from an ice tower, beat 100%);
+- every support board among the starts, as the gap's search has them (with the heaviest 4
+  only, seed 0's round 3 converged on a mixture that a 3-edit variant of its sixth board beat
+  66.6%);
 - counter edits (`SearchSettings.extra` of the mutations, `mutations.py`): at a full budget most
   of the audit's single edits no longer fit; trades, element swaps and cluster moves do;
 - the tolerance (0.05): with 0.02 the loop kept adding boards that beat the mixture by 2-5%
@@ -29,8 +34,10 @@ loop missed; each piece was measured on the rounds and seeds where the first ver
   the same round converged in 45 iterations, 77 s, and fresh searches found 50%.
 
 `solver="maxent"` picks the most mixed maximin mixture (`max_entropy_zero_sum`) instead of
-linprog's vertex: on one round it made the mixture harder to exploit, but its SLSQP takes
-seconds a solve on 100 boards (12 min for round 12 against 77 s), so the vertex is the default.
+linprog's vertex. On one finished round's game (seed 1, round 6, tolerance 0.02) it spread the
+weight from 3 boards to 10, and a fresh search that beat the vertex 62.5% won 50% against it; but
+in the loop (the defaults otherwise, same round) it took 226 s against 31 s and ended on a
+2-board mixture a fresh search beat 75%, so the vertex is the default.
 
 The gap: a fresh best response against the final mixture, with another seed (seed + 1) and
 `gap_factor` x the search budget, from fresh drafted boards, towers and the support itself; its
@@ -71,8 +78,8 @@ class MetaSettings:
     initial: int = 4                 # drafted boards the set starts with
     max_add: int = 3                 # best responses added an iteration
     tolerance: float = 0.05          # a board beating the mixture by at most this is not added
-    support_starts: int = 4          # heaviest support boards among the oracle's starts
-    retries: int = 3                 # independent closing searches before calling it converged
+    support_starts: int = 64         # heaviest support boards among the oracle's starts
+    retries: int = 4                 # independent closing searches before calling it converged
     retry_factor: int = 4            # a retry's search budget, x the search's
     archive_starts: int = 3          # best boards of the round's archive among the starts
     solver: str = "vertex"           # vertex (linprog's) or maxent: the mixture among the maximin
@@ -206,8 +213,8 @@ class _RoundOracle:
 
     def search(self, mix: Opponents, starts: list[Board], search: SearchSettings,
                seed) -> list[tuple[Board, PayoffScore]]:
-        found = best_responses(self.evaluator, mix, starts + self.archived(mix), self.round,
-                               self.budget, search, seed)
+        found = best_responses(self.evaluator, mix, starts, self.round, self.budget, search,
+                               seed, also=self.archived(mix))
         for b, _ in found:
             self.archive.setdefault(board_key(b, self.rules), b)
         return found

@@ -12,8 +12,8 @@ before), and 10% playing battles.
 of the audit's set (add a rune, raise a grade) no longer fit; with probability `extra` a mutation
 is one of these, otherwise one of the audit's:
 
-- `trade`: remove a rune (or lower its grade), then add a rune or raise a grade elsewhere, so
-  the mana moves instead of growing;
+- `trade`: remove a rune, from the board or the hand (or lower its grade), then add a rune or
+  raise a grade elsewhere on the board, so the mana moves instead of growing;
 - `element`: every casting rune of one kind, on the board and in the hand, becomes another
   casting kind (the same structure in another element: the usual counter of a burst board);
 - `recast`: one casting rune becomes another casting kind, grade kept;
@@ -127,12 +127,16 @@ class CounterMutator(FastMutator):
         if len(filled) < 2:
             return None
         new = layout.copy()
-        cell = self._pick(filled)
-        kind, grade = new.runes[cell]
-        if grade > 1 and self.rng.random() < 0.5:
-            new.runes[cell] = (kind, grade - 1)
+        cell = -1
+        if new.hand and self.rng.random() < 0.25:
+            new.hand.pop(int(self.rng.integers(len(new.hand))))
         else:
-            del new.runes[cell]
+            cell = self._pick(filled)
+            kind, grade = new.runes[cell]
+            if grade > 1 and self.rng.random() < 0.5:
+                new.runes[cell] = (kind, grade - 1)
+            else:
+                del new.runes[cell]
         free = [c for c in self.cells if c not in new.runes]
         up = [c for c in new.runes if c != cell and new.runes[c][1] < self.rules.max_grade]
         if up and (not free or self.rng.random() < 0.5):

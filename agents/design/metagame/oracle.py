@@ -191,10 +191,13 @@ def search_starts(rules: Rules, round_: int, budget: int, settings: SearchSettin
 
 def best_responses(evaluator: PayoffEvaluator, opponents: Opponents, starts: Sequence[Board],
                    round_: int, budget: int, settings: SearchSettings,
-                   seed: int | Sequence[int]) -> list[tuple[Board, PayoffScore]]:
+                   seed: int | Sequence[int],
+                   also: Sequence[Board] = ()) -> list[tuple[Board, PayoffScore]]:
     """The climbed boards against `opponents`, best first (the module docstring). `seed`: an
     int or a sequence of them (a double oracle's seed, iteration and attempt), which seeds the
-    mutations together with the round."""
+    mutations together with the round. `also`: boards climbed besides the `starts` best of
+    `starts` (a double oracle's archive: strong boards that would otherwise take the places of
+    the weaker, more varied starts)."""
     rules = evaluator.rules
     legal, seen = [], set()
     for b in starts:
@@ -213,6 +216,9 @@ def best_responses(evaluator: PayoffEvaluator, opponents: Opponents, starts: Seq
             picked.append(legal[i])
         if len(picked) >= settings.starts:
             break
+    chosen = {board_key(b, rules) for b in picked}
+    picked += [b for b in also
+               if board_key(b, rules) not in chosen and board_cost(b, rules) <= budget]
     seeds = [seed] if isinstance(seed, int) else list(seed)
     mutator = CounterMutator(rules, round_, budget,
                              np.random.default_rng([*seeds, round_, MUTATE_STREAM]),
