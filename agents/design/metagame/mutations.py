@@ -1,4 +1,4 @@
-"""The best-response search's mutations and hill climb, built for speed and for counters.
+"""The best-response search's mutations, built for speed and for counters.
 
 `FastMutator` makes the audit's edits (`agents.design.audit.Mutator`, the same random draws and
 so the same mutants) but checks a mutant's cost, slots and novelty on the layout, before any
@@ -21,12 +21,11 @@ is one of these, otherwise one of the audit's:
   it lands on are free (a support cluster moved whole, casting order changed);
 - `double`: two of the audit's edits at once (a step across a valley of one-edit boards).
 
-`climb` is the audit's (1 + lambda) hill climb (`agents.design.audit.hill_climb`) on these
-mutators' fast keys, best of several starts.
+The audit's hill climb (`agents.design.audit.hill_climb`) climbs with these mutators as with
+its own: `children` adds the parent's layout key to the climb's `seen` set, which then holds
+layout keys beside the start's JSON key.
 """
 from __future__ import annotations
-
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -192,34 +191,3 @@ class CounterMutator(FastMutator):
     def _double(self, layout: Layout) -> Layout | None:
         first = super().mutate(layout)
         return None if first is None else super().mutate(first)
-
-
-def climb(score: Callable[[list[Board]], list], starts: Sequence[Board], mutator: FastMutator,
-          generations: int, mutants: int, patience: int):
-    """The audit's hill climb (`agents.design.audit.hill_climb`, no ceiling) on the mutator's
-    fast keys: from each start that fits, take the best of `mutants` children while it is
-    strictly better, stop after `patience` generations without a move. (best board, its score,
-    boards seen) or None when no start fits."""
-    seen: set = set()
-    best = None
-    for start in starts:
-        if not mutator.legal(start):
-            continue
-        seen.add(layout_key(Layout.of(start)))
-        current, current_score = start, score([start])[0]
-        idle = 0
-        for _ in range(generations):
-            kids = mutator.children(Layout.of(current), mutants, seen)
-            if not kids:
-                break
-            scores = score(kids)
-            i = max(range(len(kids)), key=lambda j: scores[j].key())
-            if scores[i].key() > current_score.key():
-                current, current_score, idle = kids[i], scores[i], 0
-            else:
-                idle += 1
-                if idle >= patience:
-                    break
-        if best is None or current_score.key() > best[1].key():
-            best = (current, current_score)
-    return None if best is None else (best[0], best[1], len(seen))

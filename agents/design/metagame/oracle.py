@@ -5,9 +5,9 @@ The objective is the payoff of the metagame: the weighted share of battles won o
 seatings, draws counting one half (`PayoffScore.payoff`), ties broken by the mean HP-ratio margin
 (where many boards win or lose everything, the margin still ranks them). The search is the
 balance audit's open search (`agents.design.audit.hill_climb` with its `Mutator`: budget-legal
-boards within a fresh run's slots), in the faster form of `mutations.py` (`climb`, and
-`CounterMutator`: the audit's edits plus, for a share `extra` of the mutations, the counter
-edits a full-budget board needs), started from several seeds and climbed from each apart:
+boards within a fresh run's slots) with the faster mutator of `mutations.py` (`CounterMutator`:
+the audit's edits plus, for a share `extra` of the mutations, the counter edits a full-budget
+board needs), started from several seeds and climbed from each apart:
 
 - the given boards (a pool's own best boards on the choose set, or a mixture's support and the
   earlier best responses), so the search starts from what is already strong there;
@@ -34,11 +34,11 @@ from rune_env.run.opponents import draft_board, opponent_budget
 from rune_env.run.ranks import rank_effects
 
 from agents.design.audit import (AuditSettings, Evaluator, Opponents, board_cost, board_key,
-                                 field_reference, tower_boards)
+                                 field_reference, hill_climb, tower_boards)
 from agents.design.audit.scoring import MAX_BATCH_PAIRS
 from agents.evaluation.runs import wilson
 
-from .mutations import CounterMutator, climb, fast_key
+from .mutations import CounterMutator, fast_key
 
 # Seed streams of a search: [seed, round, stream, ...].
 DRAFT_STREAM, MUTATE_STREAM = 11, 12
@@ -226,8 +226,8 @@ def best_responses(evaluator: PayoffEvaluator, opponents: Opponents, starts: Seq
     score = lambda boards: evaluator.payoffs(boards, opponents)  # noqa: E731
     out: dict[str, tuple[Board, PayoffScore]] = {}
     for start in picked:
-        found = climb(score, [start], mutator, settings.generations, settings.mutants,
-                      settings.patience)
+        found = hill_climb(score, [start], mutator, settings.generations, settings.mutants,
+                           settings.patience)
         if found is not None:
             out.setdefault(board_key(found[0], rules), (found[0], found[1]))
     return sorted(out.values(), key=lambda bs: bs[1].key(), reverse=True)
