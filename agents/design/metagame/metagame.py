@@ -39,6 +39,11 @@ weight from 3 boards to 10, and a fresh search that beat the vertex 62.5% won 50
 in the loop (the defaults otherwise, same round) it took 226 s against 31 s and ended on a
 2-board mixture a fresh search beat 75%, so the vertex is the default.
 
+Measured (`python scripts/metagame.py --rounds 3 6 9 12 --seed S`, rules 184758c7a8528bca, three
+runs side by side on 2 cores at load 8-9: 17-18 min each): the fresh best response won 54.5, 50.0,
+50.0, 59.1% (seed 0), 54.5, 50.0, 50.0, 56.5% (seed 1) and 60.1, 50.0, 50.0, 58.1% (seed 2); round
+12 used all 80 iterations at every seed (docs/BALANCE.md, "The metagame").
+
 The gap: a fresh best response against the final mixture, with another seed (seed + 1) and
 `gap_factor` x the search budget, from fresh drafted boards, towers and the support itself; its
 win rate against the mixture's counts (both seatings), with a Wilson interval, and its payoff.
