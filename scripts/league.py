@@ -37,7 +37,6 @@ import yaml
 from agents.cli.progress import add_progress_argument, progress_on, say
 from agents.cli.args import (add_trust_pickle_argument, apply_trust_pickle,
                              fail, int_in, script_parser, seed_int, MAX_STEPS)
-from agents.evaluation.charts import charts_problem
 from agents.train.config import ConfigError
 from agents.train.run_dirs import open_named_run
 
@@ -75,8 +74,6 @@ def main(argv: list[str] | None = None) -> int:
         cfg = read_league_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})
     except ConfigError as exc:
         return fail(str(exc))
-    if (problem := charts_problem()):        # the win-rate matrix in TensorBoard, at each snapshot
-        return fail(f"the league's {problem}")
     run_dir = open_named_run(Path(a.runs_dir), a.run_name or cfg.name, a.resume, a.force,
                              "a league run")
     if isinstance(run_dir, str):

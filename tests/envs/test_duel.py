@@ -542,8 +542,8 @@ def test_league_win_matrix_is_drawn_by_matplotlib():
 
 @pytest.mark.outside_mutation_check
 def test_league_without_matplotlib_stops_before_training(tmp_path):
-    # the check comes after the config is read (a bad config still names its key) and before
-    # any run directory or training
+    # the check comes after the config is read and the members load (a bad config or member is
+    # still named) and before any training
     runner = ("import runpy, sys; sys.modules['matplotlib'] = None; sys.argv = sys.argv[1:]; "
               "runpy.run_path(sys.argv[0], run_name='__main__')")
     p = subprocess.run([sys.executable, "-c", runner, str(ROOT / "scripts" / "league.py"),
@@ -552,7 +552,8 @@ def test_league_without_matplotlib_stops_before_training(tmp_path):
                        timeout=300)
     assert p.returncode == 2 and p.stderr.strip().count("\n") == 0
     assert "matplotlib" in p.stderr and "rune-env[charts]" in p.stderr
-    assert not list(tmp_path.iterdir())
+    assert not [p for p in tmp_path.rglob("*") if p.suffix in (".zip", ".pt")]
+    assert not list(tmp_path.rglob("events.out.tfevents.*"))
 
 
 def test_warm_start_copies_the_run_policy_so_the_learner_acts_as_it():
