@@ -3,6 +3,7 @@
 
     python scripts/build_pools.py [--config configs/ranks.yaml] [--ranks R ...]
                                   [--out-dir configs/opponents] [--runs-scale X] [--force] [--json]
+                                  [--exploit-rounds R ...] [--no-exploitability]
                                   [--rules FILE] [--engine fast|reference] [--no-progress]
 
 A rank's recipe names the agents that draft its ghosts (greedy:NOISE, or the path of a trained
@@ -34,6 +35,14 @@ for quick trial builds. `--json` prints the per-rank report as JSON on stdout (t
 to stderr). A bad argument, recipe, rank, output folder or policy file is one `error: ...` line
 and exit status 2, found before any pool is built or written. A progress bar (drafting runs of
 every rank) goes to stderr when it is a terminal (--progress forces it, --no-progress hides it).
+
+Then, for the pools written, the exploitability table (scripts/exploitability.py's measure with
+its --quick settings, seed 0, a player's budget): per rank and round (--exploit-rounds, default
+3 6 9 12), the win rate of the best response a search finds on part of the pool's ghosts,
+measured on a disjoint part, with its Wilson 95% interval; "-" for a round the pool has fewer
+than two distinct ghosts of. It takes a few seconds a rank and round; --no-exploitability skips
+it, and exploitability.py measures with the full search. With --json it is also the report's
+"exploitability" (rank -> the rounds' `RoundExploit` JSON).
 """
 from __future__ import annotations
 
@@ -43,10 +52,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+from agents.design.metagame import exploit_table, exploitability, quick_exploit_settings
+from agents.design.metagame.cli import parse_rounds
 from agents.design.pools import (BuildError, RecipeError, build_pools, scaled_runs,
-                                 load_recipes, plan_build)
+                                 load_recipes, plan_build, pool_file)
 from agents.cli.fanout import add_ray_argument, ray_problem
-from agents.cli.progress import add_progress_argument
+from agents.cli.progress import add_progress_argument, bar
 from agents.cli.progress import say as progress_say
 from agents.cli.provenance import git_commit
 from agents.cli.args import (MAX_RUNS, add_rules_argument, add_trust_pickle_argument,
@@ -54,10 +65,13 @@ from agents.cli.args import (MAX_RUNS, add_rules_argument, add_trust_pickle_argu
                              script_parser)
 from rune_env.battle.engines import add_engine_argument, use_engine
 from rune_env.rules import default_rules
+from rune_env.run.opponents import load_pool
 
 DEFAULT_CONFIG = ROOT / "configs" / "ranks.yaml"
 DEFAULT_OUT = ROOT / "configs" / "opponents"
 
+
+EXPLOIT_ROUNDS = "3 6 9 12"
 
 # --runs-scale's bound: recipes hold tens to hundreds of runs an agent, so a scale past 1000 is a
 # typo; every agent's scaled runs must also stay within the scripts' MAX_RUNS.
@@ -94,11 +108,34 @@ def build_parser(rules=None):
     p.add_argument("--json", action="store_true",
                    help="the report as JSON on stdout, the summaries on stderr (default off)")
     add_rules_argument(p)
+    p.add_argument("--exploit-rounds", nargs="+", default=EXPLOIT_ROUNDS.split(), metavar="R",
+                   help=f"rounds of the exploitability table, e.g. 3 6 9 12, 3,6 or 1-12, within "
+                        f"1..run.round_cap (default {EXPLOIT_ROUNDS})")
+    p.add_argument("--no-exploitability", dest="exploitability", action="store_false",
+                   help="skip the exploitability table of the pools written (default: print it, "
+                        "with exploitability.py's --quick settings: a few seconds a rank and "
+                        "round)")
     add_engine_argument(p)     # both engines play the same battles: the same pools
     add_trust_pickle_argument(p)
     add_progress_argument(p)
     add_ray_argument(p)
     return p
+
+
+def exploit_built(report: dict, rules, out_dir: Path, rounds, a, out_file) -> dict:
+    """The exploitability table of the pools written (printed on `out_file`); rank -> its
+    rounds' JSON."""
+    built = [rank for rank, entry in report["ranks"].items() if entry["written"]]
+    settings = quick_exploit_settings(rounds)
+    rows = []
+    with bar(len(built) * len(rounds), "exploitability", a.progress, unit="round") as b:
+        for rank in built:
+            pool = load_pool(pool_file(out_dir, rank), rules)
+            rows.append((rank, exploitability(rules, pool, settings, lambda _: b.update(1),
+                                              a.ray)))
+    if rows:
+        progress_say(exploit_table(rows, rounds, rules, settings, "rank"), file=out_file)
+    return {rank: [x.to_json(rules) for x in results] for rank, results in rows}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
                     f"holds the default rules' pools)")
     config = Path(a.config)
     try:
+        exploit_rounds = parse_rounds(a.exploit_rounds, rules.spec.run.round_cap)
+    except ValueError as exc:
+        return fail(f"--exploit-rounds: {exc}")
+    try:
         recipes = load_recipes(config, rules, ROOT)
         commit = git_commit(ROOT)    # once, before this build writes any pool file
         out_dir = Path(a.out_dir or DEFAULT_OUT)
@@ -127,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
                                       commit, say, a.progress, ROOT, ray=a.ray)
     except (RecipeError, BuildError) as exc:
         return fail(str(exc))
+    if a.exploitability:
+        report["exploitability"] = exploit_built(report, rules, out_dir, exploit_rounds, a,
+                                                 out_file)
     if a.json:
         print(json.dumps(report))
     return 2 if refused else 0

@@ -13,7 +13,8 @@ status 2).
 The run directory, DIR/NAME/ (default: the config's name): config.yaml, tb/ (TensorBoard: SB3's
 curves, league/learner_score, league/score/<member> and league/weight/<member> (PFSP), the
 ratings league/rating/<member> at each snapshot, and the win-rate matrix as the image
-league/win_matrix), members/snap_<steps>.pt (+ .json cards), checkpoints/league_<steps>.zip,
+league/win_matrix, drawn by matplotlib: the train extra brings it, and without it the league
+stops before training with one `error: ...` line), members/snap_<steps>.pt (+ .json cards), checkpoints/league_<steps>.zip,
 league.json (members, rating duels, the learner's scores), and at the end final_policy.pt (+
 final_policy.json), final_model.zip and eval.json (the final agent against each fixed member:
 win and loss rates with 95% intervals; the ratings). The last line on stdout is eval.json's

@@ -3,8 +3,8 @@
 
     python scripts/metagame.py [--rules FILE] [--rounds 3 6 9 12] [--budget player|rank]
                                [--iterations N] [--search-budget N] [--seed S] [--json]
-                               [--out DIR [--charts]] [--quick] [--jobs J] [--ray [ADDRESS]]
-                               [--no-progress]
+                               [--out DIR [--charts]] [--tb DIR] [--quick] [--jobs J]
+                               [--ray [ADDRESS]] [--no-progress]
 
 Per round: a set of boards grows by the best responses a search finds against the current
 mixture, the mixture being the zero-sum game's solution among the set (linprog, HiGHS; the
@@ -14,7 +14,10 @@ kind shares, and the gap: a fresh best response (another seed, 4x the search bud
 the final mixture, its win rate with a Wilson 95% interval. A round whose fresh best response
 wins more than 60% is said so (NOT REACHED). The mixtures are written as a pool file
 DIR/meta_<rules hash>.json.gz (`source: metagame`, counts proportional to the weights), which
-any script taking --pool can field. The method is in agents/metagame/ (its docstrings).
+any script taking --pool can field; --charts draws PNGs beside it, and --tb DIR logs the same
+pictures and the numbers (gap, support size, entropy by round; each round's double-oracle
+curve) to TensorBoard in DIR/metagame_<rules hash>_s<seed>/. The method is in
+agents/design/metagame/ (its docstrings).
 
 A bad option is one `error: ...` line on stderr and exit status 2. Progress goes to stderr only.
 """
@@ -32,7 +35,8 @@ from agents.design.metagame import (MetaSettings, metagame_rounds, mixture_pool,
                                     quick_meta_settings)
 from agents.design.metagame.charts import charts_problem, matrix_chart, shares_chart
 from agents.design.metagame.cli import (MAX_ITERATIONS, add_common, add_run_options,
-                                        checked_start, with_search_budget)
+                                        check_dir, checked_start, with_search_budget)
+from agents.design.metagame.tblog import log_metagame, tb_problem
 from rune_env.run.opponents import save_pool
 
 DEFAULT_ROUNDS, QUICK_ROUNDS = "3 6 9 12", "3 6"
@@ -56,6 +60,10 @@ def build_parser():
                    help="also draw PNGs beside the pool in --out: the mixture's core and kind "
                         "shares by round, and the support's payoff matrices (needs matplotlib, "
                         "the 'charts' extra; default off)")
+    p.add_argument("--tb", default=None, metavar="DIR",
+                   help="log the charts as images and the gap, support size and entropy by round "
+                        "as scalars to TensorBoard in DIR/metagame_<rules hash>_s<seed>/ (needs "
+                        "the train and charts extras; default: no TensorBoard)")
     add_run_options(p)
     return p
 
@@ -73,7 +81,9 @@ def settings_of(a, rounds) -> MetaSettings:
 def format_round(r, rules) -> str:
     j = r.to_json(rules)
     g = j["gap"]
-    verdict = "reached" if g["passed"] else "NOT REACHED"
+    verdict = "reached" if g["passed"] else (
+        "NOT REACHED (the loop had converged: its searches missed this counter)" if j["converged"]
+        else "NOT REACHED (iterations used up before the loop converged: try more --iterations)")
     lines = [f"round {r.round} (budget {r.budget}): {len(r.result.strategies)} boards, support "
              f"{j['support_size']}, entropy {j['entropy']:.3f} (exp {j['effective_size']:.2f}), "
              f"{'converged' if j['converged'] else 'iterations used up'}, {r.seconds:.0f} s",
@@ -113,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         return fail("--charts: give --out DIR to write the charts in")
     if a.charts and (problem := charts_problem()):
         return fail(f"--charts: {problem}")
+    if a.tb is not None and (problem := tb_problem() or check_dir(a.tb, "--tb")):
+        return fail(problem)
     settings = settings_of(a, rounds)
     t0 = time.perf_counter()
     results = []
@@ -134,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         title = f"rules {rules.hash}, seed {a.seed}"
         shares_chart(data, out_path.parent / f"meta_{rules.hash}_shares.png", title)
         matrix_chart(data, out_path.parent / f"meta_{rules.hash}_matrix.png", title)
+    if a.tb is not None:
+        log_metagame(a.tb, [r.to_json(rules) for r in results], rules.hash, a.seed)
     if a.json:
         print(json.dumps({"rules_hash": rules.hash, "settings": settings.to_json(),
                           "pool": None if out_path is None else str(out_path),

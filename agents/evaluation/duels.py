@@ -1,5 +1,6 @@
 """Duels between agents: one duel, a match of many with seats alternating, win rates with
-intervals, and the win-rate matrix as a picture. Used by the league, exploit.py and the tests."""
+intervals, and the win-rate matrix as a picture (matplotlib). Used by the league, exploit.py
+and the tests."""
 from __future__ import annotations
 
 from typing import Any
@@ -72,31 +73,10 @@ def match_summary(wins: int, losses: int, draws: int) -> dict[str, Any]:
             "beats": bool(n and wilson(wins, n)[0] > wilson(losses, n)[1])}
 
 
-def matrix_image(names: list[str], scores: np.ndarray, cell: int = 28) -> np.ndarray:
-    """The win-rate matrix as an (H, W, 3) uint8 picture: row i, column j is the score of
-    member i against member j (red 0, white 0.5, blue 1; grey: not played), names on the left
-    and numbered along the top."""
-    from PIL import Image, ImageDraw
-    n = len(names)
-    label_w = 8 + 7 * max((len(s) for s in names), default=4) + 24
-    top = 20
-    img = Image.new("RGB", (label_w + n * cell + 4, top + n * cell + 4), "white")
-    draw = ImageDraw.Draw(img)
-    for i, name in enumerate(names):
-        draw.text((4, top + i * cell + cell // 3), f"{i:>2} {name}", fill="black")
-        draw.text((label_w + i * cell + cell // 3, 4), str(i), fill="black")
-        for j in range(n):
-            v = scores[i, j]
-            if np.isnan(v):
-                color = (200, 200, 200)
-            elif v >= 0.5:
-                t = (v - 0.5) * 2
-                color = (int(255 * (1 - t)), int(255 * (1 - t)), 255)
-            else:
-                t = (0.5 - v) * 2
-                color = (255, int(255 * (1 - t)), int(255 * (1 - t)))
-            x, y = label_w + j * cell, top + i * cell
-            draw.rectangle([x, y, x + cell - 1, y + cell - 1], fill=color, outline=(255, 255, 255))
-            if not np.isnan(v):
-                draw.text((x + 3, y + cell // 3), f"{v:.2f}"[1:] if v < 1 else "1.0", fill="black")
-    return np.asarray(img, dtype=np.uint8)
+def matrix_image(names: list[str], scores: np.ndarray) -> np.ndarray:
+    """The win-rate matrix as an (H, W, 3) uint8 picture for TensorBoard: row i, column j is
+    the score of member i against member j (red 0, white 0.5, blue 1; grey: not played), drawn
+    by matplotlib (`agents.evaluation.charts.win_matrix_figure`; the charts extra, which the
+    train extra brings: an ImportError naming it without)."""
+    from .charts import to_array, win_matrix_figure
+    return to_array(win_matrix_figure(names, scores))

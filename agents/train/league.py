@@ -377,6 +377,9 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
     league = League(cfg, rules)
     for m in cfg.members:
         league.agent(m.name)              # every member loads (or fails) before training starts
+    from agents.evaluation.charts import charts_problem
+    if (problem := charts_problem()):     # the win-rate matrix is drawn at every snapshot
+        raise ConfigError(f"the league's {problem}")
     state_file = run_dir / "league.json"
     saved = json.loads(read_text(state_file, "league state", ConfigError)) \
         if resume and state_file.is_file() else None

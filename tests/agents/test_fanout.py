@@ -83,3 +83,24 @@ def test_ladder_and_audit_with_ray_equal_local(tmp_path):
     same_output("ladder", ["--agents", "greedy", "random", "--episodes", 12, "--json",
                               "--no-progress"], ["--out", tmp_path / "l"], ["--out", tmp_path / "r"])
     same_output("balance_audit", ["--quick", "--rounds", "3,6", "--json", "--no-progress"])
+
+
+@pytest.mark.outside_mutation_check
+@needs_ray
+def test_exploitability_and_metagame_with_ray_equal_local(tmp_path):
+    """A round a task: exploitability's JSON byte for byte; the metagame's but for each round's
+    wall time ("seconds")."""
+    same_output("exploitability", ["--pool", "configs/opponents/sage.json.gz", "--quick",
+                                   "--json", "--no-progress"])
+    args = ["--quick", "--json", "--no-progress"]
+    local = script("metagame", *args, "--out", tmp_path / "local")
+    spread = script("metagame", *args, "--out", tmp_path / "ray", "--ray")
+    assert local.returncode == 0 and spread.returncode == 0, spread.stderr
+    runs = [json.loads(p.stdout) for p in (local, spread)]
+    for run in runs:
+        run.pop("pool")
+        for r in run["rounds"]:
+            assert r.pop("seconds") > 0
+    assert runs[0] == runs[1] and len(runs[0]["rounds"]) == 2
+    a, b = (tmp_path / d / f"meta_{runs[0]['rules_hash']}.json.gz" for d in ("local", "ray"))
+    assert a.read_bytes() == b.read_bytes()

@@ -13,6 +13,7 @@ import pytest
 from agents.design.audit import board_key, pool_boards
 from agents.design.metagame import (ExploitSettings, double_oracle, entropy, mixture_counts,
                                     player_budget, quick_exploit_settings, solve_zero_sum, split_pool)
+from agents.design.metagame.solver import max_entropy_zero_sum
 from rune_env.rules import load_rules
 from rune_env.run.opponents import load_pool
 
@@ -52,6 +53,22 @@ def test_three_by_three_mixed():
     sol = solve_zero_sum(np.diag([2.0, 1.0, 4.0]))
     assert np.allclose(sol.weights, [2 / 7, 4 / 7, 1 / 7], atol=1e-9)
     assert sol.value == pytest.approx(4 / 7)
+
+
+def test_max_entropy_spreads_weight_over_boards_that_play_alike():
+    # RPS in [0, 1] with rock twice (R2 plays as R against everything): every maximin mixture
+    # puts 1/3 on rock in all, the vertex all of it on one copy, the most mixed 1/6 on each
+    a = np.full((4, 4), 0.5)
+    a[:3, :3] = (RPS + 1) / 2
+    a[3, :3], a[:3, 3] = a[0, :3], a[:3, 0]
+    vertex = solve_zero_sum(a)
+    assert sorted(vertex.weights.round(9).tolist()) == pytest.approx([0, 1 / 3, 1 / 3, 1 / 3])
+    mixed = max_entropy_zero_sum(a)
+    assert mixed.weights == pytest.approx([1 / 6, 1 / 3, 1 / 3, 1 / 6], abs=1e-4)
+    assert mixed.value == pytest.approx(0.5, abs=1e-6)
+    # a unique equilibrium is left as it is
+    assert max_entropy_zero_sum(np.diag([2.0, 1.0, 4.0])).weights == pytest.approx(
+        [2 / 7, 4 / 7, 1 / 7], abs=1e-6)
 
 
 # A constant-sum table (T[i, j] + T[j, i] = 1): R, P, S as RPS in [0, 1] (win 1, tie 1/2), D a
@@ -222,3 +239,53 @@ def test_exploitability_through_the_fanout_equals_the_loop(monkeypatch):
     monkeypatch.setattr(fanout, "run_tasks", lambda fn, tasks, address, progress=None:
                         real(fn, tasks, None, progress))
     assert plain == [r.to_json(rules) for r in exploitability(rules, pool, settings, ray="x")]
+
+
+def _events(run_dir: Path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    ea = EventAccumulator(str(run_dir), size_guidance={"images": 0, "scalars": 0})
+    ea.Reload()
+    return ea
+
+
+def test_tb_logs_the_charts_as_images_and_the_numbers_as_scalars(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("torch.utils.tensorboard")
+    import exploitability
+    import metagame
+    data = _json_of(capsys, metagame.main, ["--quick", "--rounds", "3", "6", "--iterations", "1",
+                                            "--json", "--no-progress", "--tb", str(tmp_path)])
+    rules = load_rules(None)
+    ea = _events(tmp_path / f"metagame_{rules.hash}_s0")
+    assert set(ea.Tags()["images"]) == {"metagame/shares", "metagame/payoff_matrix",
+                                        "metagame/exploitability"}
+    assert ea.Images("metagame/shares")[0].encoded_image_string[:4] == b"\x89PNG"
+    gap = ea.Scalars("metagame/gap")
+    assert [e.step for e in gap] == [3, 6]
+    assert [e.value for e in gap] == pytest.approx([r["gap"]["win_rate"] for r in data["rounds"]])
+    for tag in ("support_size", "entropy", "effective_size"):
+        assert len(ea.Scalars(f"metagame/{tag}")) == 2
+    assert len(ea.Scalars("metagame/round_6/best_response")) == len(data["rounds"][1]["history"])
+    # exploitability: its chart and each pool's numbers by round (a rerun replaces the run)
+    argv = ["--pool", str(REPO / "configs/opponents/mentor.json.gz"), "--quick", "--rounds", "3",
+            "--search-budget", "100", "--no-progress", "--tb", str(tmp_path)]
+    for _ in range(2):
+        assert exploitability.main(argv) == 0
+    run = tmp_path / f"exploitability_{rules.hash}_s0"
+    assert len(list(run.glob("events.out.tfevents.*"))) == 1
+    ea = _events(run)
+    assert ea.Tags()["images"] == ["exploitability/chart"]
+    assert [e.step for e in ea.Scalars("exploitability/mentor/win_rate")] == [3]
+
+
+def test_tb_is_refused_up_front_without_its_extras(capsys, tmp_path, monkeypatch):
+    import metagame
+    (tmp_path / "file").write_text("")
+    if not metagame.tb_problem():
+        assert metagame.main(["--quick", "--tb", str(tmp_path / "file")]) == 2
+        assert "not a directory" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert metagame.main(["--quick", "--tb", str(tmp_path / "tb")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err and "charts" in err
+    assert not (tmp_path / "tb").exists()

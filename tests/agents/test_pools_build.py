@@ -373,3 +373,31 @@ def test_make_opponents_cli_writes_counted_pools(tmp_path):
     assert "drafts" in r.stdout
     r = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "exists" in r.stderr
+
+
+def test_build_prints_the_exploitability_table_of_what_it_wrote(tiny_builds, tmp_path, capsys):
+    # rounds 1 and 2 of the tiny pool (4 drafts a round, 2-4 distinct boards): a row for the
+    # rank with each round's best-response win rate and its interval; round 3 is not in the pool
+    config, _ = tiny_builds
+    assert bp.main(["--config", str(config), "--out-dir", str(tmp_path / "a"),
+                    "--exploit-rounds", "1-3", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("exploitability ("):].splitlines()
+    assert f"rules {RULES.hash}, seed 0" in table[0]
+    assert table[1].split() == ["rank", "round", "1", "round", "2", "round", "3"]
+    row = table[2].split()
+    assert row[0] == "mentor" and row[-1] == "-" and "%" in row[1] and row[2].startswith("[")
+    # --json: the report carries it (the table goes to stderr with the summaries)
+    assert bp.main(["--config", str(config), "--out-dir", str(tmp_path / "b"), "--json",
+                    "--exploit-rounds", "2", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    [r] = report["exploitability"]["mentor"]
+    assert r["round"] == 2 and r["disjoint"] and "exploitability (" in captured.err
+    # skipped on request; a bad round is refused before anything is built
+    assert bp.main(["--config", str(config), "--out-dir", str(tmp_path / "c"),
+                    "--no-exploitability", "--no-progress"]) == 0
+    assert "exploitability" not in capsys.readouterr().out
+    assert bp.main(["--config", str(config), "--out-dir", str(tmp_path / "d"),
+                    "--exploit-rounds", "0"]) == 2
+    assert "--exploit-rounds" in capsys.readouterr().err and not (tmp_path / "d").exists()

@@ -397,6 +397,7 @@ def _script(*args, timeout=600):
 
 @pytest.mark.outside_mutation_check
 def test_league_script_runs_resumes_and_reports(tmp_path):
+    pytest.importorskip("matplotlib")          # the win-rate matrix (the train extra has it)
     cfg = ROOT / "configs" / "league" / "quick.yaml"
     p = _script(ROOT / "scripts" / "league.py", "--config", cfg, "--runs-dir", tmp_path,
                 "--total-timesteps", 256, "--no-progress")
@@ -517,9 +518,42 @@ def test_league_state_round_trips_and_rates_its_members():
     i, j = names.index("snap_10"), names.index("a")
     assert m[i, j] == pytest.approx(6 / 8) and m[j, i] == pytest.approx(2 / 8)
     assert np.isnan(m[names.index("b"), i])                   # never played
+
+
+def test_league_win_matrix_is_drawn_by_matplotlib():
+    # the picture the league logs to TensorBoard: RGB, its cells coloured by score (blue above
+    # 1/2, red below, grey where a pair never played)
+    pytest.importorskip("matplotlib")
+    from agents.evaluation.charts import win_matrix_figure
     from agents.evaluation.duels import matrix_image
+    names = ["greedy", "snap_10", "final"]
+    m = np.array([[0.5, 0.0, np.nan], [1.0, 0.5, 0.25], [np.nan, 0.75, 0.5]])
     img = matrix_image(names, m)
     assert img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3
+    assert img.shape[0] > 100 and img.shape[1] > 100
+    colours = {tuple(int(c) for c in px) for px in img.reshape(-1, 3)[::7]}
+    assert any(b > r + 60 for r, _, b in colours) and any(r > b + 60 for r, _, b in colours)
+    ax = win_matrix_figure(names, m).axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["0 greedy", "1 snap_10", "2 final"]
+    cells = sorted(t.get_text() for t in ax.texts)
+    assert cells == sorted([".50", ".00", "1.0", ".50", ".25", ".75", ".50"])
+
+
+@pytest.mark.outside_mutation_check
+def test_league_without_matplotlib_stops_before_training(tmp_path):
+    # the check comes after the config is read and the members load (a bad config or member is
+    # still named) and before any training
+    runner = ("import runpy, sys; sys.modules['matplotlib'] = None; sys.argv = sys.argv[1:]; "
+              "runpy.run_path(sys.argv[0], run_name='__main__')")
+    p = subprocess.run([sys.executable, "-c", runner, str(ROOT / "scripts" / "league.py"),
+                        "--config", str(ROOT / "configs" / "league" / "quick.yaml"),
+                        "--runs-dir", str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
+                       timeout=300)
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0
+    assert "matplotlib" in p.stderr and "rune-env[charts]" in p.stderr
+    assert not [p for p in tmp_path.rglob("*") if p.suffix in (".zip", ".pt")]
+    assert not list(tmp_path.rglob("events.out.tfevents.*"))
 
 
 def test_warm_start_copies_the_run_policy_so_the_learner_acts_as_it():

@@ -14,8 +14,8 @@ method. Everything random is drawn from generators seeded from the settings' see
 from __future__ import annotations
 
 from .double_oracle import DoubleOracleResult, double_oracle
-from .exploitability import (ExploitSettings, RoundExploit, exploit_round, exploitability,
-                             format_exploit, quick_exploit_settings, split_pool)
+from .exploitability import (ExploitSettings, RoundExploit, exploit_round, exploit_table,
+                             exploitability, format_exploit, quick_exploit_settings, split_pool)
 from .metagame import (MIXTURE_TOTAL, MetaSettings, RoundMeta, casting_runes, metagame_round,
                        metagame_rounds,
                        mixture_counts, mixture_pool, mixture_shares, quick_meta_settings)
@@ -28,6 +28,7 @@ __all__ = [
     "SearchSettings", "PayoffScore", "PayoffEvaluator", "payoff_matrix", "player_budget",
     "search_budget", "search_starts", "best_responses", "ExploitSettings", "RoundExploit",
     "quick_exploit_settings", "split_pool", "exploit_round", "exploitability", "format_exploit",
+    "exploit_table",
     "DoubleOracleResult", "double_oracle", "MIXTURE_TOTAL", "MetaSettings", "RoundMeta",
     "quick_meta_settings", "mixture_counts", "casting_runes", "mixture_shares",
     "metagame_round", "metagame_rounds", "mixture_pool",

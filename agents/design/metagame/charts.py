@@ -1,27 +1,19 @@
-"""PNG charts of the metagame and of exploitability (matplotlib's Agg backend: no display).
+"""PNG charts of the metagame and of exploitability (matplotlib's Agg backend: no display), and
+the same pictures as arrays for TensorBoard.
 
 matplotlib is an optional extra (`pip install rune-env[charts]`); `charts_problem()` says why
-charts cannot be drawn, so a script can refuse the option before any work.
+charts cannot be drawn, so a script can refuse the option before any work. Each chart is a
+figure builder (`shares_figure`, `matrix_figure`, `exploitability_figure`) written by `save`
+or turned into an (H, W, 3) uint8 array by `to_array` (agents/evaluation/charts.py, shared
+with the league's chart); `shares_chart` and the others write a PNG.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Sequence
 
-
-def charts_problem() -> str | None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return "charts need matplotlib: pip install 'rune-env[charts]' (or pip install matplotlib)"
-    return None
-
-
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
+from agents.evaluation.charts import charts_problem, save, to_array  # noqa: F401 (the scripts')
+from agents.evaluation.charts import pyplot as _plt
 
 
 def _stacked(ax, rounds: Sequence[int], shares: list[dict], title: str) -> None:
@@ -42,6 +34,10 @@ def _stacked(ax, rounds: Sequence[int], shares: list[dict], title: str) -> None:
 
 def shares_chart(rounds: list[dict], path: str | Path, title: str = "") -> Path:
     """Core and kind shares of each round's mixture (`RoundMeta.to_json` dicts), stacked."""
+    return save(shares_figure(rounds, title), path)
+
+
+def shares_figure(rounds: list[dict], title: str = ""):
     plt = _plt()
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
     numbers = [r["round"] for r in rounds]
@@ -49,14 +45,16 @@ def shares_chart(rounds: list[dict], path: str | Path, title: str = "") -> Path:
     _stacked(b, numbers, [r["shares"]["kind"] for r in rounds], "rune kinds")
     fig.suptitle(title or "the metagame's mixture by round")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Path(path)
+    return fig
 
 
 def matrix_chart(rounds: list[dict], path: str | Path, title: str = "") -> Path:
     """Each round's payoff matrix among the support (row board's payoff against the column's),
     boards in the mixture's order (heaviest first), as heat maps."""
+    return save(matrix_figure(rounds, title), path)
+
+
+def matrix_figure(rounds: list[dict], title: str = ""):
     plt = _plt()
     fig, axes = plt.subplots(1, len(rounds), figsize=(3.6 * len(rounds), 3.6), squeeze=False)
     image = None
@@ -72,14 +70,16 @@ def matrix_chart(rounds: list[dict], path: str | Path, title: str = "") -> Path:
     if image is not None:
         fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="payoff (row vs column)")
     fig.suptitle(title or "payoffs among the support")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Path(path)
+    return fig
 
 
 def exploitability_chart(table: dict[str, dict[int, float]], path: str | Path,
                          title: str = "") -> Path:
     """Exploitability (best response's report win rate - 1/2) by round, a line per pool."""
+    return save(exploitability_figure(table, title), path)
+
+
+def exploitability_figure(table: dict[str, dict[int, float]], title: str = ""):
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for name, by_round in table.items():
@@ -92,6 +92,4 @@ def exploitability_chart(table: dict[str, dict[int, float]], path: str | Path,
     ax.legend(fontsize=8)
     ax.set_title(title or "exploitability by pool and round")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return Path(path)
+    return fig

@@ -3,6 +3,7 @@ the balance audit's)."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from agents.cli.args import add_json_argument, fail, int_in, jobs_int
 from agents.cli.fanout import add_ray_argument, ray_problem
@@ -64,6 +65,14 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     add_json_argument(p)
     add_progress_argument(p)
     add_ray_argument(p)
+
+
+def check_dir(path: str, option: str) -> str | None:
+    """Why `path` cannot be a directory to write in (a file is there), or None."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        return f"{option} {path}: not a directory"
+    return None
 
 
 def with_search_budget(settings, budget: int | None):

@@ -51,12 +51,14 @@ def _grow(matrix: np.ndarray, strategies: list, new: list, payoff: PayoffFn) -> 
 def double_oracle(initial: Sequence, payoff: PayoffFn, oracle: OracleFn,
                   key: Callable[[object], Hashable], iterations: int, tolerance: float = 0.01,
                   max_add: int = 3, retries: int = 0,
-                  progress: Callable[[int, dict], None] | None = None) -> DoubleOracleResult:
+                  progress: Callable[[int, dict], None] | None = None,
+                  solve: Callable[[np.ndarray], Solution] = solve_zero_sum) -> DoubleOracleResult:
     """Up to `iterations` rounds of: solve the game among the strategies so far, ask the oracle
     for its best responses to the mixture, add those (at most `max_add`, best first) that are
     new and beat the mixture by more than `tolerance`; stop when none does (converged). A
     search oracle can miss what is there: before calling it converged the oracle is asked again
-    up to `retries` times (attempt 1, 2, ...; a search oracle looks harder each time)."""
+    up to `retries` times (attempt 1, 2, ...; a search oracle looks harder each time). `solve`
+    picks the mixture among the game's maximin mixtures (a vertex, or the most mixed one)."""
     strategies: list = []
     seen: set = set()
     start = []
@@ -68,7 +70,7 @@ def double_oracle(initial: Sequence, payoff: PayoffFn, oracle: OracleFn,
     strategies = start
     history: list[dict] = []
     for it in range(iterations):
-        sol = solve_zero_sum(matrix)
+        sol = solve(matrix)
         new: list = []
         best = float("nan")
         for attempt in range(retries + 1):
@@ -90,4 +92,4 @@ def double_oracle(initial: Sequence, payoff: PayoffFn, oracle: OracleFn,
             return DoubleOracleResult(strategies, matrix, sol, history, converged=True)
         matrix = _grow(matrix, strategies, new, payoff)
         strategies = strategies + new
-    return DoubleOracleResult(strategies, matrix, solve_zero_sum(matrix), history, False)
+    return DoubleOracleResult(strategies, matrix, solve(matrix), history, False)

@@ -4,8 +4,10 @@ set of boards (a pool's ghosts, or a metagame's mixture), on the fast engine.
 The objective is the payoff of the metagame: the weighted share of battles won over both
 seatings, draws counting one half (`PayoffScore.payoff`), ties broken by the mean HP-ratio margin
 (where many boards win or lose everything, the margin still ranks them). The search is the
-balance audit's open search (`agents.design.audit.hill_climb` with its `Mutator`: budget-legal boards
-within a fresh run's slots), started from several seeds and climbed from each apart:
+balance audit's open search (`agents.design.audit.hill_climb` with its `Mutator`: budget-legal
+boards within a fresh run's slots) with the faster mutator of `mutations.py` (`CounterMutator`:
+the audit's edits plus, for a share `extra` of the mutations, the counter edits a full-budget
+board needs), started from several seeds and climbed from each apart:
 
 - the given boards (a pool's own best boards on the choose set, or a mixture's support and the
   earlier best responses), so the search starts from what is already strong there;
@@ -31,9 +33,12 @@ from rune_env.rules import Board, Rules
 from rune_env.run.opponents import draft_board, opponent_budget
 from rune_env.run.ranks import rank_effects
 
-from agents.design.audit import (AuditSettings, Evaluator, Mutator, Opponents, board_cost, board_key,
+from agents.design.audit import (AuditSettings, Evaluator, Opponents, board_cost, board_key,
                                  field_reference, hill_climb, tower_boards)
+from agents.design.audit.scoring import MAX_BATCH_PAIRS
 from agents.evaluation.runs import wilson
+
+from .mutations import CounterMutator, fast_key
 
 # Seed streams of a search: [seed, round, stream, ...].
 DRAFT_STREAM, MUTATE_STREAM = 11, 12
@@ -49,6 +54,7 @@ class SearchSettings:
     patience: int = 6           # generations without a move before a start is given up
     drafted: int = 6            # drafted boards among the candidate starts
     towers: int = 2             # audit tower structures per attack kind among the starts
+    extra: float = 0.3          # share of the mutations that are counter edits (mutations.py)
 
     @property
     def generations(self) -> int:
@@ -105,9 +111,21 @@ class PayoffEvaluator(Evaluator):
         self._payoff_memo: dict[int, tuple[Opponents, dict]] = {}
 
     def payoffs(self, candidates: Sequence[Board], opponents: Opponents) -> list[PayoffScore]:
-        # keyed by identity, the opponents kept alive beside their memo so the id stays theirs
+        # keyed by identity, the opponents kept alive beside their memo so the id stays theirs;
+        # boards by their fast keys (a JSON key per mutant cost more than its battles)
         _, memo = self._payoff_memo.setdefault(id(opponents), (opponents, {}))
-        return self._memo(candidates, opponents, memo, self._play_payoff)
+        keys = [fast_key(c) for c in candidates]
+        todo: dict[tuple, Board] = {}
+        for k, c in zip(keys, candidates):
+            if k not in memo:
+                todo.setdefault(k, c)
+        new = list(todo.items())
+        per_batch = max(1, MAX_BATCH_PAIRS // (2 * len(opponents.boards)))
+        for start in range(0, len(new), per_batch):
+            chunk = new[start:start + per_batch]
+            for (k, _), s in zip(chunk, self._play_payoff([c for _, c in chunk], opponents)):
+                memo[k] = s
+        return [memo[k] for k in keys]
 
     def _play_payoff(self, candidates: list[Board], opponents: Opponents) -> list[PayoffScore]:
         out, side = self._battles(candidates, opponents.boards, self.rules)
@@ -173,10 +191,13 @@ def search_starts(rules: Rules, round_: int, budget: int, settings: SearchSettin
 
 def best_responses(evaluator: PayoffEvaluator, opponents: Opponents, starts: Sequence[Board],
                    round_: int, budget: int, settings: SearchSettings,
-                   seed: int | Sequence[int]) -> list[tuple[Board, PayoffScore]]:
+                   seed: int | Sequence[int],
+                   also: Sequence[Board] = ()) -> list[tuple[Board, PayoffScore]]:
     """The climbed boards against `opponents`, best first (the module docstring). `seed`: an
     int or a sequence of them (a double oracle's seed, iteration and attempt), which seeds the
-    mutations together with the round."""
+    mutations together with the round. `also`: boards climbed besides the `starts` best of
+    `starts` (a double oracle's archive: strong boards that would otherwise take the places of
+    the weaker, more varied starts)."""
     rules = evaluator.rules
     legal, seen = [], set()
     for b in starts:
@@ -195,9 +216,13 @@ def best_responses(evaluator: PayoffEvaluator, opponents: Opponents, starts: Seq
             picked.append(legal[i])
         if len(picked) >= settings.starts:
             break
+    chosen = {board_key(b, rules) for b in picked}
+    picked += [b for b in also
+               if board_key(b, rules) not in chosen and board_cost(b, rules) <= budget]
     seeds = [seed] if isinstance(seed, int) else list(seed)
-    mutator = Mutator(rules, round_, budget,
-                      np.random.default_rng([*seeds, round_, MUTATE_STREAM]))
+    mutator = CounterMutator(rules, round_, budget,
+                             np.random.default_rng([*seeds, round_, MUTATE_STREAM]),
+                             settings.extra)
     score = lambda boards: evaluator.payoffs(boards, opponents)  # noqa: E731
     out: dict[str, tuple[Board, PayoffScore]] = {}
     for start in picked:

@@ -1,0 +1,97 @@
+"""The metagame's and exploitability's pictures and numbers in TensorBoard (the scripts' --tb DIR).
+
+A run writes one TensorBoard run, DIR/<kind>_<rules hash>_s<seed>/ (its old event files deleted
+first, so a rerun replaces its curves instead of mixing with them, and runs of other rules or
+seeds sit beside it to compare), through torch's `SummaryWriter` as the trainers do.
+
+The metagame (`log_metagame`): per round, at step = the round, the scalars metagame/gap
+(the fresh best response's win rate against the mixture), metagame/gap_payoff,
+metagame/support_size, metagame/entropy, metagame/effective_size, metagame/strategies and
+metagame/seconds; per round r, at step = the double oracle's iteration,
+metagame/round_<r>/best_response and metagame/round_<r>/support; and the images
+metagame/shares (core and kind shares by round, stacked), metagame/payoff_matrix (the support's
+payoffs) and metagame/exploitability (the gap - 1/2 by round).
+
+Exploitability (`log_exploitability`): per pool, at step = the round,
+exploitability/<pool>/win_rate, .../ci_low, .../ci_high and .../exploitability; and the image
+exploitability/chart (every pool by round, as `--chart` draws it).
+
+It needs TensorBoard (the train extra) and matplotlib (the charts extra): `tb_problem` says which
+is missing, so a script refuses --tb before any work.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .charts import (charts_problem, exploitability_figure, matrix_figure, shares_figure,
+                     to_array)
+
+
+def tb_problem() -> str | None:
+    """Why --tb cannot be used here (a missing extra), or None."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter  # noqa: F401
+    except ImportError:
+        return "--tb needs TensorBoard: pip install 'rune-env[train]'"
+    return charts_problem()
+
+
+def run_dir(tb_dir: str | Path, kind: str, rules_hash: str, seed: int) -> Path:
+    """DIR/<kind>_<rules hash>_s<seed>, emptied of earlier event files."""
+    d = Path(tb_dir) / f"{kind}_{rules_hash}_s{seed}"
+    if d.is_dir():
+        for old in d.glob("events.out.tfevents.*"):
+            old.unlink()
+    return d
+
+
+def _image(w, tag: str, fig) -> None:
+    w.add_image(tag, to_array(fig), 0, dataformats="HWC")
+
+
+def log_metagame(tb_dir: str | Path, rounds: list[dict], rules_hash: str, seed: int) -> Path:
+    """The metagame's rounds (`RoundMeta.to_json` dicts) as the module docstring says; returns
+    the run's directory."""
+    from torch.utils.tensorboard import SummaryWriter
+    d = run_dir(tb_dir, "metagame", rules_hash, seed)
+    title = f"rules {rules_hash}, seed {seed}"
+    with SummaryWriter(str(d)) as w:
+        for r in rounds:
+            step, gap = r["round"], r["gap"]
+            for tag, value in (("gap", gap["win_rate"]), ("gap_payoff", gap["payoff"]),
+                               ("support_size", r["support_size"]), ("entropy", r["entropy"]),
+                               ("effective_size", r["effective_size"]),
+                               ("strategies", r["strategies"]), ("seconds", r["seconds"])):
+                w.add_scalar(f"metagame/{tag}", value, step)
+            for h in r["history"]:
+                w.add_scalar(f"metagame/round_{step}/best_response", h["best_response"],
+                             h["iteration"])
+                w.add_scalar(f"metagame/round_{step}/support", h["support"], h["iteration"])
+        if rounds:
+            _image(w, "metagame/shares", shares_figure(rounds, title))
+            _image(w, "metagame/payoff_matrix", matrix_figure(rounds, title))
+            gaps = {"metagame": {r["round"]: r["gap"]["win_rate"] - 0.5 for r in rounds}}
+            _image(w, "metagame/exploitability",
+                   exploitability_figure(gaps, f"the mixture's gap - 1/2, {title}"))
+    return d
+
+
+def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
+                       rules_hash: str, seed: int) -> Path:
+    """Each pool's rounds ((name, `RoundExploit.to_json` dicts) pairs, distinct names) and their
+    chart."""
+    from torch.utils.tensorboard import SummaryWriter
+    d = run_dir(tb_dir, "exploitability", rules_hash, seed)
+    table = {name: {r["round"]: r["exploitability"] for r in rounds} for name, rounds in pools}
+    with SummaryWriter(str(d)) as w:
+        for name, rounds in pools:
+            for r in rounds:
+                m = r["measured"]
+                for tag, value in (("win_rate", m["win_rate"]), ("ci_low", m["ci"][0]),
+                                   ("ci_high", m["ci"][1]),
+                                   ("exploitability", r["exploitability"])):
+                    w.add_scalar(f"exploitability/{name}/{tag}", value, r["round"])
+        if table:
+            _image(w, "exploitability/chart",
+                   exploitability_figure(table, f"rules {rules_hash}, seed {seed}"))
+    return d
