@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rune_env.rules import CASTING_KINDS, KINDS, Board, Rules, geometry
+from rune_env.rules import KINDS, Board, Rules, geometry
 from rune_env.run.loop import units
 
 from agents.design.audit import Layout, Mutator, hand_slots
