@@ -3,8 +3,9 @@
 Each round it searches for a **target**, the board it wants to field, among the boards its run can
 reach this round (its runes, artifacts and mana, the shop on display and the rerolls it expects
 to need: `agents.search.assets`), by battles against a **reference** population of the round
-(`agents.search.reference`: the round's metagame by default, or a pool) in the seat the run gives
-it (`agents.search.target`). Then it builds the target action by action with the shop it meets
+(`agents.search.reference`: by default the round's metagame and the rank's own pool, half each)
+in the seat the run gives it (`agents.search.target`). Then it builds the target action by action
+with the shop it meets
 (`agents.search.execute`); when the target is reached, or the shop's luck has made it too dear, it
 searches once more among the boards it can reach with what is on display now (no rerolls), builds
 that, and readies. Across rounds it builds towards a **goal**, a board of the metagame a few
@@ -70,14 +71,14 @@ class PlannerSettings:
     boards: int = 600              # candidate boards a round's target search may score
     settle_share: float = 0.34     # of `boards`, for the search with what is on display
     choice_share: float = 0.25     # of `boards`, for each option of a reward or relic choice
-    reference: str = "meta"
+    reference: str = "meta+rank"
     size: int = 16
     noise: float = 0.0
     core: str | None = None
     seen: int = 2                  # the last opponents met, a part of the reference (0: none)
     goal: str = "meta"             # meta: build towards a metagame board (goal.py); none
     goal_lead: int = 2             # rounds ahead of the current one a goal is drawn from
-    goal_weight: float = 0.5       # the objective's weight of the goal's share held
+    goal_weight: float = 2.0       # the objective's weight of the goal's share held
     core_round: int = 6            # the round whose budget weighs the cores
     climb: ClimbSettings = field(default_factory=ClimbSettings)
 

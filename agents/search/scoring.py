@@ -51,7 +51,7 @@ class Objective:
     margin_weight: float = 0.25
     waste_weight: float = 0.5
     invest_weight: float = 0.1
-    goal_weight: float = 0.5
+    goal_weight: float = 2.0
 
     def score(self, payoff: float, margin: float, waste: int, income: int,
               invested: float = 0.0, progress: float = 0.0) -> SeatScore:
