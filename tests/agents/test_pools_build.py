@@ -401,3 +401,28 @@ def test_build_prints_the_exploitability_table_of_what_it_wrote(tiny_builds, tmp
     assert bp.main(["--config", str(config), "--out-dir", str(tmp_path / "d"),
                     "--exploit-rounds", "0"]) == 2
     assert "--exploit-rounds" in capsys.readouterr().err and not (tmp_path / "d").exists()
+
+
+def test_metagame_ghosts_share_the_runs_by_weight_within_the_ranks_budget():
+    """The recipe's `metagame` source: each round's drafts shared among the shipped metagame's
+    boards in proportion to their weights, kept only where an archmage run could field them."""
+    from agents.search.boards import board_cost
+    from rune_env.run.opponents import opponent_budget
+    ghosts = pools.metagame_ghosts(RULES, 5, runs=10, max_round=3)
+    effects = rank_effects(RULES, 5)
+    for rnd in (1, 2, 3):
+        of_round = [g for g in ghosts if g["round"] == rnd]
+        # 10 drafts a round, by largest remainders: the counts add up exactly
+        assert sum(g["count"] for g in of_round) == 10
+        for g in of_round:
+            board = Board.from_json(g["board"], RULES)
+            assert g["agent"] == "metagame" and board.round == rnd
+            assert board_cost(board, RULES) <= opponent_budget(RULES, rnd, effects)
+
+
+def test_a_recipe_may_draw_ghosts_from_the_metagame(tmp_path):
+    text = GOOD.replace('agents: [{agent: "greedy:0.5", runs: 2}]',
+                        'agents: [{agent: metagame, runs: 3, sample: false}]')
+    recipes = pools.load_recipes(_recipe_file(tmp_path, text), RULES)
+    assert [a.agent for a in recipes["apprentice"].agents] == ["metagame"]
+    assert not recipes["apprentice"].agents[0].trained

@@ -15,8 +15,8 @@ from agents.cli.provenance import REPO, git_commit, sha256_of, shown
 from rune_env.run.opponents import Pool, ghost_count, save_pool
 from rune_env.run.ranks import rank_index
 
-from .drafting import (DRAFTING_OPPONENTS, SEED_STRIDE, by_round, drafting_overrides, ghosts_of,
-                       make_drafting_agent, summary, tally)
+from .drafting import (DRAFTING_OPPONENTS, METAGAME, SEED_STRIDE, by_round, drafting_overrides,
+                       ghosts_of, make_drafting_agent, metagame_ghosts, summary, tally)
 from .recipes import RankRecipe
 
 RAY_CHUNK = 5        # drafting runs per Ray task (--ray): a few seconds to a minute each
@@ -97,7 +97,14 @@ def build_rank(recipe: RankRecipe, rules, config: Path, runs_scale: float = 1.0,
         agent = make_drafting_agent(a.agent, rules, seed, sample=a.sample, path=a.path)
         if progress is not None:
             progress.set_description(f"{recipe.rank}: {a.agent}")
-        if ray is not None:
+        if a.agent == METAGAME:
+            try:
+                ghosts += metagame_ghosts(rules, rank, runs, recipe.max_round)
+            except ValueError as exc:
+                raise BuildError(f"{recipe.rank}: {exc}") from None
+            if progress is not None:
+                progress.update(runs)
+        elif ray is not None:
             from agents.cli.fanout import run_tasks
             tasks = [(a.agent, a.path, a.sample, seed, rank, start, min(RAY_CHUNK, runs - start),
                       recipe.max_round, rules) for start in range(0, runs, RAY_CHUNK)]

@@ -1,7 +1,8 @@
 """Drafting ghosts: the opponent side's economy of a rank (`drafting_overrides`), the drafting
 agents (`make_drafting_agent`, `make_agents`), the ghosts of their runs (`ghosts_of`,
-`draft_ghosts`: one ghost per battle) and their tally into pool entries (`tally`, one entry per
-distinct (round, agent, board) with its count; `by_round`, `summary`)."""
+`draft_ghosts`: one ghost per battle), the metagame's boards as a rank's ghosts
+(`metagame_ghosts`, the recipe's agent `metagame`) and their tally into pool entries (`tally`, one
+entry per distinct (round, agent, board) with its count; `by_round`, `summary`)."""
 from __future__ import annotations
 
 import json
@@ -20,6 +21,7 @@ from rune_env.run.ranks import rank_effects
 # against), never a shipped pool, so a pool does not depend on the pools already shipped
 DRAFTING_OPPONENTS = "generator"
 SEED_STRIDE = 1000   # agent i drafts on evaluation seed seed * SEED_STRIDE + i
+METAGAME = "metagame"   # a recipe's source of the metagame's boards (not an agent that plays)
 
 
 def drafting_overrides(rules, rank: int) -> dict:
@@ -34,9 +36,9 @@ def drafting_overrides(rules, rank: int) -> dict:
 
 
 def is_trained(agent_name: str) -> bool:
-    """A trained policy (a saved model or exported policy), not a baseline, greedy:NOISE or the
-    planner."""
-    return not is_builtin(agent_name)
+    """A trained policy (a saved model or exported policy), not a baseline, greedy:NOISE, the
+    planner or the metagame."""
+    return not (is_builtin(agent_name) or agent_name == METAGAME)
 
 
 def make_drafting_agent(agent_name: str, rules, seed: int, sample: bool = False,
@@ -46,6 +48,8 @@ def make_drafting_agent(agent_name: str, rules, seed: int, sample: bool = False,
     instead of taking the likeliest one (diverse ghosts; reproducible: PolicyAgent seeds torch
     with each run seed). A policy trained under other rules than `rules` warns, as make_agent's
     does."""
+    if agent_name == METAGAME:
+        return None             # boards of a pool, not an agent that plays
     if not is_trained(agent_name):
         if sample:
             raise ValueError(f"agent {agent_name!r}: only trained policies sample their actions")
@@ -86,6 +90,46 @@ def ghosts_of(agent_name: str, rank: int, runs: int, seed: int, max_round: int,
                     break
             if term or trunc:
                 break
+    return out
+
+
+def metagame_ghosts(rules, rank: int, runs: int, max_round: int) -> list[dict]:
+    """The shipped metagame's boards (`configs/meta/meta_<rules hash>.json.gz`) as a rank's
+    ghosts, rounds 1..max_round: each round's `runs` drafts shared among its boards in
+    proportion to their weights (largest remainders, ties to the earlier board), as many runs
+    fielding the mixture would meet them. Only boards a run of the rank could field are kept:
+    their cost within the rank's opponent budget of the round (D-44), their artifacts and hand
+    within a fresh run's slots. ValueError when no metagame is shipped for the rules or a round
+    has no such board."""
+    from agents.search.boards import board_cost, hand_slots
+    from agents.search.reference import meta_path
+    from rune_env.run.opponents import load_pool, opponent_budget
+    path = meta_path(rules)
+    if not path.is_file():
+        raise ValueError(f"{METAGAME}: no metagame shipped for the rules {rules.hash} "
+                         f"({path}; scripts/metagame.py --out configs/meta makes it)")
+    pool = load_pool(path, rules, strict=True)
+    effects = rank_effects(rules, rank)
+    rank_name = rules.spec.ranks[rank].id
+    out = []
+    for rnd in range(1, max_round + 1):
+        budget = opponent_budget(rules, rnd, effects)
+        kept = [(b, c) for b, c in zip(pool.boards(rnd, rules), pool.counts(rnd))
+                if board_cost(b, rules) <= budget and len(b.hand) <= hand_slots(rules, b.core)
+                and len(b.artifacts) <= rules.spec.run.artifact_slots]
+        if not kept:
+            raise ValueError(f"{METAGAME}: round {rnd} has no metagame board a {rank_name} run "
+                             f"could field (budget {budget})")
+        total = sum(c for _, c in kept)
+        shares = [runs * c / total for _, c in kept]
+        counts = [math.floor(s) for s in shares]
+        by_remainder = sorted(range(len(kept)), key=lambda i: (-(shares[i] - counts[i]), i))
+        for i in by_remainder[: runs - sum(counts)]:
+            counts[i] += 1
+        for (board, _), n in zip(kept, counts):
+            if n:
+                out.append({"board": board.replace(round=rnd).to_json(rules), "agent": METAGAME,
+                            "seed": 0, "round": rnd, "rank": rank_name, "count": n})
     return out
 
 

@@ -18,7 +18,7 @@ from agents.cli.args import MAX_RUNS
 from agents.cli.provenance import REPO
 from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml
 
-from .drafting import is_trained
+from .drafting import METAGAME, is_trained
 
 RECIPE_VERSION = 1
 
@@ -163,6 +163,11 @@ class AgentSpec(_Spec):
     @model_validator(mode="after")
     def _known(self, info: ValidationInfo) -> "AgentSpec":
         name = self.agent
+        if name == METAGAME:
+            if self.sample:
+                raise _KeyProblem("sample", f"only trained policies sample their actions "
+                                            f"({name!r} is not one)")
+            return self
         if not is_trained(name):
             try:
                 make_agent(name, info.context["rules"], seed=0)   # greedy:NOISE's noise checked
@@ -173,7 +178,8 @@ class AgentSpec(_Spec):
                                             f"({name!r} is not one)")
             return self
         if not name.endswith((".pt", ".zip")):
-            raise _KeyProblem("agent", f"unknown agent {name!r}: use random, scripted, greedy, planner[:KEY=VALUE,...], "
+            raise _KeyProblem("agent", f"unknown agent {name!r}: use random, scripted, greedy, "
+                                       f"planner[:KEY=VALUE,...], metagame, "
                                        f"greedy:NOISE or the path of a policy (.pt) or model "
                                        f"(.zip), relative to the repository root")
         root = info.context["root"]
