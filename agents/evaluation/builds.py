@@ -5,7 +5,8 @@
 each battle, the board the agent fielded: its cost (`agents.search.boards.board_cost`: runes and
 reserves by their grade-I runes, artifacts, sectors), the mana the run had given it by then (the
 start mana, every round's income and the reward mana it took: what it could have spent), its
-casting runes, the grades of its runes, its core and kinds, and the CPU seconds the agent spent
+the mana it kept (unspent when it readied), its casting runes, the grades of its runes, its core
+and kinds, and the CPU seconds the agent spent
 deciding that round (an agent with `decision_times`, the planner; None for the others).
 `round_table(runs)` sums them up per round. `play_games` plays duels of two agents by name, a
 slice of a match at a time (`duels.match_seed`, seats alternating), for fan-out.
@@ -42,11 +43,12 @@ def play_run_builds(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
         if act.kind == "choose_reward" and state.pending is not None and \
                 RewardOption.parse(state.pending.options[act.args[0]]) == RewardOption("mana"):
             had += reward_mana
+        kept = state.mana          # what is left unspent if this action fights the battle
         obs, _, terminated, truncated, info = env.step(action)
         b = info.get("battle")
         if b is not None:
             battles.append(b)
-            builds.append(_build(rules, b, had, agent))
+            builds.append(_build(rules, b, had, agent, kept))
             if not env.state.over:
                 had += income(env.state)        # what the next round's start has just added
         if terminated or truncated:
@@ -57,20 +59,21 @@ def play_run_builds(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
             "battles": battles, "builds": builds}
 
 
-def _build(rules, battle: dict, had: int, agent) -> dict[str, Any]:
+def _build(rules, battle: dict, had: int, agent, left: int) -> dict[str, Any]:
     board = Board.from_json(battle["board"], rules)
     casting = [r for r in board.runes.values() if r[0] in rules.casting_kinds]
     times = dict(getattr(agent, "decision_times", []) or [])
     return {"round": battle["round"], "outcome": battle["outcome"],
-            "cost": board_cost(board, rules), "had": had, "casting": len(casting),
+            "cost": board_cost(board, rules), "had": had, "left": left, "casting": len(casting),
             "runes": len(board.runes), "grades": dict(Counter(g for _, g in board.runes.values())),
             "core": board.core, "kinds": sorted(k for k, _ in board.runes.values()),
             "seconds": times.get(battle["round"])}
 
 
 def round_table(runs: list[dict]) -> list[dict[str, Any]]:
-    """Per round: battles, win rate, mean cost / mana had, the share of boards costing at least
-    85% of it, mean casting runes and runes, the grade mix, the cores, the three commonest
+    """Per round: battles, win rate, mean cost / mana had and mana kept / mana had (the rest of
+    the mana had went to rerolls and to sales below the price paid), the share of boards costing
+    at least 85% of it, mean casting runes and runes, the grade mix, the cores, the three commonest
     kinds, and the agent's CPU seconds (mean and most) where it reports them."""
     by_round: dict[int, list[dict]] = {}
     for r in runs:
@@ -89,6 +92,7 @@ def round_table(runs: list[dict]) -> list[dict[str, Any]]:
             "round": rnd, "battles": len(bs),
             "win_rate": sum(b["outcome"] == "win" for b in bs) / len(bs),
             "spend": statistics.fmean(spend) if spend else None,
+            "kept": statistics.fmean(b["left"] / b["had"] for b in bs if b["had"] > 0),
             "spend_85": sum(s >= 0.85 for s in spend) / len(spend) if spend else None,
             "casting": statistics.fmean(b["casting"] for b in bs),
             "runes": statistics.fmean(b["runes"] for b in bs),

@@ -251,3 +251,18 @@ class Executor:
         if state.mana - spec.run.reroll_cost < cost:
             return None
         return self._ok(mask, "reroll")
+
+    def spend_down(self, state: RunState, mask: np.ndarray) -> int | None:
+        """With the round's target built: a rune on display of a kind the board holds, into a
+        free hand slot (a reserve in this battle, a merge in a later round), the kinds with the
+        most copies owned first (the nearest merge). Mana kept buys nothing in battle; the next
+        round's search decides what the copies become (they count as owned there)."""
+        if len(state.hand) >= state.hand_slots:
+            return None
+        owned = Counter(k for k, _ in (*state.board.values(), *state.hand))
+        offers = [(i, k) for i, k in enumerate(state.shop_runes) if k is not None and owned[k]]
+        for i, _ in sorted(offers, key=lambda ik: (-owned[ik[1]], ik[0])):
+            a = self._ok(mask, "buy_rune", i)
+            if a is not None:
+                return a
+        return None

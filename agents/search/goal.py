@@ -8,7 +8,8 @@ weight from those of its core (any core before the core is chosen: the goal then
 its own seeded generator, so different runs aim at different boards of the mixture. The goal
 shows in two places of the round's search (`agents.search.target`):
 
-- a start: the goal as the player's core plays it, cut to what the run reaches;
+- starts: the goal as the player's core plays it, cut to what the run reaches; and the board as
+  it stands with the goal's pieces that the shop shows added (`grow_toward`);
 - the objective: `goal_weight` x the share of the goal the target holds (`progress`: of the
   goal's grade-I rune units of each kind, and of its artifacts, what the target has, weighed by
   price), so buying a piece of it when the shop shows one is worth something before the board
@@ -23,7 +24,7 @@ from collections import Counter
 
 import numpy as np
 
-from rune_env.rules import Rules
+from rune_env.rules import Rules, geometry
 from rune_env.run.opponents import Pool
 
 from .boards import Layout
@@ -54,6 +55,34 @@ def progress(goal: Layout, layout: Layout, rules: Rules) -> float:
     return held / total
 
 
+def grow_toward(base: Layout, goal: Layout, shop_runes, shop_artifacts, rules: Rules) -> Layout:
+    """`base` with each piece of the goal it lacks that the shop shows (a grade-I rune of a kind
+    whose units it lacks; an artifact it lacks), on the goal's cell for it where that is free,
+    else on the first free cell (casting order)."""
+    new = base.copy()
+    have_r, have_a = units_of(new, rules)
+    want_r, want_a = units_of(goal, rules)
+    shown_r = Counter(k for k in shop_runes if k is not None)
+    shown_a = Counter(a for a in shop_artifacts if a is not None)
+    cells = range(geometry(rules.radius).n_cells)
+    for c, (k, _) in sorted(goal.runes.items()):
+        if have_r[k] < want_r[k] and shown_r[k] > 0:
+            cell = c if c not in new.runes else next((x for x in cells if x not in new.runes), None)
+            if cell is None:
+                break
+            new.runes[cell] = (k, 1)
+            have_r[k] += 1
+            shown_r[k] -= 1
+    for c, a in sorted(goal.artifacts.items()):
+        if have_a[a] < want_a[a] and shown_a[a] > 0:
+            cell = c if c not in new.artifacts else next((x for x in cells if x not in new.artifacts), None)
+            if cell is not None:
+                new.artifacts[cell] = a
+                have_a[a] += 1
+                shown_a[a] -= 1
+    return new
+
+
 class Goals:
     """Draws goals from a pool's boards (the metagame)."""
 
@@ -72,17 +101,25 @@ class Goals:
              rng: np.random.Generator) -> tuple[Layout, int] | None:
         """A goal for a run in `round_` with `core` (None: not chosen yet) holding `owned`:
         one of the boards of `round_for(round_)` with that core, drawn with probability
-        proportional to its count x (1 + 4 x the share of it the run holds); None when the
-        pool has no board of that core there."""
+        proportional to its count x (1 + 4 x the share of it the run holds). Where that round
+        has no board of the core (the metagame leaves some cores out of some rounds): the
+        boards of the core in the next round that has some, else the round's boards of every
+        core (their runes, played with the run's core). None without a pool."""
         goal_round = self.round_for(round_)
         if goal_round is None:
             return None
-        boards = self.pool.boards(goal_round, self.rules)
-        counts = self.pool.counts(goal_round)
-        options = [(Layout.of(b), c) for b, c in zip(boards, counts)
-                   if core is None or b.core == core]
+        later = [r for r in self.rounds if r >= goal_round]
+        options: list[tuple[Layout, int]] = []
+        for rnd in later:
+            options = [(Layout.of(b), c) for b, c in zip(self.pool.boards(rnd, self.rules),
+                                                         self.pool.counts(rnd))
+                       if core is None or b.core == core]
+            if options:
+                goal_round = rnd
+                break
         if not options:
-            return None
+            options = [(Layout.of(b), c) for b, c in zip(self.pool.boards(goal_round, self.rules),
+                                                         self.pool.counts(goal_round))]
         weights = np.array([c * (1.0 + 4.0 * (progress(g, owned, self.rules) if owned else 0.0))
                             for g, c in options], dtype=np.float64)
         i = int(rng.choice(len(options), p=weights / weights.sum()))

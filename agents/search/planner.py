@@ -8,7 +8,8 @@ in the seat the run gives it (`agents.search.target`). Then it builds the target
 with the shop it meets
 (`agents.search.execute`); when the target is reached, or the shop's luck has made it too dear, it
 searches once more among the boards it can reach with what is on display now (no rerolls), builds
-that, and readies. Across rounds it builds towards a **goal**, a board of the metagame a few
+that, buys copies of its board's kinds that the shop shows with the mana left (reserves now, merges
+later: `Executor.spend_down`), and readies. Across rounds it builds towards a **goal**, a board of the metagame a few
 rounds ahead (`agents.search.goal`): the goal is a start of each round's search, and the share of
 it the target holds is part of the objective, so pieces of a board that is worth nothing until it
 is whole are bought when the shop shows them. Its choices:
@@ -201,6 +202,8 @@ class PlannerAgent:
         if a is None and not self._settled:
             self._settle(state)
             a = self.executor.next_action(state, self._target, mask, rerolls=False)
+        if a is None:
+            a = self.executor.spend_down(state, mask)
         return ready if a is None else int(a)
 
     def _settle(self, state: RunState) -> None:
@@ -241,17 +244,22 @@ class PlannerAgent:
         return self._goal_source
 
     def _update_goal(self, state: RunState) -> None:
-        """A first goal, or the next one once the run holds all of the goal and its round has
-        come (the goal module's docstring)."""
+        """A first goal, or the next one once the run holds all of the goal (drawn from a round
+        after the goal's own, so a goal reached early is followed by a larger one at once), or
+        once the goal's round has passed (the goal module's docstring)."""
         goals = self._goals()
         if goals is None or state.core is None:
             return
         owned = Assets.of(state).layout()
-        if self._goal is not None and (state.round < self._goal[1]
-                                       or progress(self._goal[0], owned, self.rules) < 1.0):
-            return
+        if self._goal is not None:
+            held = progress(self._goal[0], owned, self.rules) >= 1.0
+            if not held and state.round <= self._goal[1]:
+                return
+            after = max(state.round, self._goal[1] + 1 - goals.lead) if held else state.round
+        else:
+            after = state.round
         rng = np.random.default_rng([self.seed, state.round, _GOAL])
-        self._goal = goals.pick(state.round, state.core, owned, rng)
+        self._goal = goals.pick(after, state.core, owned, rng) or self._goal
 
     def _reference(self, state: RunState) -> Reference:
         if state.rank not in self._references:

@@ -6,7 +6,8 @@ Starts: the board as it stands (the hand as its reserves), the last target (what
 building), and each reference board as the player's core would play it (runes, artifacts and
 hand), cut down to what the assets reach: runes and artifacts the player does not own are dropped
 one by one, dearest first, until the rest is reachable. The best `climbs` distinct starts are
-climbed; each climb spends an equal share of the boards left to score (`boards` in all), in
+climbed, and always the board as it stands; each climb spends an equal share of the boards left
+to score (`boards` in all), in
 generations of `mutants` edits, and stops after `patience` generations without a better board.
 (Boards, not battles, are the budget: scoring a board against the reference's 2-16 boards costs
 less than building and checking it, so time follows boards.)
@@ -30,7 +31,7 @@ from rune_env.rules import CASTING_KINDS, Board, Rules, geometry
 
 from .assets import Assets
 from .boards import Layout, artifacts_by_effect, board_cost, board_key, hill_climb
-from .goal import progress
+from .goal import grow_toward, progress
 from .scoring import Objective, SeatScore, SeatScorer
 
 
@@ -283,12 +284,14 @@ def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
                   settings: ClimbSettings, rng: np.random.Generator,
                   rerolls: bool = True, goal: Layout | None = None) -> tuple[Layout, SeatScore]:
     """The best reachable layout found from `starts` (the module docstring). The assets' own
-    layout is always a start, so there is always an answer. `goal`: a board to build towards
-    (`agents.search.goal`): a start too, and its share held is part of the objective."""
+    layout is always a start (and always climbed), so there is always an answer. `goal`: a board
+    to build towards (`agents.search.goal`): a start too, and its share held is part of the objective."""
     rules = assets.rules
     if goal is not None:
-        starts = [*starts, Layout(dict(goal.runes), assets.core, goal.sun_element,
-                                  dict(goal.artifacts), list(goal.hand))]
+        grown = [grow_toward(base, goal, assets.shop_runes, assets.shop_artifacts, rules)
+                 for base in (assets.layout(), *starts[:1])]
+        starts = [*grown, *starts, Layout(dict(goal.runes), assets.core, goal.sun_element,
+                                          dict(goal.artifacts), list(goal.hand))]
     mutator = TargetMutator(assets, rng, rerolls)
     candidates, seen = [], set()
     for layout in [assets.layout(), *starts]:
@@ -316,7 +319,11 @@ def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
 
     scores = score(candidates)
     order = sorted(range(len(candidates)), key=lambda i: scores[i].key(), reverse=True)
-    climbed = [candidates[i] for i in order[: settings.climbs]]
+    # the best starts, and always the board as it stands (candidates[0]): a start that scores
+    # better now may be far from it, and the small changes to the board itself (a rune more)
+    # are then never tried
+    climbed = [candidates[i] for i in order[: settings.climbs] if i != 0][: settings.climbs - 1]
+    climbed.append(candidates[0])
     left = max(0, settings.boards - len(candidates))
     generations = max(1, left // (settings.mutants * max(1, len(climbed))))
     best_board, best_score = candidates[order[0]], scores[order[0]]
