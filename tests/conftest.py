@@ -221,11 +221,14 @@ def _run_main(main, argv0: str, args, capsys, monkeypatch) -> subprocess.Complet
     """main(argv) run here as its process runs it, returned as subprocess.run returns it (a
     CompletedProcess with returncode, stdout, stderr). argparse's exit and sys.exit become the exit
     status, as they do in the process; the environment is restored afterwards (a script may set a
-    variable for the processes it starts, e.g. --trust-pickle)."""
+    variable for the processes it starts, e.g. --trust-pickle), and so is torch's thread count
+    (train.py sets the config's before it loads a checkpoint), if torch was loaded before."""
     argv = [str(a) for a in args]
     monkeypatch.chdir(REPO)
     monkeypatch.setattr(sys, "argv", [argv0, *argv])
     environ = dict(os.environ)
+    torch = sys.modules.get("torch")
+    threads = torch.get_num_threads() if torch else None
     capsys.readouterr()
     try:
         code = main(argv)
@@ -234,6 +237,9 @@ def _run_main(main, argv0: str, args, capsys, monkeypatch) -> subprocess.Complet
     finally:
         os.environ.clear()
         os.environ.update(environ)
+        torch = sys.modules.get("torch")
+        if torch is not None and threads is not None and torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
     if isinstance(code, str):       # sys.exit("message"): Python prints it, exit status 1
         print(code, file=sys.stderr)
         code = 1
