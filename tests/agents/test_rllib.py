@@ -53,12 +53,14 @@ def tiny_config(tmp_path: Path, base: Path = QUICK, **changes) -> Path:
     ({"model": {"net_arch": [64, 0]}}, ["net_arch"]),
     ({"env_kwargs": {"rank": "wizard"}}, ["env_kwargs", "rank"]),
 ])
-def test_bad_config_is_one_error_line_and_writes_nothing(tmp_path, change, words):
+def test_bad_config_is_one_error_line_and_writes_nothing(tmp_path, change, words, script_main):
+    """(main(argv) in this process: the config is refused before anything starts, so a process
+    of its own would add only its start; --help below runs one.)"""
     cfg = yaml.safe_load(QUICK.read_text())
     cfg.update(change)
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(cfg))
-    r = train("--config", path, "--runs-dir", tmp_path / "runs")
+    r = script_main("train_rllib", "--config", path, "--runs-dir", tmp_path / "runs")
     assert r.returncode == 2
     line = r.stderr.strip().splitlines()[-1]
     assert line.startswith("error: ") and all(w in line for w in words), r.stderr
