@@ -219,7 +219,7 @@ def test_export_script_writes_the_policy_and_its_card(tiny_run, tmp_path, script
 
 
 @pytest.mark.outside_mutation_check
-def test_a_policy_of_other_rules_warns_and_strict_refuses(tiny_run, tmp_path):
+def test_a_policy_of_other_rules_warns_and_strict_refuses(tiny_run, tmp_path, script_main):
     from agents import make_agent
     from agents.policy import export_policy
     path = tmp_path / "old.pt"
@@ -244,7 +244,7 @@ def test_a_policy_of_other_rules_warns_and_strict_refuses(tiny_run, tmp_path):
     assert r.returncode == 0, r.stderr
     assert [line for line in r.stderr.splitlines() if line.startswith("warning:")] == \
         [f"warning: {path}: policy was trained under rules {LITERAL.hash}, the current rules are {RULES.hash}"]
-    r = subprocess.run(base + ["--strict"], capture_output=True, text=True, cwd=REPO, timeout=300)
+    r = script_main("evaluate", *base[2:], "--strict")     # (refused before playing: in this process)
     assert r.returncode == 2 and r.stderr.startswith("error:") and LITERAL.hash in r.stderr
 
 
