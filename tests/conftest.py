@@ -20,6 +20,12 @@ from rune_env.rules.config import Rules
 # never the user's own (~/.config/rune-env/checkpoint.key); the scripts the tests start inherit it.
 os.environ["RUNE_ENV_KEY_FILE"] = str(Path(tempfile.mkdtemp(prefix="rune-key-")) / "checkpoint.key")
 os.environ.pop("RUNE_ENV_TRUST_PICKLE", None)
+# torch on one thread in the test processes, as the scripts run it (--torch-threads 1): the tests
+# run in one process per core (pytest-xdist), and torch's default of a thread per core spins
+# against the other processes. Measured on 2 busy cores: a policy's 10 evaluation runs took 9.4 s
+# of CPU on two threads, 2.0 s on one (the RLlib acceptance test's 400 in-process runs, 800 s).
+# Set before torch is imported, which reads it then; one set outside is kept.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 TESTS = Path(__file__).parent
 REPO = TESTS.parent
