@@ -162,10 +162,27 @@ def start(a, runs_dir: Path, progress: bool) -> int:
     say(f"run: {run_dir}  (torch threads {cfg.torch_threads}; tensorboard --logdir {run_dir / 'tb'})")
     try:
         res = train(cfg, run_dir, model, venv, False, 0.0, progress)
-    except KeyboardInterrupt:
-        return interrupted(run_dir)
+    except BaseException as exc:
+        if from_ctrl_c(exc):
+            return interrupted(run_dir)
+        raise
     print(summary_json(run_dir, res))
     return 0
+
+
+def from_ctrl_c(exc: BaseException) -> bool:
+    """Whether `exc` is a Ctrl-C (SIGINT: KeyboardInterrupt), or an error raised while one
+    unwound: code it interrupts halfway may fail in its own cleanup and raise that failure with
+    the KeyboardInterrupt as its context (a checkpoint save stopped inside zipfile: "Can't close
+    the ZIP file while there is an open writing handle on it"; torch's zip writer: "unexpected
+    pos"). Such a run was stopped, not broken: its checkpoints are written atomically."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__context__
+    return False
 
 
 def interrupted(run_dir: Path) -> int:
@@ -234,8 +251,10 @@ def resume(a, runs_dir: Path, progress: bool) -> int:
     try:
         res = train(cfg, run_dir, model, venv, True, TrainClock.before(run_dir, steps), progress,
                     state)
-    except KeyboardInterrupt:
-        return interrupted(run_dir)
+    except BaseException as exc:
+        if from_ctrl_c(exc):
+            return interrupted(run_dir)
+        raise
     print(summary_json(run_dir, res))
     return 0
 

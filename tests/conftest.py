@@ -20,6 +20,12 @@ from rune_env.rules.config import Rules
 # never the user's own (~/.config/rune-env/checkpoint.key); the scripts the tests start inherit it.
 os.environ["RUNE_ENV_KEY_FILE"] = str(Path(tempfile.mkdtemp(prefix="rune-key-")) / "checkpoint.key")
 os.environ.pop("RUNE_ENV_TRUST_PICKLE", None)
+# torch on one thread in the test processes, as the scripts run it (--torch-threads 1): the tests
+# run in one process per core (pytest-xdist), and torch's default of a thread per core spins
+# against the other processes. Measured on 2 busy cores: a policy's 10 evaluation runs took 9.4 s
+# of CPU on two threads, 2.0 s on one (the RLlib acceptance test's 400 in-process runs, 800 s).
+# Set before torch is imported, which reads it then; one set outside is kept.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 TESTS = Path(__file__).parent
 REPO = TESTS.parent
@@ -43,6 +49,30 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     _HEAVY["on"] = bool(config.getoption("heavy"))
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        compile_once_before_the_workers()
+
+
+# -- the compiled code, on a fresh checkout ------------------------------------------------------
+# numba compiles the fast engine's kernel and the env's observation on first use and caches the
+# machine code beside them (__pycache__): a minute of CPU, once per checkout. With the tests in
+# one process per core, every process (and the scripts they start) would reach its first battle
+# before any cache was written and compile the same code at the same time. So on a fresh checkout
+# the controller compiles it before the test processes start, the two parts side by side (the
+# battle kernel 47 s of CPU, the observation 21 s, measured on 2 busy cores).
+WARM_UP = ("from rune_env.battle.fast import warm_up; warm_up()",
+           "from rune_env.envs.run_env import RuneRunEnv; RuneRunEnv().reset(seed=0)")
+
+
+def compile_once_before_the_workers() -> None:
+    cache = REPO / "rune_env" / "battle" / "fast" / "__pycache__"
+    if os.environ.get("NUMBA_CACHE_DIR") or any(cache.glob("kernel.*.nbi")):
+        return          # compiled already (or cached elsewhere): each process loads it
+    print("compiling the fast engine and the observation once (a fresh checkout; later runs load "
+          "them)", file=sys.stderr)
+    procs = [subprocess.Popen([sys.executable, "-c", code], cwd=REPO) for code in WARM_UP]
+    for proc in procs:
+        proc.wait()     # a failure shows again, and better, in the tests themselves
 
 
 def pytest_collection_modifyitems(config, items):
@@ -221,11 +251,14 @@ def _run_main(main, argv0: str, args, capsys, monkeypatch) -> subprocess.Complet
     """main(argv) run here as its process runs it, returned as subprocess.run returns it (a
     CompletedProcess with returncode, stdout, stderr). argparse's exit and sys.exit become the exit
     status, as they do in the process; the environment is restored afterwards (a script may set a
-    variable for the processes it starts, e.g. --trust-pickle)."""
+    variable for the processes it starts, e.g. --trust-pickle), and so is torch's thread count
+    (train.py sets the config's before it loads a checkpoint), if torch was loaded before."""
     argv = [str(a) for a in args]
     monkeypatch.chdir(REPO)
     monkeypatch.setattr(sys, "argv", [argv0, *argv])
     environ = dict(os.environ)
+    torch = sys.modules.get("torch")
+    threads = torch.get_num_threads() if torch else None
     capsys.readouterr()
     try:
         code = main(argv)
@@ -234,6 +267,9 @@ def _run_main(main, argv0: str, args, capsys, monkeypatch) -> subprocess.Complet
     finally:
         os.environ.clear()
         os.environ.update(environ)
+        torch = sys.modules.get("torch")
+        if torch is not None and threads is not None and torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
     if isinstance(code, str):       # sys.exit("message"): Python prints it, exit status 1
         print(code, file=sys.stderr)
         code = 1

@@ -70,16 +70,26 @@ def tiny(rounds=(3,), seed=0, jobs=None) -> A.AuditSettings:
 
 # -- the command line -------------------------------------------------------------------------
 def test_quick_json_end_to_end(default_rules):
-    """`--quick --json` finishes within a minute and prints one JSON object of the documented
+    """`--quick --json` costs under a minute of CPU and prints one JSON object of the documented
     structure (and nothing else on stdout: the progress bar is on stderr); its round-6 one-rune
     board is the library's (`audit_round` with the quick settings) and wins under 30% under the
-    default rules."""
-    start = time.monotonic()
+    default rules. The minute is the script's CPU time (its process, every thread), not its wall
+    time: the tests share the cores (a process per core), so the wall time says how busy the
+    machine is (55 s of a 60-s limit in a CI run at load 4, 97 s at load 8), while the CPU time is
+    the audit's cost (31 s measured), and within a minute of CPU it finishes within a minute
+    wherever it has a core of its own."""
+    import resource
+
+    def cpu_of_children() -> float:
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return used.ru_utime + used.ru_stime
+
+    start, cpu = time.monotonic(), cpu_of_children()
     r = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--json"], cwd=REPO,
-                       capture_output=True, text=True, timeout=120)
-    elapsed = time.monotonic() - start
+                       capture_output=True, text=True, timeout=300)
+    elapsed, cpu = time.monotonic() - start, cpu_of_children() - cpu
     assert r.returncode == 0, r.stderr
-    assert elapsed < 60, f"--quick took {elapsed:.0f} s"
+    assert cpu < 60, f"--quick took {cpu:.0f} s of CPU ({elapsed:.0f} s)"
     out = json.loads(r.stdout)
     assert out["rules_hash"] == default_rules.hash and out["pool"] is None and out["seed"] == 0
     assert out["battles"] > 0

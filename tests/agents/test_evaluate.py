@@ -143,9 +143,10 @@ def test_evaluate_writes_board_pictures_to_tensorboard(evaluation):
         assert img.width > 100 and img.height > 100
 
 
-def test_evaluate_logs_at_the_models_training_step(smoke, tmp_path):
+def test_evaluate_logs_at_the_models_training_step(smoke, tmp_path, script_main):
     """A policy's TensorBoard points sit at its training step (a .zip's num_timesteps, the
-    `timesteps` of the JSON beside a .pt); baselines at 0. A rerun replaces an agent's files."""
+    `timesteps` of the JSON beside a .pt); baselines at 0. A rerun replaces an agent's files
+    (main(argv) in this process: what it checks is the files it leaves)."""
     assert smoke["result"].returncode == 0, smoke["result"].stderr
     d = smoke["run_dir"]
     out = tmp_path / "out"
@@ -159,8 +160,8 @@ def test_evaluate_logs_at_the_models_training_step(smoke, tmp_path):
         assert steps_of(ea, "eval/clear_rate") == [step], label
         assert ea.Images("boards/final/0")[0].step == step
     # a rerun replaces the agent's directory: one event file, one point per tag
-    r = run(EVALUATE, "--agents", "random", "--episodes", 1, "--opponents", "generator",
-            "--out", out, "--seed", 1, "--no-progress")
+    r = script_main("evaluate", "--agents", "random", "--episodes", 1, "--opponents",
+                    "generator", "--out", out, "--seed", 1, "--no-progress")
     assert r.returncode == 0, r.stderr
     assert "run/s" not in r.stderr and "%|" not in r.stderr
     events = list((out / "tb" / "random").glob("events.out.tfevents.*"))

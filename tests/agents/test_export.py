@@ -219,7 +219,7 @@ def test_export_script_writes_the_policy_and_its_card(tiny_run, tmp_path, script
 
 
 @pytest.mark.outside_mutation_check
-def test_a_policy_of_other_rules_warns_and_strict_refuses(tiny_run, tmp_path):
+def test_a_policy_of_other_rules_warns_and_strict_refuses(tiny_run, tmp_path, script_main):
     from agents import make_agent
     from agents.policy import export_policy
     path = tmp_path / "old.pt"
@@ -244,7 +244,7 @@ def test_a_policy_of_other_rules_warns_and_strict_refuses(tiny_run, tmp_path):
     assert r.returncode == 0, r.stderr
     assert [line for line in r.stderr.splitlines() if line.startswith("warning:")] == \
         [f"warning: {path}: policy was trained under rules {LITERAL.hash}, the current rules are {RULES.hash}"]
-    r = subprocess.run(base + ["--strict"], capture_output=True, text=True, cwd=REPO, timeout=300)
+    r = script_main("evaluate", *base[2:], "--strict")     # (refused before playing: in this process)
     assert r.returncode == 2 and r.stderr.startswith("error:") and LITERAL.hash in r.stderr
 
 
@@ -265,9 +265,10 @@ def test_shipped_models_carry_their_rules_and_fit_the_budget():
 
 
 @pytest.mark.outside_mutation_check
-def test_evaluate_plays_another_rules_file_with_its_own_policies_and_pools(tmp_path):
+def test_evaluate_plays_another_rules_file_with_its_own_policies_and_pools(tmp_path, script_main):
     """--rules configs/rules/seed_literal.yaml: the old policies and the old pools are that file's,
-    so nothing warns; under the defaults the same policy warns in one line."""
+    so nothing warns; under the defaults the same policy warns in one line. (A missing --rules
+    file is main(argv) in this process: refused before anything is played.)"""
     old = REPO / "agents" / "models" / "seed_literal" / "apprentice_s0.pt"
     base = [sys.executable, str(REPO / "scripts" / "evaluate.py"), "--agents", str(old),
             "--episodes", "1", "--out", str(tmp_path / "ev"), "--no-progress", "--json"]
@@ -279,8 +280,7 @@ def test_evaluate_plays_another_rules_file_with_its_own_policies_and_pools(tmp_p
     assert out["rules_hash"] == LITERAL.hash and "seed_literal" in out["opponents"]
     r = subprocess.run(base, capture_output=True, text=True, cwd=REPO, timeout=300)
     assert r.returncode == 0 and "trained under rules " + LITERAL.hash in r.stderr
-    r = subprocess.run(base + ["--rules", str(tmp_path / "none.yaml")], capture_output=True,
-                       text=True, cwd=REPO, timeout=300)
+    r = script_main("evaluate", *base[2:], "--rules", tmp_path / "none.yaml")
     assert r.returncode == 2 and r.stderr.startswith("error:") and "none.yaml" in r.stderr
 
 

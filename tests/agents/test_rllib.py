@@ -53,12 +53,14 @@ def tiny_config(tmp_path: Path, base: Path = QUICK, **changes) -> Path:
     ({"model": {"net_arch": [64, 0]}}, ["net_arch"]),
     ({"env_kwargs": {"rank": "wizard"}}, ["env_kwargs", "rank"]),
 ])
-def test_bad_config_is_one_error_line_and_writes_nothing(tmp_path, change, words):
+def test_bad_config_is_one_error_line_and_writes_nothing(tmp_path, change, words, script_main):
+    """(main(argv) in this process: the config is refused before anything starts, so a process
+    of its own would add only its start; --help below runs one.)"""
     cfg = yaml.safe_load(QUICK.read_text())
     cfg.update(change)
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(cfg))
-    r = train("--config", path, "--runs-dir", tmp_path / "runs")
+    r = script_main("train_rllib", "--config", path, "--runs-dir", tmp_path / "runs")
     assert r.returncode == 2
     line = r.stderr.strip().splitlines()[-1]
     assert line.startswith("error: ") and all(w in line for w in words), r.stderr
@@ -144,14 +146,25 @@ def test_duel_module_export_drops_wait():
 
 
 # -- training ----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """One tiny training run ("a", the quick config cut to 512 steps), shared by the two tests
+    below: the first reads its run directory, the second trains a second run "b" of the same
+    config and seed beside it, compares, and resumes "b" (a Ray start and a training fewer)."""
+    base = tmp_path_factory.mktemp("rllib")
+    cfg = tiny_config(base)
+    runs = base / "runs"
+    r = train("--config", cfg, "--runs-dir", runs, "--run-name", "a", "--num-cpus", 2,
+              "--no-progress")
+    return {"result": r, "config": cfg, "runs": runs}
+
+
 @pytest.mark.outside_mutation_check
 @needs_ray
-def test_train_rllib_writes_its_run_and_the_policy_plays_in_evaluate(tmp_path):
-    runs = tmp_path / "runs"
-    r = train("--config", tiny_config(tmp_path), "--runs-dir", runs, "--run-name", "t",
-              "--num-cpus", 2, "--no-progress")
+def test_train_rllib_writes_its_run_and_the_policy_plays_in_evaluate(tiny_run, tmp_path):
+    r = tiny_run["result"]
     assert r.returncode == 0, r.stderr
-    run = runs / "t"
+    run = tiny_run["runs"] / "a"
     summary = json.loads(r.stdout.strip().splitlines()[-1])
     assert summary["run_dir"] == str(run) and summary["timesteps"] >= 512
     for name in ("config.yaml", "final_policy.pt", "final_policy.json", "eval.json",
@@ -181,22 +194,21 @@ def test_train_rllib_writes_its_run_and_the_policy_plays_in_evaluate(tmp_path):
 
 @pytest.mark.outside_mutation_check
 @needs_ray
-def test_train_rllib_is_reproducible_and_resumes(tmp_path):
+def test_train_rllib_is_reproducible_and_resumes(tiny_run):
     """The same config and seed twice: the same exported policy, byte for byte (the driver
-    samples; torch on one thread). Then --resume trains the first run on to 1024 steps."""
-    cfg = tiny_config(tmp_path)
-    runs = tmp_path / "runs"
-    for name in ("a", "b"):
-        r = train("--config", cfg, "--runs-dir", runs, "--run-name", name, "--num-cpus", 2,
-                  "--no-progress")
-        assert r.returncode == 0, r.stderr
+    samples; torch on one thread). Then --resume trains the second run on to 1024 steps."""
+    assert tiny_run["result"].returncode == 0, tiny_run["result"].stderr
+    cfg, runs = tiny_run["config"], tiny_run["runs"]
+    r = train("--config", cfg, "--runs-dir", runs, "--run-name", "b", "--num-cpus", 2,
+              "--no-progress")
+    assert r.returncode == 0, r.stderr
     assert (runs / "a" / "final_policy.pt").read_bytes() == (runs / "b" / "final_policy.pt").read_bytes()
-    r = train("--config", cfg, "--runs-dir", runs, "--run-name", "a", "--resume",
+    r = train("--config", cfg, "--runs-dir", runs, "--run-name", "b", "--resume",
               "--total-timesteps", 1024, "--num-cpus", 2, "--no-progress")
     assert r.returncode == 0, r.stderr
     assert "resumed from" in r.stdout
     assert json.loads(r.stdout.strip().splitlines()[-1])["timesteps"] >= 1024
-    assert len(list((runs / "a" / "checkpoints").glob("algo_*"))) == 2
+    assert len(list((runs / "b" / "checkpoints").glob("algo_*"))) == 2
     r = train("--config", cfg, "--runs-dir", runs, "--run-name", "a", "--no-progress")
     assert r.returncode == 2 and "exists" in r.stderr
 

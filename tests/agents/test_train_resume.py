@@ -28,9 +28,10 @@ pytestmark = pytest.mark.outside_mutation_check
 
 
 # -- train.py: --resume ----------------------------------------------------------------------------
-def test_train_resume_of_a_finished_run_changes_nothing(smoke, tmp_path):
+def test_train_resume_of_a_finished_run_changes_nothing(smoke, tmp_path, script_main):
     """A finished run says so and exits 0; final model, policy, evaluation and timings stay as
-    they are (found by --run-name, or as the newest run of the config's name and seed)."""
+    they are (found by --run-name, or as the newest run of the config's name and seed). (main(argv)
+    in this process: nothing is trained, so a process of its own adds only its start.)"""
     assert smoke["result"].returncode == 0, smoke["result"].stderr
     d = copy_run(smoke, tmp_path)
     names = ("final_model.zip", "final_policy.pt", "final_policy.json", "eval.json", "train_seconds.json")
@@ -38,7 +39,7 @@ def test_train_resume_of_a_finished_run_changes_nothing(smoke, tmp_path):
     for args in (("--run-name", d.name), ("--config", smoke["config"], "--seed", 1),
                  ("--run-name", d.name, "--total-timesteps", 256),
                  ("--run-name", d.name, "--total-timesteps", 128)):
-        r = run(TRAIN, "--runs-dir", d.parent, "--resume", *args)
+        r = script_main("train", "--runs-dir", d.parent, "--resume", *args)
         assert r.returncode == 0, (args, r.stderr)
         assert "is finished" in r.stdout and "--total-timesteps" in r.stdout, r.stdout
         assert summary_of(r)["timesteps"] == 256
@@ -92,23 +93,26 @@ def test_train_resume_a_killed_run(smoke, tmp_path):
     assert load_model(d / "final_model.zip").num_timesteps == 256
 
 
-def test_train_resume_without_a_checkpoint_exits_2(smoke, tmp_path):
+def test_train_resume_without_a_checkpoint_exits_2(smoke, tmp_path, script_main):
+    """(main(argv) in this process, as for the other bad input: each case ends before training.)"""
     assert smoke["result"].returncode == 0, smoke["result"].stderr
     # nothing to resume at all
-    r = run(TRAIN, "--config", smoke["config"], "--run-name", "never_ran", "--runs-dir",
-            tmp_path / "empty_runs", "--resume")
+    r = script_main("train", "--config", smoke["config"], "--run-name", "never_ran",
+                    "--runs-dir", tmp_path / "empty_runs", "--resume")
     assert_one_line_error(r, "never_ran")
-    r = run(TRAIN, "--config", smoke["config"], "--runs-dir", tmp_path / "empty_runs", "--resume")
+    r = script_main("train", "--config", smoke["config"], "--runs-dir", tmp_path / "empty_runs",
+                    "--resume")
     assert_one_line_error(r, "nothing to resume")
     # a killed run directory whose checkpoints are gone
     d = copy_run(smoke, tmp_path)
     shutil.rmtree(d / "checkpoints")
     (d / "final_model.zip").unlink()
-    r = run(TRAIN, "--config", smoke["config"], "--seed", 1, "--runs-dir", d.parent, "--resume")
+    r = script_main("train", "--config", smoke["config"], "--seed", 1, "--runs-dir", d.parent,
+                    "--resume")
     assert_one_line_error(r, "checkpoint")
 
 
-def test_train_resume_skips_a_checkpoint_that_does_not_load(smoke, tmp_path):
+def test_train_resume_skips_a_checkpoint_that_does_not_load(smoke, tmp_path, script_main):
     """A kill during a save left the newest checkpoint truncated (as SB3's own save did): the
     resume says so and goes on from the newest one that loads."""
     assert smoke["result"].returncode == 0, smoke["result"].stderr
@@ -126,11 +130,12 @@ def test_train_resume_skips_a_checkpoint_that_does_not_load(smoke, tmp_path):
     from agents.policy import load_model
     assert load_model(d / "final_model.zip").num_timesteps == 256
     # when none loads (here: none signed on this machine), one line says so, naming the newest
+    # (main(argv) in this process: it ends before training)
     d2 = copy_run(smoke, tmp_path / "again")
     for sig in d2.rglob("*.zip.sig"):
         sig.unlink()
     (d2 / "final_model.zip").unlink()
-    r = run(TRAIN, "--runs-dir", d2.parent, "--resume", "--run-name", d2.name)
+    r = script_main("train", "--runs-dir", d2.parent, "--resume", "--run-name", d2.name)
     assert_one_line_error(r, "no saved model loads (2 tried", "model_256_steps.zip", "--trust-pickle")
 
 

@@ -197,18 +197,21 @@ def test_run_names_are_new_sortable_and_resumable(tmp_path):
     assert mod.latest_run(tmp_path, "quick", 1) is None
 
 
-def test_train_fixed_run_name_refused_unless_force(tmp_path):
+def test_train_fixed_run_name_refused_unless_force(tmp_path, script_main):
+    """(The refusals are main(argv) in this process: they end before anything is built; the
+    --force run trains in a process of its own.)"""
     config = tiny_config(tmp_path / "tiny.yaml", total_timesteps=128, final_eval_episodes=0)
     runs = tmp_path / "runs"
     old = runs / "fixed"
     old.mkdir(parents=True)
     (old / "config.yaml").write_text("name: fixed\n")
     (old / "old_marker").write_text("from the old run")
-    r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "fixed")
+    r = script_main("train", "--config", config, "--runs-dir", runs, "--run-name", "fixed")
     assert_one_line_error(r, str(old), "--resume", "--force")
     assert (old / "old_marker").exists()                          # left alone
     # --force with --resume: contradictory
-    r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "fixed", "--force", "--resume")
+    r = script_main("train", "--config", config, "--runs-dir", runs, "--run-name", "fixed",
+                    "--force", "--resume")
     assert_one_line_error(r, "--force", "--resume")
     # --force: the old directory is deleted, the run starts again in it
     r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "fixed", "--force",
@@ -221,7 +224,8 @@ def test_train_fixed_run_name_refused_unless_force(tmp_path):
     other = runs / "not_a_run"
     other.mkdir()
     (other / "precious").write_text("x")
-    r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "not_a_run", "--force")
+    r = script_main("train", "--config", config, "--runs-dir", runs, "--run-name", "not_a_run",
+                    "--force")
     assert_one_line_error(r, "not a training run")
     assert (other / "precious").exists()
 

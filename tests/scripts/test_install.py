@@ -113,6 +113,33 @@ def _build_wheel(tmp: Path) -> Path:
     return wheels[0]
 
 
+def _reuse_compiled_code(installed: Path) -> int:
+    """The checkout's numba cache (the compiled kernel and observation: rune_env/**/__pycache__/
+    *.nbi, *.nbc) copied beside the wheel's copies of the same sources; returns how many files.
+    numba keys a cache entry by the source's content (a hash), the function's bytecode and the
+    machine, so the wheel's processes load the machine code rather than compile it again: a
+    minute of CPU, which was most of this test, spent on what the checkout's tests compiled
+    already (compiling is what the first battle of any test does). Entries of a source that
+    differs, or missing ones, are compiled as before. The checkout's kernel and observation are
+    compiled (or loaded) first, so there is something to copy when this test runs first. (With
+    NUMBA_CACHE_DIR set the checkout's cache is elsewhere: nothing is copied, the wheel compiles.)"""
+    from rune_env.battle.fast import warm_up
+    from rune_env.envs.run_env import RuneRunEnv
+    warm_up()
+    RuneRunEnv().reset(seed=0)
+    copied = 0
+    for cache in (REPO / "rune_env").rglob("__pycache__"):
+        into = installed / cache.parent.relative_to(REPO / "rune_env") / "__pycache__"
+        for f in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
+            source = f.name.split(".")[0] + ".py"
+            if (into.parent / source).is_file() and \
+                    (into.parent / source).read_bytes() == (cache.parent / source).read_bytes():
+                into.mkdir(exist_ok=True)
+                shutil.copy2(f, into / f.name)
+                copied += 1
+    return copied
+
+
 def _venv_python(tmp: Path) -> tuple[Path, Path]:
     home = tmp / "venv"
     venv.create(home, system_site_packages=True, with_pip=False, symlinks=os.name != "nt")
@@ -189,6 +216,9 @@ def test_a_wheel_ships_the_configs_and_runs_from_anywhere(tmp_path):
     home, python = _venv_python(tmp_path)
     _run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps",
           "--no-index", "--ignore-installed", wheel], cwd=tmp_path)
+    site = json.loads(_run([python, "-c", "import json, sysconfig; "
+                            "print(json.dumps(sysconfig.get_paths()['purelib']))"], cwd=tmp_path))
+    _reuse_compiled_code(Path(site) / "rune_env")      # (none with NUMBA_CACHE_DIR set: then it compiles)
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -56,12 +56,29 @@ def test_benchmark_json():
 
 
 @pytest.mark.outside_mutation_check
-def test_benchmark_table():
-    pytest.importorskip("sb3_contrib")          # the training rows (--train-steps' default)
-    r = script("benchmark", "--pairs", "5", "--seed", "3", "--env-steps", "0")
+def test_benchmark_table(tmp_path):
+    """The table (no --json), each kind of row in it. The timed budgets are the least that runs
+    each row (the figures are not checked here; test_benchmark_json checks them): 0.3 s of fast
+    passes instead of 4, and the training rows on a copy of configs/train/quick.yaml cut to
+    64-step rollouts, one timed rollout per env kind, instead of 16384 steps of --train-config's
+    default, apprentice.yaml (16 envs), which was 40 s of the suite's CPU. That default is checked
+    to be one the benchmark reads."""
+    pytest.importorskip("sb3_contrib")          # the training rows
+    cfg = yaml.safe_load((REPO / "configs" / "train" / "quick.yaml").read_text())
+    cfg["ppo"].update(n_steps=64, batch_size=64, n_epochs=1)
+    (tmp_path / "tiny.yaml").write_text(yaml.safe_dump(cfg))
+    r = script("benchmark", "--pairs", "5", "--seed", "3", "--env-steps", "0",
+               "--fast-seconds", "0.3", "--train-steps", "128",
+               "--train-config", str(tmp_path / "tiny.yaml"))
     assert r.returncode == 0, r.stderr
     assert "reference engine" in r.stdout and "battles/s" in r.stdout
     assert "standard_pairs(5, 3)" in r.stdout
+    assert "MaskablePPO on RuneRun-v0 (2 envs" in r.stdout and "steps/s" in r.stdout
+    from conftest import script_module
+    benchmark = script_module("benchmark")
+    default = benchmark.build_parser().get_default("train_config")
+    assert Path(default) == REPO / "configs" / "train" / "apprentice.yaml"
+    assert benchmark.read_train_config(default).n_envs == 16
 
 
 def test_benchmark_passes_fill_the_minimum_time():
