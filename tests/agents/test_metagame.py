@@ -188,6 +188,16 @@ def test_charts_write_pngs(tmp_path):
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_exploitability_chart_shows_a_pool_below_zero():
+    """A best response that loses on the report ghosts is exploitability < 0 (archmage's round 3
+    at 4065152: win rate 0.39, so -0.11); the axis must reach it, not cut it off at -0.05."""
+    pytest.importorskip("matplotlib")
+    from agents.design.metagame.charts import exploitability_figure
+    fig = exploitability_figure({"archmage": {3: -0.11, 6: 0.17}, "sage": {3: 0.3, 6: 0.31}})
+    low, high = fig.axes[0].get_ylim()
+    assert low <= -0.11 - 0.05 + 1e-9 and high >= 0.5
+
+
 def test_every_script_option_states_its_default():
     import exploitability
     import metagame

@@ -87,7 +87,11 @@ def exploitability_figure(table: dict[str, dict[int, float]], title: str = ""):
         ax.plot(rounds, [by_round[r] for r in rounds], marker="o", label=name)
     ax.set_xlabel("round")
     ax.set_ylabel("exploitability (win rate - 0.5)")
-    ax.set_ylim(-0.05, 0.55)
+    # a pool can be below 0 (the best response found on one part loses on the other part): the
+    # axis reaches down to the lowest point instead of cutting it off
+    lowest = min((v for by_round in table.values() for v in by_round.values()), default=0.0)
+    ax.set_ylim(min(-0.05, lowest - 0.05), 0.55)
+    ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(title or "exploitability by pool and round")
