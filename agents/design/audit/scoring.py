@@ -6,7 +6,7 @@ choose and report sets, what a board costs, and the scores of boards against a s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
@@ -277,9 +277,13 @@ class Evaluator:
         return self._memo(candidates, opponents, opponents.fast, self._play_fast)
 
     def _memo(self, candidates: Sequence[Board], opponents: Opponents, memo: dict,
-              play: Callable[[list[Board], Opponents], list]) -> list:
-        keys = [board_key(c, self.rules) for c in candidates]
-        todo: dict[str, Board] = {}
+              play: Callable[[list[Board], Opponents], list],
+              key: Callable[[Board], Hashable] | None = None) -> list:
+        """Each candidate's result against `opponents`, played in batches for the candidates
+        `memo` does not hold yet (one battle set per distinct key). `key`: a board's memo key
+        (default its JSON key, `board_key`)."""
+        keys = [board_key(c, self.rules) if key is None else key(c) for c in candidates]
+        todo: dict[Hashable, Board] = {}
         for k, c in zip(keys, candidates):
             if k not in memo:
                 todo.setdefault(k, c)

@@ -35,7 +35,6 @@ from rune_env.run.ranks import rank_effects
 
 from agents.design.audit import (AuditSettings, Evaluator, Opponents, board_cost, board_key,
                                  field_reference, hill_climb, tower_boards)
-from agents.design.audit.scoring import MAX_BATCH_PAIRS
 from agents.evaluation.runs import wilson
 
 from .mutations import CounterMutator, fast_key
@@ -114,18 +113,7 @@ class PayoffEvaluator(Evaluator):
         # keyed by identity, the opponents kept alive beside their memo so the id stays theirs;
         # boards by their fast keys (a JSON key per mutant cost more than its battles)
         _, memo = self._payoff_memo.setdefault(id(opponents), (opponents, {}))
-        keys = [fast_key(c) for c in candidates]
-        todo: dict[tuple, Board] = {}
-        for k, c in zip(keys, candidates):
-            if k not in memo:
-                todo.setdefault(k, c)
-        new = list(todo.items())
-        per_batch = max(1, MAX_BATCH_PAIRS // (2 * len(opponents.boards)))
-        for start in range(0, len(new), per_batch):
-            chunk = new[start:start + per_batch]
-            for (k, _), s in zip(chunk, self._play_payoff([c for _, c in chunk], opponents)):
-                memo[k] = s
-        return [memo[k] for k in keys]
+        return self._memo(candidates, opponents, memo, self._play_payoff, key=fast_key)
 
     def _play_payoff(self, candidates: list[Board], opponents: Opponents) -> list[PayoffScore]:
         out, side = self._battles(candidates, opponents.boards, self.rules)
