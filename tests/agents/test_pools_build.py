@@ -303,7 +303,7 @@ def test_tiny_build_writes_a_loadable_pool_with_provenance(tiny_builds):
     import hashlib
     assert prov["policies"][POLICY]["sha256"] == hashlib.sha256((REPO / POLICY).read_bytes()).hexdigest()
     assert prov["policies"][POLICY]["provenance"] == "agents/models/apprentice_s0_2000k.json"
-    assert prov["commit"] and prov["rules_hash"] == RULES.hash
+    assert prov["commit"] and prov["rules_hash"] == RULES.hash and prov["data"] == {}
     # mentor's opponent side drafts with income and start mana floor(10 x 1.15) = 11
     assert prov["drafting"] == {"opponents": "generator", "rank": "apprentice",
                                 "rules_overrides": {"run.endless": True, "run.income": 11,
@@ -434,3 +434,18 @@ def test_a_recipe_may_draw_ghosts_from_the_metagame(tmp_path):
     recipes = pools.load_recipes(_recipe_file(tmp_path, text), RULES)
     assert [a.agent for a in recipes["apprentice"].agents] == ["metagame"]
     assert not recipes["apprentice"].agents[0].trained
+
+
+def test_a_build_from_the_metagame_names_the_metagame_file_it_read(tmp_path):
+    """The provenance's `data`: the shipped metagame's path and sha256 when an agent read it
+    (metagame boards, or a planner's goal and reference), so a rebuild can tell whether the
+    metagame changed under it; a recipe of greedy and policies reads none (the tiny build)."""
+    import hashlib
+    from agents.search.reference import meta_path
+    text = GOOD.replace('agents: [{agent: "greedy:0.5", runs: 2}]',
+                        'agents: [{agent: metagame, runs: 3, sample: false}]')
+    recipe = pools.load_recipes(_recipe_file(tmp_path, text), RULES)["apprentice"]
+    pool, _ = pools.build_rank(recipe, RULES, tmp_path / "ranks.yaml")
+    meta = meta_path(RULES)
+    assert pool.provenance["data"] == {
+        "configs/meta/" + meta.name: hashlib.sha256(meta.read_bytes()).hexdigest()}

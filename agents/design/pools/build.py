@@ -12,6 +12,7 @@ from typing import Callable
 
 from agents.cli.progress import CountRuns, bar
 from agents.cli.provenance import REPO, git_commit, sha256_of, shown
+from agents.search.reference import meta_path
 from rune_env.run.opponents import Pool, ghost_count, save_pool
 from rune_env.run.ranks import rank_index
 
@@ -133,11 +134,19 @@ def build_rank(recipe: RankRecipe, rules, config: Path, runs_scale: float = 1.0,
             card = a.path.with_suffix(".json")
             policies[a.agent] = {"sha256": sha256_of(a.path),
                                  "provenance": shown(card, root) if card.is_file() else None}
+    # the data files the drafting read besides the policies: the shipped metagame (the
+    # metagame agent's boards; the planner's goal and its reference `meta`), so a rebuild can
+    # tell whether it drafts from the same metagame
+    data = {}
+    meta = meta_path(rules)
+    if meta.is_file() and any(a.agent == METAGAME or a.agent.startswith("planner")
+                              for a in recipe.agents):
+        data[shown(meta, root)] = sha256_of(meta)
     provenance = {
         "script": "scripts/build_pools.py",
         "config": shown(config, root), "config_sha256": sha256_of(config),
         "recipe": recipe.to_json(), "runs_scale": runs_scale,
-        "agents": agents_played, "policies": policies,
+        "agents": agents_played, "policies": policies, "data": data,
         "commit": commit or git_commit(root), "rules_hash": rules.hash,
         "drafting": {"opponents": DRAFTING_OPPONENTS, "rank": rules.spec.ranks[0].id,
                      "rules_overrides": drafting_overrides(rules, rank)},
