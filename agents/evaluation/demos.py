@@ -92,26 +92,33 @@ class Demos:
 
 
 class _Recorder:
-    """An agent that plays `agent` and records what it saw and did."""
+    """An agent that records what `agent` saw and did; with an `actor`, the actor's action is
+    played and `agent`'s is recorded (DAgger: the expert labels the states the actor visits)."""
 
-    def __init__(self, agent, record: dict):
-        self.agent, self.record = agent, record
-        self.needs_state = getattr(agent, "needs_state", False)
+    def __init__(self, agent, record: dict, actor=None):
+        self.agent, self.record, self.actor = agent, record, actor
+        self.needs_state = getattr(agent, "needs_state", False) or getattr(actor, "needs_state", False)
 
     def reset(self, seed: int | None = None) -> None:
         self.agent.reset(seed)
+        if self.actor is not None:
+            self.actor.reset(seed)
 
     def act(self, observation, action_mask, state=None) -> int:
         action = int(self.agent.act(observation, action_mask, state=state))
         self.record["obs"].append(np.asarray(observation, np.float32).reshape(-1))
         self.record["masks"].append(np.packbits(np.asarray(action_mask, bool)))
         self.record["actions"].append(action)
-        return action
+        if self.actor is None:
+            return action
+        return int(self.actor.act(observation, action_mask, state=state))
 
 
-def play_demos(agent_name: str, env_kwargs: dict, seed: int, start: int, count: int) -> dict:
+def play_demos(agent_name: str, env_kwargs: dict, seed: int, start: int, count: int,
+               actor: str | None = None) -> dict:
     """Runs start..start+count-1 of seed `seed` played by `agent_name` (a task: names and
-    numbers in, arrays out), as arrays keyed as a file's (without meta)."""
+    numbers in, arrays out), as arrays keyed as a file's (without meta); with `actor` (a name
+    make_agent knows, e.g. a policy file), played by the actor and labelled by `agent_name`."""
     from agents import make_agent
     from rune_env.envs.run_env import RuneRunEnv
     env = RuneRunEnv(**env_kwargs)
@@ -122,7 +129,8 @@ def play_demos(agent_name: str, env_kwargs: dict, seed: int, start: int, count: 
     for i in range(start, start + count):
         record: dict[str, list] = {"obs": [], "masks": [], "actions": []}
         run_seed = demo_run_seed(seed, i)
-        rewards = _play_recorded(env, _Recorder(agent, record), run_seed)
+        acting = None if actor is None else make_agent(actor, env.rules, seed=seed)
+        rewards = _play_recorded(env, _Recorder(agent, record, acting), run_seed)
         for k, v in record.items():
             parts[k].extend(v)
         parts["rewards"].extend(rewards)
@@ -149,20 +157,21 @@ def _play_recorded(env, recorder: _Recorder, run_seed: int) -> list[float]:
 
 
 def collect_demos(agent_name: str, runs: int, seed: int, env_kwargs: dict | None = None,
-                  jobs: int = 1, progress=None) -> Demos:
-    """`runs` runs of `agent_name` (any name make_agent knows) on `demo_run_seed(seed, i)`, in
-    `jobs` processes (the same arrays for any number); `progress` gets .update(runs done)."""
+                  jobs: int = 1, progress=None, start: int = 0, actor: str | None = None) -> Demos:
+    """`runs` runs of `agent_name` (any name make_agent knows) on `demo_run_seed(seed, i)` for i
+    from `start`, in `jobs` processes (the same arrays for any number); with `actor`, the actor
+    plays and `agent_name` labels (`play_demos`). `progress` gets .update(runs done)."""
     from agents.cli.provenance import git_commit
     from rune_env.envs.run_env import resolve_rules
     env_kwargs = dict(env_kwargs or {})
-    tasks = [(agent_name, env_kwargs, seed, s, min(RUNS_PER_TASK, runs - s))
+    tasks = [(agent_name, env_kwargs, seed, start + s, min(RUNS_PER_TASK, runs - s), actor)
              for s in range(0, runs, RUNS_PER_TASK)]
     if jobs <= 1 or len(tasks) == 1:
         chunks = []
         for t in tasks:
             chunks.append(play_demos(*t))
             if progress is not None:
-                progress.update(t[-1])
+                progress.update(t[4])
     else:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
@@ -173,13 +182,14 @@ def collect_demos(agent_name: str, runs: int, seed: int, env_kwargs: dict | None
             for t, f in zip(tasks, futures):
                 chunks.append(f.result())
                 if progress is not None:
-                    progress.update(t[-1])
+                    progress.update(t[4])
     arrays = {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
     rules = resolve_rules(env_kwargs.get("rules"), env_kwargs.get("rules_overrides"))
     from rune_env.run.actions import action_table
     meta = {"format": FORMAT, "agent": agent_name, "seed": seed, "runs": runs,
             "rules_hash": rules.hash, "commit": git_commit(), "obs_size": int(arrays["obs"].shape[1]),
-            "actions": len(action_table(rules)), "steps": int(len(arrays["actions"])),
+            "actions": len(action_table(rules)), "steps": int(len(arrays["actions"])), "start": start,
+            "actor": actor,
             "env_kwargs": {k: v for k, v in env_kwargs.items()
                            if isinstance(v, (str, int, float, bool, type(None)))}}
     return Demos(meta=meta, **arrays)

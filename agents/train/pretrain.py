@@ -44,6 +44,8 @@ class PretrainConfig(Section):
     batch_size: Whole = Field(256, ge=1, le=MAX_BATCH)
     learning_rate: Number = Field(0.001, gt=0, le=1)
     value: StrictBool = True          # also fit the value head to the Monte-Carlo returns
+    dagger_rounds: Whole = Field(0, ge=0, le=100)   # with agent: rounds of DAgger after cloning
+    dagger_runs: Whole = Field(20, ge=1, le=MAX_RUNS)  # runs the clone plays per round
     strict: StrictBool = False        # refuse a demonstrations file of other rules (else: warn)
 
     @model_validator(mode="after")
@@ -51,6 +53,8 @@ class PretrainConfig(Section):
         if (self.demos is None) == (self.agent is None):
             raise ValueError("give one of demos (a file) and agent (a name), not "
                              + ("both" if self.demos else "neither"))
+        if self.dagger_rounds and self.agent is None:
+            raise ValueError("dagger_rounds needs an agent (the expert that labels the runs)")
         return self
 
 
@@ -95,7 +99,7 @@ def accuracy(policy, demos: Demos, batch: int = 4096) -> float:
 
 
 def clone(policy, demos: Demos, cfg: PretrainConfig, seed: int, gamma: float,
-          writer=None, progress=None) -> list[dict[str, Any]]:
+          writer=None, progress=None, first_epoch: int = 1) -> list[dict[str, Any]]:
     """Fit `policy` (a MaskableActorCriticPolicy, trained in place) to `demos` for cfg.epochs
     epochs of Adam at cfg.learning_rate in minibatches of cfg.batch_size; each epoch's
     {"epoch", "loss", "value_loss", "accuracy", "seconds"} is returned and, with `writer` (a
@@ -105,13 +109,13 @@ def clone(policy, demos: Demos, cfg: PretrainConfig, seed: int, gamma: float,
     legal = th.as_tensor(demos.legal())
     actions = th.as_tensor(demos.actions.astype(np.int64))
     returns = th.as_tensor(demos.returns(gamma))
-    rng = np.random.default_rng([seed, _SHUFFLE])
+    rng = np.random.default_rng([seed, _SHUFFLE, first_epoch])
     optimizer = th.optim.Adam(policy.parameters(), lr=cfg.learning_rate)
     policy.set_training_mode(True)
     history = []
     start = time.perf_counter()
     n = len(demos)
-    for epoch in range(1, cfg.epochs + 1):
+    for epoch in range(first_epoch, first_epoch + cfg.epochs):
         order = th.as_tensor(rng.permutation(n))
         total = value_total = 0.0
         hits = 0
@@ -177,16 +181,38 @@ def pretrain(cfg, model, run_dir, demos: Demos | None, progress: bool = False) -
     gamma = cfg.ppo.gamma if cfg.ppo.gamma is not None else 0.99
     before = accuracy(model.policy, demos)
     with SummaryWriter(str(run_dir / "tb" / "pretrain")) as w, \
-            bar(p.epochs, "cloning", progress) as pb:
+            bar(p.epochs * (1 + p.dagger_rounds), "cloning", progress) as pb:
         w.add_scalar("pretrain/accuracy", before, 0)
         history = clone(model.policy, demos, p, cfg.seed, gamma, w, pb)
+        for r in range(p.dagger_rounds):
+            demos = demos.extend(dagger(model, p, cfg.seed, cfg.env_kwargs, run_dir, r))
+            w.add_scalar("pretrain/dagger_steps", len(demos), len(history))
+            history += clone(model.policy, demos, p, cfg.seed, gamma, w, pb, len(history) + 1)
     out = {"agent": demos.meta["agent"], "demos": p.demos, "runs": demos.meta["runs"],
            "steps": len(demos), "rules_hash": demos.meta["rules_hash"],
            "accuracy_before": before, "demo_seconds": demo_seconds,
            "clone_seconds": time.perf_counter() - start - demo_seconds, "epochs": history}
+    out["dagger_rounds"] = p.dagger_rounds
     write_json(run_dir / "pretrain.json", out)
     last = history[-1]
     say(f"pretrain: {len(demos)} steps of {demos.meta['runs']} runs of {demos.meta['agent']} "
         f"({demo_seconds:.0f} s), {p.epochs} epochs ({out['clone_seconds']:.0f} s): accuracy "
         f"{before:.3f} -> {last['accuracy']:.3f}, loss {last['loss']:.3f}")
     return out
+
+
+def dagger(model, p: PretrainConfig, seed: int, env_kwargs: dict, run_dir, round_: int) -> Demos:
+    """One DAgger round: the clone (exported beside the run, float32) plays `p.dagger_runs` new
+    runs (demonstration seeds after the ones already played) and the expert `p.agent` labels
+    every state it meets with the action it would take."""
+    from agents.evaluation.demos import collect_demos
+    from agents.policy import export_policy
+    path = run_dir / "pretrain_policy.pt"
+    export_policy(model, path, dtype="float32")
+    start = p.runs + round_ * p.dagger_runs
+    try:
+        return collect_demos(p.agent, p.dagger_runs, seed, env_kwargs, p.jobs, start=start,
+                             actor=str(path))
+    finally:
+        path.unlink(missing_ok=True)
+        path.with_suffix(".json").unlink(missing_ok=True)

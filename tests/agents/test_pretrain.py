@@ -144,7 +144,8 @@ def test_the_pretrain_section_is_checked():
                            ({"agent": "greedy", "learning_rate": 0}, "pretrain.learning_rate"),
                            ({"epochs": 3}, "not neither"),
                            ({"agent": "greedy", "demos": "x.npz"}, "not both"),
-                           ({"agent": "greedy", "epoch": 3}, "unknown key 'pretrain.epoch'")]:
+                           ({"agent": "greedy", "epoch": 3}, "unknown key 'pretrain.epoch'"),
+                           ({"demos": "x.npz", "dagger_rounds": 1}, "dagger_rounds needs an agent")]:
         with pytest.raises(ConfigError, match=words.replace(".", r"\.")):
             validate_config({"pretrain": section}, "x.yaml")
     assert validate_config({"pretrain": {"agent": "greedy"}}, "x.yaml").pretrain.epochs == 10
@@ -155,7 +156,8 @@ def test_train_with_pretrain_logs_pretrain_scalars(tmp_path, demo_file):
     cfg = {"name": "bc", "env_kwargs": ENV, "n_envs": 1, "total_timesteps": 32,
            "ppo": {"n_steps": 32, "batch_size": 16, "n_epochs": 1},
            "policy_kwargs": {"net_arch": [16, 16]}, "final_eval_episodes": 0,
-           "pretrain": {"agent": "greedy", "runs": 1, "epochs": 2, "batch_size": 64}}
+           "pretrain": {"agent": "greedy", "runs": 1, "epochs": 2, "batch_size": 64,
+                        "dagger_rounds": 1, "dagger_runs": 1}}
     path = tmp_path / "bc.yaml"
     path.write_text(yaml.safe_dump(cfg))
     r = run(TRAIN, "--config", path, "--runs-dir", tmp_path / "runs", "--run-name", "bc",
@@ -165,9 +167,12 @@ def test_train_with_pretrain_logs_pretrain_scalars(tmp_path, demo_file):
     ea = EventAccumulator(str(run_dir / "tb" / "pretrain"))
     ea.Reload()
     assert {"pretrain/loss", "pretrain/accuracy", "pretrain/value_loss"} <= set(ea.Tags()["scalars"])
-    assert [e.step for e in ea.Scalars("pretrain/loss")] == [1, 2]
+    # two epochs of cloning, then a DAgger round (the clone plays, greedy labels) and two more
+    assert [e.step for e in ea.Scalars("pretrain/loss")] == [1, 2, 3, 4]
     info = json.loads((run_dir / "pretrain.json").read_text())
-    assert info["agent"] == "greedy" and len(info["epochs"]) == 2
+    assert info["agent"] == "greedy" and len(info["epochs"]) == 4
+    assert ea.Scalars("pretrain/dagger_steps")[0].value == info["steps"]   # both runs' steps
+    assert not (run_dir / "pretrain_policy.pt").exists()
     # a broken demonstrations file: one line naming the key, nothing written
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"junk")
