@@ -151,6 +151,23 @@ def test_the_pretrain_section_is_checked():
     assert validate_config({"pretrain": {"agent": "greedy"}}, "x.yaml").pretrain.epochs == 10
 
 
+def _weights(path: Path) -> dict:
+    from agents.policy import load_policy
+    return load_policy(path).state_dict()
+
+
+def test_collect_demos_refuses_bad_arguments(tmp_path):
+    out = ["--out", tmp_path / "x.npz"]
+    for args, words in [([*out, "--runs", 0], "--runs must be"), ([*out, "--rank", "nobody"], "rank"),
+                        ([*out, "--agent", "nobody"], "unknown agent"),
+                        (["--runs", 1], "--out FILE.npz is required"),
+                        ([*out, "--opponents", tmp_path / "none.json"], "none.json")]:
+        r = run(COLLECT, *args)
+        assert r.returncode == 2 and r.stderr.startswith("error: ") and words in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1, r.stderr
+    assert not (tmp_path / "x.npz").exists()
+
+
 def test_train_with_pretrain_logs_pretrain_scalars(tmp_path, demo_file):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     cfg = {"name": "bc", "env_kwargs": ENV, "n_envs": 1, "total_timesteps": 32,
@@ -173,6 +190,12 @@ def test_train_with_pretrain_logs_pretrain_scalars(tmp_path, demo_file):
     assert info["agent"] == "greedy" and len(info["epochs"]) == 4
     assert ea.Scalars("pretrain/dagger_steps")[0].value == info["steps"]   # both runs' steps
     assert not (run_dir / "pretrain_policy.pt").exists()
+    # the same seed again: the same demonstrations, clone and PPO, so the same final weights
+    r = run(TRAIN, "--config", path, "--runs-dir", tmp_path / "runs", "--run-name", "bc2",
+            "--no-progress")
+    assert r.returncode == 0, r.stderr
+    a, b = (_weights(tmp_path / "runs" / n / "final_policy.pt") for n in ("bc", "bc2"))
+    assert a.keys() == b.keys() and all(bool((a[k] == b[k]).all()) for k in a)
     # a broken demonstrations file: one line naming the key, nothing written
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"junk")
