@@ -24,6 +24,12 @@ final_policy.pt (the network alone) with final_policy.json (its provenance: time
 seed), eval.json (the final evaluation, timesteps, train_seconds over every session) and
 train_seconds.json.
 
+A config with a `pretrain:` section (agents/train/pretrain.py) first clones the policy from
+demonstrations (a file of scripts/collect_demos.py, or an agent's runs played then; DAgger rounds
+optionally): TensorBoard pretrain/* under tb/pretrain/, and pretrain.json (the demonstrations,
+timings and each epoch); a broken demonstrations file or an unknown agent is one `error: ...`
+line before anything is written. A resumed run is not cloned again.
+
 --resume continues a run from its newest model that loads (the last checkpoint, or the final
 model; each newer one that does not, truncated or unsigned, is skipped with a line saying why),
 in the same TensorBoard run. A resumed run is the uninterrupted run (agents/train/resume.py): checkpoints

@@ -196,7 +196,7 @@ def pretrain(cfg, model, run_dir, demos: Demos | None, progress: bool = False) -
     write_json(run_dir / "pretrain.json", out)
     last = history[-1]
     say(f"pretrain: {len(demos)} steps of {demos.meta['runs']} runs of {demos.meta['agent']} "
-        f"({demo_seconds:.0f} s), {p.epochs} epochs ({out['clone_seconds']:.0f} s): accuracy "
+        f"({demo_seconds:.0f} s), {len(history)} epochs ({out['clone_seconds']:.0f} s): accuracy "
         f"{before:.3f} -> {last['accuracy']:.3f}, loss {last['loss']:.3f}")
     return out
 
