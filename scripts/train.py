@@ -24,6 +24,12 @@ final_policy.pt (the network alone) with final_policy.json (its provenance: time
 seed), eval.json (the final evaluation, timesteps, train_seconds over every session) and
 train_seconds.json.
 
+A config with a `pretrain:` section (agents/train/pretrain.py) first clones the policy from
+demonstrations (a file of scripts/collect_demos.py, or an agent's runs played then; DAgger rounds
+optionally): TensorBoard pretrain/* under tb/pretrain/, and pretrain.json (the demonstrations,
+timings and each epoch); a broken demonstrations file or an unknown agent is one `error: ...`
+line before anything is written. A resumed run is not cloned again.
+
 --resume continues a run from its newest model that loads (the last checkpoint, or the final
 model; each newer one that does not, truncated or unsigned, is skipped with a line saying why),
 in the same TensorBoard run. A resumed run is the uninterrupted run (agents/train/resume.py): checkpoints
@@ -66,7 +72,8 @@ from agents.train.ppo import (final_evaluation, make_env_fn, make_venv,  # noqa:
                               new_model, seed_everything, set_torch_threads, summary_json, train)
 from agents.train.run_dirs import (TrainClock, claim_named_run, claim_run_dir,  # noqa: E402,F401
                                    default_run_name, latest_run, saved_models, tb_run_dir)
-from agents.train.train_config import PPOConfig, check_env, read_config  # noqa: E402,F401
+from agents.train.pretrain import check_pretrain, pretrain  # noqa: E402
+from agents.train.train_config import PPOConfig, check_env, read_config, rules_hash  # noqa: E402,F401
 from rune_env.files import write_text_atomic
 
 
@@ -134,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
 def start(a, runs_dir: Path, progress: bool) -> int:
     cfg = read_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})
     check_env(cfg, str(a.config))
+    demos = None
+    if cfg.pretrain is not None:      # a bad demonstrations file or agent: refused before any write
+        demos = check_pretrain(cfg.pretrain, cfg.env_kwargs, rules_hash(cfg.env_kwargs), str(a.config))
     run_dir = runs_dir / a.run_name if a.run_name else None
     made_runs_dir = not runs_dir.exists()
     if run_dir is not None:
@@ -161,6 +171,8 @@ def start(a, runs_dir: Path, progress: bool) -> int:
     write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_yaml(), sort_keys=False))
     say(f"run: {run_dir}  (torch threads {cfg.torch_threads}; tensorboard --logdir {run_dir / 'tb'})")
     try:
+        if cfg.pretrain is not None:
+            pretrain(cfg, model, run_dir, demos, progress)
         res = train(cfg, run_dir, model, venv, False, 0.0, progress)
     except BaseException as exc:
         if from_ctrl_c(exc):

@@ -16,6 +16,7 @@ from agents.evaluation.runs import MAX_EPISODES
 
 from .config import (RUN_NAME, ConfigError, Mapping, Number, Section, Whole, mapping_or_empty,
                      read_yaml, validate_model)
+from .pretrain import PretrainConfig
 
 
 class PPOConfig(Section):
@@ -64,6 +65,7 @@ class TrainConfig(Section):
     metrics_every: Whole = Field(2048, ge=1, le=MAX_STEPS)
     eval: Annotated[EvalConfig, BeforeValidator(mapping_or_empty)] = EvalConfig()
     final_eval_episodes: Whole = Field(20, ge=0, le=MAX_EPISODES)
+    pretrain: PretrainConfig | None = None     # behaviour cloning before PPO (agents/train/pretrain.py)
 
     @model_validator(mode="after")
     def _consistent(self) -> "TrainConfig":
@@ -78,10 +80,13 @@ class TrainConfig(Section):
     def to_yaml(self) -> dict[str, Any]:
         data = self.model_dump()
         data["ppo"] = self.ppo.kwargs()
+        if self.pretrain is None:
+            del data["pretrain"]
         return data
 
 
-SECTIONS: dict[tuple, type[BaseModel]] = {(): TrainConfig, ("ppo",): PPOConfig, ("eval",): EvalConfig}
+SECTIONS: dict[tuple, type[BaseModel]] = {(): TrainConfig, ("ppo",): PPOConfig, ("eval",): EvalConfig,
+                                          ("pretrain",): PretrainConfig}
 
 
 def validate_config(data: Any, source: str) -> TrainConfig:

@@ -1,0 +1,294 @@
+"""Demonstrations: an agent's observations, legal masks and actions over whole runs of RuneRun-v0,
+for behaviour cloning (agents/train/pretrain.py) and scripts/collect_demos.py.
+
+A demonstration file is a zip of .npy arrays (numpy's .npz; data, never a pickle: it is read with
+allow_pickle=False) written byte for byte the same for the same agent, seed and runs (fixed zip
+timestamps) and atomically (a temp file in the same folder, then renamed):
+
+- `obs` (steps, obs_size) float32: the flat observation the agent saw, as MlpPolicy receives it;
+- `masks` (steps, ceil(actions / 8)) uint8: the legal actions, bits packed (np.packbits);
+- `actions` (steps,) int32: the action taken, legal under its mask;
+- `rewards` (steps,) float32: the env's reward for that step (for Monte-Carlo returns);
+- `run_seeds` (steps,) int64: the run seed of the step's run (a run's steps are contiguous);
+- `meta` (bytes,) uint8: UTF-8 JSON: format, agent, seed, runs, rules_hash, commit, obs_size,
+  actions, steps and the env's options.
+
+Runs are played on training run seeds (`demo_run_seed`: below the env's TRAINING_SEED_LIMIT,
+where evaluations never play), so a policy cloned from demonstrations is never evaluated on a run
+it was shown. Each run depends only on its run seed (the agent is reset with it), so runs may be
+played in several processes (`jobs`) with the same result.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import warnings
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rune_env.envs.run_env import TRAINING_SEED_LIMIT
+
+from .runs import EVAL_SEED_STRIDE, play_run
+
+FORMAT = 1
+KEYS = {"obs": np.float32, "masks": np.uint8, "actions": np.int32, "rewards": np.float32,
+        "run_seeds": np.int64, "meta": np.uint8}
+MAX_DEMO_BYTES = 2**31         # the arrays' size once unpacked: a larger file is refused unread
+META_KEYS = ("format", "agent", "seed", "runs", "rules_hash", "obs_size", "actions", "steps")
+RUNS_PER_TASK = 4
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)   # every member's timestamp: the same bytes for the same arrays
+
+
+class DemosError(ValueError):
+    """A demonstrations file that cannot be used; the message is one line naming the file."""
+
+
+def demo_run_seed(seed: int, run: int) -> int:
+    """The run seed of demonstration run `run` under seed `seed`: a training run seed (below
+    TRAINING_SEED_LIMIT), so never one an evaluation plays."""
+    return (seed * EVAL_SEED_STRIDE + run) % TRAINING_SEED_LIMIT
+
+
+@dataclass
+class Demos:
+    obs: np.ndarray
+    masks: np.ndarray          # packed bits
+    actions: np.ndarray
+    rewards: np.ndarray
+    run_seeds: np.ndarray
+    meta: dict
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    def legal(self) -> np.ndarray:
+        """The masks as (steps, actions) booleans."""
+        n = int(self.meta["actions"])
+        return np.unpackbits(self.masks, axis=1, count=n).astype(bool)
+
+    def returns(self, gamma: float) -> np.ndarray:
+        """Each step's discounted return to the end of its run (float32)."""
+        out = np.zeros(len(self), np.float32)
+        acc = 0.0
+        for i in range(len(self) - 1, -1, -1):
+            if i == len(self) - 1 or self.run_seeds[i + 1] != self.run_seeds[i]:
+                acc = 0.0
+            acc = float(self.rewards[i]) + gamma * acc
+            out[i] = acc
+        return out
+
+    def extend(self, other: "Demos") -> "Demos":
+        """These demonstrations followed by `other`'s (the metadata of these, with the counts)."""
+        meta = {**self.meta, "steps": len(self) + len(other),
+                "runs": int(self.meta["runs"]) + int(other.meta["runs"])}
+        return Demos(*(np.concatenate([getattr(self, k), getattr(other, k)])
+                       for k in ("obs", "masks", "actions", "rewards", "run_seeds")), meta)
+
+
+class _Recorder:
+    """An agent that records what `agent` saw and did; with an `actor`, the actor's action is
+    played and `agent`'s is recorded (DAgger: the expert labels the states the actor visits)."""
+
+    def __init__(self, agent, record: dict, actor=None):
+        self.agent, self.record, self.actor = agent, record, actor
+        self.needs_state = getattr(agent, "needs_state", False) or getattr(actor, "needs_state", False)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.agent.reset(seed)
+        if self.actor is not None:
+            self.actor.reset(seed)
+
+    def act(self, observation, action_mask, state=None) -> int:
+        action = int(self.agent.act(observation, action_mask, state=state))
+        self.record["obs"].append(np.asarray(observation, np.float32).reshape(-1))
+        self.record["masks"].append(np.packbits(np.asarray(action_mask, bool)))
+        self.record["actions"].append(action)
+        if self.actor is None:
+            return action
+        return int(self.actor.act(observation, action_mask, state=state))
+
+
+def play_demos(agent_name: str, env_kwargs: dict, seed: int, start: int, count: int,
+               actor: str | None = None) -> dict:
+    """Runs start..start+count-1 of seed `seed` played by `agent_name` (a task: names and
+    numbers in, arrays out), as arrays keyed as a file's (without meta); with `actor` (a name
+    make_agent knows, e.g. a policy file), played by the actor and labelled by `agent_name`."""
+    from agents import make_agent
+    from rune_env.envs.run_env import RuneRunEnv
+    env = RuneRunEnv(**env_kwargs)
+    if env.obs_mode != "flat":
+        raise ValueError("demonstrations record flat observations (obs_mode 'flat')")
+    agent = make_agent(agent_name, env.rules, seed=seed)
+    parts: dict[str, list] = {k: [] for k in KEYS if k != "meta"}
+    for i in range(start, start + count):
+        record: dict[str, list] = {"obs": [], "masks": [], "actions": []}
+        run_seed = demo_run_seed(seed, i)
+        acting = None if actor is None else make_agent(actor, env.rules, seed=seed)
+        rewards = _play_recorded(env, _Recorder(agent, record, acting), run_seed)
+        for k, v in record.items():
+            parts[k].extend(v)
+        parts["rewards"].extend(rewards)
+        parts["run_seeds"].extend([run_seed] * len(record["actions"]))
+    return {k: np.asarray(v, KEYS[k]).reshape((len(v), -1) if k in ("obs", "masks") else (-1,))
+            for k, v in parts.items()}
+
+
+def _play_recorded(env, recorder: _Recorder, run_seed: int) -> list[float]:
+    """play_run's run, with each step's reward (the env's, as PPO sees it)."""
+    rewards: list[float] = []
+    step = env.step
+
+    def stepping(action):
+        out = step(action)
+        rewards.append(float(out[1]))
+        return out
+    env.step = stepping
+    try:
+        play_run(env, recorder, run_seed)
+    finally:
+        del env.step
+    return rewards
+
+
+def collect_demos(agent_name: str, runs: int, seed: int, env_kwargs: dict | None = None,
+                  jobs: int = 1, progress=None, start: int = 0, actor: str | None = None) -> Demos:
+    """`runs` runs of `agent_name` (any name make_agent knows) on `demo_run_seed(seed, i)` for i
+    from `start`, in `jobs` processes (the same arrays for any number); with `actor`, the actor
+    plays and `agent_name` labels (`play_demos`). `progress` gets .update(runs done)."""
+    from agents.cli.provenance import git_commit
+    from rune_env.envs.run_env import resolve_rules
+    env_kwargs = dict(env_kwargs or {})
+    tasks = [(agent_name, env_kwargs, seed, start + s, min(RUNS_PER_TASK, runs - s), actor)
+             for s in range(0, runs, RUNS_PER_TASK)]
+    if jobs <= 1 or len(tasks) == 1:
+        chunks = []
+        for t in tasks:
+            chunks.append(play_demos(*t))
+            if progress is not None:
+                progress.update(t[4])
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)),
+                                 mp_context=mp.get_context("spawn")) as pool:
+            futures = [pool.submit(play_demos, *t) for t in tasks]
+            chunks = []
+            for t, f in zip(tasks, futures):
+                chunks.append(f.result())
+                if progress is not None:
+                    progress.update(t[4])
+    arrays = {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
+    rules = resolve_rules(env_kwargs.get("rules"), env_kwargs.get("rules_overrides"))
+    from rune_env.run.actions import action_table
+    meta = {"format": FORMAT, "agent": agent_name, "seed": seed, "runs": runs,
+            "rules_hash": rules.hash, "commit": git_commit(), "obs_size": int(arrays["obs"].shape[1]),
+            "actions": len(action_table(rules)), "steps": int(len(arrays["actions"])), "start": start,
+            "actor": actor,
+            "env_kwargs": {k: v for k, v in env_kwargs.items()
+                           if isinstance(v, (str, int, float, bool, type(None)))}}
+    return Demos(meta=meta, **arrays)
+
+
+# -- the file ------------------------------------------------------------------------------------
+def save_demos(demos: Demos, path: str | Path) -> None:
+    """Write `demos` to `path` (.npz), atomically and the same bytes for the same arrays."""
+    path = Path(path)
+    arrays = {k: getattr(demos, k) for k in KEYS if k != "meta"}
+    arrays["meta"] = np.frombuffer(json.dumps(demos.meta, sort_keys=True).encode(), np.uint8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
+            for k, a in arrays.items():
+                buf = io.BytesIO()
+                np.lib.format.write_array(buf, np.ascontiguousarray(a, KEYS[k]), allow_pickle=False)
+                info = zipfile.ZipInfo(f"{k}.npy", date_time=_ZIP_TIME)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                z.writestr(info, buf.getvalue())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_demos(path: str | Path, rules_hash: str | None = None, strict: bool = False) -> Demos:
+    """The demonstrations of `path`, checked (keys, dtypes, shapes, metadata, every action legal
+    under its mask), else a DemosError naming the file. Made under other rules than `rules_hash`:
+    a warning, or with `strict` a DemosError."""
+    path = Path(path)
+    where = str(path)
+    if not path.is_file():
+        raise DemosError(f"{where}: no such file")
+    try:
+        with zipfile.ZipFile(path) as z:
+            members = {i.filename: i for i in z.infolist()}
+            missing = [f"{k}.npy" for k in KEYS if f"{k}.npy" not in members]
+            if missing:
+                raise DemosError(f"{where}: not a demonstrations file (missing {', '.join(missing)})")
+            if sum(i.file_size for i in members.values()) > MAX_DEMO_BYTES:
+                raise DemosError(f"{where}: larger than {MAX_DEMO_BYTES} bytes unpacked")
+            arrays = {}
+            for k in KEYS:
+                with z.open(f"{k}.npy") as f:
+                    arrays[k] = np.lib.format.read_array(io.BytesIO(f.read()), allow_pickle=False)
+    except DemosError:
+        raise
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise DemosError(f"{where}: not a demonstrations file ({' '.join(str(exc).split())})") from None
+    meta = _meta(arrays.pop("meta"), where)
+    demos = Demos(meta=meta, **{k: arrays[k] for k in ("obs", "masks", "actions", "rewards", "run_seeds")})
+    _check(demos, where)
+    if rules_hash is not None and meta["rules_hash"] != rules_hash:
+        message = (f"{where}: demonstrations made under rules {meta['rules_hash']}, not these "
+                   f"rules ({rules_hash})")
+        if strict:
+            raise DemosError(message)
+        warnings.warn(message, stacklevel=2)
+    return demos
+
+
+def _meta(raw: np.ndarray, where: str) -> dict[str, Any]:
+    if raw.dtype != np.uint8 or raw.ndim != 1:
+        raise DemosError(f"{where}: meta must be a 1-d uint8 array of JSON")
+    try:
+        meta = json.loads(raw.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise DemosError(f"{where}: meta is not UTF-8 JSON") from None
+    if not isinstance(meta, dict) or (missing := [k for k in META_KEYS if k not in meta]):
+        raise DemosError(f"{where}: meta lacks {', '.join(missing) if isinstance(meta, dict) else 'a mapping'}")
+    if meta["format"] != FORMAT:
+        raise DemosError(f"{where}: format {meta['format']!r}, this code reads {FORMAT}")
+    for k in ("obs_size", "actions", "steps", "runs"):
+        if not isinstance(meta[k], int) or isinstance(meta[k], bool) or meta[k] < 0:
+            raise DemosError(f"{where}: meta {k} must be a whole number >= 0; got {meta[k]!r}")
+    if not isinstance(meta["rules_hash"], str):
+        raise DemosError(f"{where}: meta rules_hash must be text")
+    return meta
+
+
+def _check(d: Demos, where: str) -> None:
+    n, size, actions = d.meta["steps"], d.meta["obs_size"], d.meta["actions"]
+    shapes = {"obs": (n, size), "masks": (n, (actions + 7) // 8), "actions": (n,),
+              "rewards": (n,), "run_seeds": (n,)}
+    for k, shape in shapes.items():
+        a = getattr(d, k)
+        if a.dtype != KEYS[k]:
+            raise DemosError(f"{where}: {k} must be {np.dtype(KEYS[k]).name}; got {a.dtype.name}")
+        if a.shape != shape:
+            raise DemosError(f"{where}: {k} has shape {a.shape}, the metadata says {shape}")
+    if n == 0:
+        raise DemosError(f"{where}: no steps")
+    if not (np.isfinite(d.obs).all() and np.isfinite(d.rewards).all()):
+        raise DemosError(f"{where}: observations and rewards must be finite")
+    if d.actions.min() < 0 or d.actions.max() >= actions:
+        raise DemosError(f"{where}: actions must be in 0..{actions - 1}")
+    legal = d.legal()
+    if not legal[np.arange(n), d.actions].all():
+        bad = int(np.flatnonzero(~legal[np.arange(n), d.actions])[0])
+        raise DemosError(f"{where}: step {bad}'s action {int(d.actions[bad])} is illegal under its mask")

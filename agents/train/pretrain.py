@@ -1,0 +1,218 @@
+"""Behaviour cloning before PPO: the `pretrain:` section of a training config (`PretrainConfig`;
+keys in configs/train/README.md) and `clone`, which fits a MaskablePPO policy to demonstrations
+(agents/evaluation/demos.py).
+
+Cloning minimises the cross-entropy of the policy's masked distribution (the one PPO samples
+from: illegal actions have probability 0, `agents/train/masking.py`) on the expert's actions, so
+it trains the shared feature extractor, the policy's layers and its action head; with `value` it
+also fits the value head to each step's Monte-Carlo return (the discounted rewards to the end of
+the demonstration's run, with PPO's gamma), so PPO does not start from a critic that knows
+nothing, whose first advantages would undo the cloned policy. Each epoch's mean loss and accuracy
+(the share of steps whose most likely legal action is the expert's) go to TensorBoard as
+`pretrain/loss`, `pretrain/value_loss` and `pretrain/accuracy` (step: the epoch).
+
+Deterministic: the minibatches come from a generator seeded with the config's seed, and nothing
+else draws a random number (no dropout), so the same seed and demonstrations give the same
+weights on one machine.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from pydantic import Field, StrictBool, model_validator
+
+from agents.cli.args import MAX_RUNS
+from agents.evaluation.demos import Demos
+
+from .config import Number, Section, Whole
+
+_SHUFFLE = 7       # the seed stream of the minibatches: [seed, _SHUFFLE]
+MAX_EPOCHS = 10_000
+MAX_BATCH = 1_000_000
+
+
+class PretrainConfig(Section):
+    """Behaviour cloning before PPO: from a demonstrations file (`demos`) or from `runs` runs of
+    an agent played now (`agent`, on demonstration seeds of the config's seed)."""
+    demos: str | None = None          # a file of scripts/collect_demos.py
+    agent: str | None = None          # greedy, planner[:KEY=VALUE,...], ... (make_agent's names)
+    runs: Whole = Field(20, ge=1, le=MAX_RUNS)
+    jobs: Whole = Field(1, ge=1, le=64)          # processes playing the agent's runs
+    epochs: Whole = Field(10, ge=1, le=MAX_EPOCHS)
+    batch_size: Whole = Field(256, ge=1, le=MAX_BATCH)
+    learning_rate: Number = Field(0.001, gt=0, le=1)
+    value: StrictBool = True          # also fit the value head to the Monte-Carlo returns
+    dagger_rounds: Whole = Field(0, ge=0, le=100)   # with agent: rounds of DAgger after cloning
+    dagger_runs: Whole = Field(20, ge=1, le=MAX_RUNS)  # runs the clone plays per round
+    strict: StrictBool = False        # refuse a demonstrations file of other rules (else: warn)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "PretrainConfig":
+        if (self.demos is None) == (self.agent is None):
+            raise ValueError("give one of demos (a file) and agent (a name), not "
+                             + ("both" if self.demos else "neither"))
+        if self.dagger_rounds and self.agent is None:
+            raise ValueError("dagger_rounds needs an agent (the expert that labels the runs)")
+        return self
+
+
+def demonstrations(cfg: PretrainConfig, seed: int, env_kwargs: dict, rules_hash: str,
+                   progress: bool = False) -> Demos:
+    """The section's demonstrations: its file, checked against `rules_hash`, or its agent's runs
+    played now (DemosError / ValueError if unusable)."""
+    from agents.cli.progress import bar
+    from agents.evaluation.demos import collect_demos, load_demos
+    if cfg.demos is not None:
+        return load_demos(cfg.demos, rules_hash, cfg.strict)
+    with bar(cfg.runs, f"demonstrations ({cfg.agent})", progress) as pb:
+        return collect_demos(cfg.agent, cfg.runs, seed, env_kwargs, cfg.jobs, pb)
+
+
+def _forward(policy, obs, legal):
+    """(masked distribution, values) of `policy` for a batch."""
+    features = policy.extract_features(obs)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:
+        latent_pi = policy.mlp_extractor.forward_actor(features[0])
+        latent_vf = policy.mlp_extractor.forward_critic(features[1])
+    dist = policy._get_action_dist_from_latent(latent_pi)
+    dist.apply_masking(legal)
+    return dist, policy.value_net(latent_vf).flatten()
+
+
+def accuracy(policy, demos: Demos, batch: int = 4096) -> float:
+    """The share of the demonstrations' steps whose most likely legal action under `policy` is
+    the one taken."""
+    import torch as th
+    legal = demos.legal()
+    hits = 0
+    with th.no_grad():
+        for s in range(0, len(demos), batch):
+            dist, _ = _forward(policy, th.as_tensor(demos.obs[s:s + batch]),
+                               th.as_tensor(legal[s:s + batch]))
+            best = dist.distribution.logits.argmax(dim=1).numpy()
+            hits += int((best == demos.actions[s:s + batch]).sum())
+    return hits / len(demos)
+
+
+def clone(policy, demos: Demos, cfg: PretrainConfig, seed: int, gamma: float,
+          writer=None, progress=None, first_epoch: int = 1) -> list[dict[str, Any]]:
+    """Fit `policy` (a MaskableActorCriticPolicy, trained in place) to `demos` for cfg.epochs
+    epochs of Adam at cfg.learning_rate in minibatches of cfg.batch_size; each epoch's
+    {"epoch", "loss", "value_loss", "accuracy", "seconds"} is returned and, with `writer` (a
+    SummaryWriter), logged as pretrain/*. `progress` gets .update(1) per epoch."""
+    import torch as th
+    obs = th.as_tensor(demos.obs)
+    legal = th.as_tensor(demos.legal())
+    actions = th.as_tensor(demos.actions.astype(np.int64))
+    returns = th.as_tensor(demos.returns(gamma))
+    rng = np.random.default_rng([seed, _SHUFFLE, first_epoch])
+    optimizer = th.optim.Adam(policy.parameters(), lr=cfg.learning_rate)
+    policy.set_training_mode(True)
+    history = []
+    start = time.perf_counter()
+    n = len(demos)
+    for epoch in range(first_epoch, first_epoch + cfg.epochs):
+        order = th.as_tensor(rng.permutation(n))
+        total = value_total = 0.0
+        hits = 0
+        for s in range(0, n, cfg.batch_size):
+            idx = order[s:s + cfg.batch_size]
+            dist, values = _forward(policy, obs[idx], legal[idx])
+            loss = -dist.log_prob(actions[idx]).mean()
+            value_loss = th.nn.functional.mse_loss(values, returns[idx])
+            optimizer.zero_grad()
+            (loss + value_loss if cfg.value else loss).backward()
+            optimizer.step()
+            total += loss.item() * len(idx)
+            value_total += value_loss.item() * len(idx)
+            hits += int((dist.distribution.logits.argmax(dim=1) == actions[idx]).sum())
+        row = {"epoch": epoch, "loss": total / n, "value_loss": value_total / n,
+               "accuracy": hits / n, "seconds": time.perf_counter() - start}
+        history.append(row)
+        if writer is not None:
+            for k in ("loss", "value_loss", "accuracy"):
+                writer.add_scalar(f"pretrain/{k}", row[k], epoch)
+        if progress is not None:
+            progress.update(1)
+    policy.set_training_mode(False)
+    return history
+
+
+def check_pretrain(cfg: PretrainConfig, env_kwargs: dict, rules_hash: str, source: str) -> Demos | None:
+    """Before a run is claimed: the section's demonstrations file, read and checked, or its agent's
+    name checked (None); a ConfigError naming `source` and the key otherwise."""
+    from agents import make_agent
+    from agents.evaluation.demos import DemosError, load_demos
+    from rune_env.envs.run_env import resolve_rules
+
+    from .config import ConfigError
+    if cfg.demos is not None:
+        try:
+            return load_demos(cfg.demos, rules_hash, cfg.strict)
+        except DemosError as exc:
+            raise ConfigError(f"{source}: pretrain.demos: {exc}") from None
+    try:
+        make_agent(cfg.agent, resolve_rules(env_kwargs.get("rules"), env_kwargs.get("rules_overrides")),
+                   seed=0)
+    except (ValueError, OSError) as exc:
+        raise ConfigError(f"{source}: pretrain.agent: {exc}") from None
+    return None
+
+
+def pretrain(cfg, model, run_dir, demos: Demos | None, progress: bool = False) -> dict[str, Any]:
+    """The training config `cfg`'s pretrain section on `model`'s policy: its demonstrations
+    (`demos`, read by check_pretrain, or its agent's runs played now), cloned; the epochs go to
+    TensorBoard (run_dir/tb/pretrain: pretrain/*) and, with the timings, to pretrain.json."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    from agents.cli.progress import bar, say
+
+    from .config import write_json
+    from .train_config import rules_hash
+    p = cfg.pretrain
+    start = time.perf_counter()
+    if demos is None:
+        demos = demonstrations(p, cfg.seed, cfg.env_kwargs, rules_hash(cfg.env_kwargs), progress)
+    demo_seconds = time.perf_counter() - start
+    gamma = cfg.ppo.gamma if cfg.ppo.gamma is not None else 0.99
+    before = accuracy(model.policy, demos)
+    with SummaryWriter(str(run_dir / "tb" / "pretrain")) as w, \
+            bar(p.epochs * (1 + p.dagger_rounds), "cloning", progress) as pb:
+        w.add_scalar("pretrain/accuracy", before, 0)
+        history = clone(model.policy, demos, p, cfg.seed, gamma, w, pb)
+        for r in range(p.dagger_rounds):
+            demos = demos.extend(dagger(model, p, cfg.seed, cfg.env_kwargs, run_dir, r))
+            w.add_scalar("pretrain/dagger_steps", len(demos), len(history))
+            history += clone(model.policy, demos, p, cfg.seed, gamma, w, pb, len(history) + 1)
+    out = {"agent": demos.meta["agent"], "demos": p.demos, "runs": demos.meta["runs"],
+           "steps": len(demos), "rules_hash": demos.meta["rules_hash"],
+           "accuracy_before": before, "demo_seconds": demo_seconds,
+           "clone_seconds": time.perf_counter() - start - demo_seconds, "epochs": history}
+    out["dagger_rounds"] = p.dagger_rounds
+    write_json(run_dir / "pretrain.json", out)
+    last = history[-1]
+    say(f"pretrain: {len(demos)} steps of {demos.meta['runs']} runs of {demos.meta['agent']} "
+        f"({demo_seconds:.0f} s), {len(history)} epochs ({out['clone_seconds']:.0f} s): accuracy "
+        f"{before:.3f} -> {last['accuracy']:.3f}, loss {last['loss']:.3f}")
+    return out
+
+
+def dagger(model, p: PretrainConfig, seed: int, env_kwargs: dict, run_dir, round_: int) -> Demos:
+    """One DAgger round: the clone (exported beside the run, float32) plays `p.dagger_runs` new
+    runs (demonstration seeds after the ones already played) and the expert `p.agent` labels
+    every state it meets with the action it would take."""
+    from agents.evaluation.demos import collect_demos
+    from agents.policy import export_policy
+    path = run_dir / "pretrain_policy.pt"
+    export_policy(model, path, dtype="float32")
+    start = p.runs + round_ * p.dagger_runs
+    try:
+        return collect_demos(p.agent, p.dagger_runs, seed, env_kwargs, p.jobs, start=start,
+                             actor=str(path))
+    finally:
+        path.unlink(missing_ok=True)
+        path.with_suffix(".json").unlink(missing_ok=True)

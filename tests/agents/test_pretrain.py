@@ -1,0 +1,206 @@
+"""Demonstrations (scripts/collect_demos.py, agents/evaluation/demos.py) and behaviour cloning
+(agents/train/pretrain.py, the `pretrain:` section of scripts/train.py's configs): tiny runs of the
+greedy drafter, which is fast.
+
+Not battle-rule tests, so the module is marked `outside_mutation_check`. Needs the `train` extra."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+pytest.importorskip("sb3_contrib")
+pytest.importorskip("tensorboard")
+
+pytestmark = pytest.mark.outside_mutation_check
+
+REPO = Path(__file__).resolve().parents[2]
+COLLECT = REPO / "scripts" / "collect_demos.py"
+TRAIN = REPO / "scripts" / "train.py"
+ENV = {"rank": "apprentice", "opponents": "generator", "reward_mode": "battle"}
+
+
+def run(script: Path, *args, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(script), *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def demo_file(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("demos") / "greedy.npz"
+    r = run(COLLECT, "--agent", "greedy", "--runs", 3, "--seed", 5, "--opponents", "generator",
+            "--out", out, "--json", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["steps"] > 0
+    return out
+
+
+def test_demos_are_legal_actions_with_their_rules_hash(demo_file):
+    from agents.evaluation.demos import demo_run_seed, load_demos
+    from rune_env.envs.run_env import TRAINING_SEED_LIMIT
+    from rune_env.rules import default_rules
+    d = load_demos(demo_file, default_rules().hash, strict=True)
+    legal = d.legal()
+    assert legal[np.arange(len(d)), d.actions].all()
+    assert d.meta["rules_hash"] == default_rules().hash and d.meta["agent"] == "greedy"
+    assert d.meta["runs"] == 3 and d.meta["steps"] == len(d) and d.obs.shape == (len(d), d.meta["obs_size"])
+    # training run seeds, never an evaluation's: a clone is not evaluated on the runs it was shown
+    assert sorted(set(d.run_seeds.tolist())) == [demo_run_seed(5, i) for i in range(3)]
+    assert (d.run_seeds < TRAINING_SEED_LIMIT).all()
+
+
+def test_same_seed_same_bytes_whatever_the_jobs(demo_file, tmp_path):
+    again = tmp_path / "again.npz"
+    r = run(COLLECT, "--agent", "greedy", "--runs", 3, "--seed", 5, "--opponents", "generator",
+            "--out", again, "--jobs", 2, "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert again.read_bytes() == demo_file.read_bytes()
+
+
+def _rewrite(src: Path, dst: Path, **changes) -> Path:
+    """`src` with some arrays replaced (a .npy member per key, written as numpy does)."""
+    import io
+    with zipfile.ZipFile(src) as z:
+        arrays = {n[:-4]: np.lib.format.read_array(io.BytesIO(z.read(n))) for n in z.namelist()}
+    arrays.update(changes)
+    arrays = {k: v for k, v in arrays.items() if v is not None}
+    np.savez(dst, **arrays)
+    return dst
+
+
+def test_a_broken_or_foreign_file_is_one_line(demo_file, tmp_path):
+    from agents.evaluation.demos import load_demos
+    demos = load_demos(demo_file)
+    meta, actions = demos.meta, demos.actions
+    garbage = tmp_path / "garbage.npz"
+    garbage.write_bytes(b"not a zip at all")
+    foreign = {**meta, "rules_hash": "0000000000000000"}
+    cases = {
+        garbage: "not a demonstrations file",
+        _rewrite(demo_file, tmp_path / "nokey.npz", rewards=None): "missing rewards.npy",
+        _rewrite(demo_file, tmp_path / "dtype.npz", actions=actions.astype(np.float64)): "actions must be int32",
+        _rewrite(demo_file, tmp_path / "shape.npz", actions=actions[:-1]): "actions has shape",
+        _rewrite(demo_file, tmp_path / "illegal.npz",
+                 actions=np.full_like(actions, 592)): "illegal under its mask",
+        _rewrite(demo_file, tmp_path / "pickle.npz",
+                 meta=np.array([{"a": 1}], dtype=object)): "not a demonstrations file",
+    }
+    for path, words in cases.items():
+        r = run(COLLECT, "--check", path)
+        assert r.returncode == 2 and r.stderr.startswith("error: ") and words in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1, r.stderr
+    other = _rewrite(demo_file, tmp_path / "foreign.npz",
+                     meta=np.frombuffer(json.dumps(foreign).encode(), np.uint8))
+    r = run(COLLECT, "--check", other)
+    assert r.returncode == 0 and r.stderr.startswith("warning: "), r.stderr
+    assert json.loads(r.stdout)["rules_hash"] == "0000000000000000"
+    r = run(COLLECT, "--check", other, "--strict")
+    assert r.returncode == 2 and "made under rules 0000000000000000" in r.stderr, r.stderr
+
+
+def _model(seed: int = 0):
+    from agents.train.ppo import make_venv, new_model, seed_everything
+    from agents.train.train_config import validate_config
+    cfg = validate_config({"env_kwargs": ENV, "n_envs": 1, "seed": seed, "ppo": {"n_steps": 32},
+                           "policy_kwargs": {"net_arch": [64, 64]}}, "test")
+    seed_everything(seed)
+    return new_model(cfg, make_venv(cfg))
+
+
+def test_cloning_raises_accuracy_and_is_deterministic(demo_file):
+    from agents.evaluation.demos import load_demos
+    from agents.train.pretrain import PretrainConfig, accuracy, clone
+    d = load_demos(demo_file)
+    cfg = PretrainConfig(demos=str(demo_file), epochs=30, batch_size=64, learning_rate=0.003)
+    weights = []
+    for _ in range(2):
+        model = _model()
+        before = accuracy(model.policy, d)
+        history = clone(model.policy, d, cfg, seed=3, gamma=0.99)
+        after = accuracy(model.policy, d)
+        # An untrained net is near chance (4% here: one of the tens of legal actions of a step).
+        # After 30 epochs on these couple of hundred steps a working clone (the masked
+        # cross-entropy's gradient reaching the expert's action) picks the expert's action about
+        # half the time (greedy reads the run state, which the observation does not show in
+        # full, so not all of it); a clone that learnt nothing (a wrong sign, gradients into
+        # masked logits only, a detached head) stays near chance.
+        assert after > before + 0.3, (before, after)
+        assert history[-1]["loss"] < history[0]["loss"]
+        weights.append({k: v.clone() for k, v in model.policy.state_dict().items()})
+    assert all(bool((weights[0][k] == weights[1][k]).all()) for k in weights[0])
+
+
+def test_the_pretrain_section_is_checked():
+    from agents.train.config import ConfigError
+    from agents.train.train_config import validate_config
+    for section, words in [({"agent": "greedy", "epochs": 0}, "pretrain.epochs must be >= 1"),
+                           ({"agent": "greedy", "batch_size": 1.5}, "pretrain.batch_size"),
+                           ({"agent": "greedy", "learning_rate": 0}, "pretrain.learning_rate"),
+                           ({"epochs": 3}, "not neither"),
+                           ({"agent": "greedy", "demos": "x.npz"}, "not both"),
+                           ({"agent": "greedy", "epoch": 3}, "unknown key 'pretrain.epoch'"),
+                           ({"demos": "x.npz", "dagger_rounds": 1}, "dagger_rounds needs an agent")]:
+        with pytest.raises(ConfigError, match=words.replace(".", r"\.")):
+            validate_config({"pretrain": section}, "x.yaml")
+    assert validate_config({"pretrain": {"agent": "greedy"}}, "x.yaml").pretrain.epochs == 10
+
+
+def _weights(path: Path) -> dict:
+    from agents.policy import load_policy
+    return load_policy(path).state_dict()
+
+
+def test_collect_demos_refuses_bad_arguments(tmp_path):
+    out = ["--out", tmp_path / "x.npz"]
+    for args, words in [([*out, "--runs", 0], "--runs must be"), ([*out, "--rank", "nobody"], "rank"),
+                        ([*out, "--agent", "nobody"], "unknown agent"),
+                        (["--runs", 1], "--out FILE.npz is required"),
+                        ([*out, "--opponents", tmp_path / "none.json"], "none.json")]:
+        r = run(COLLECT, *args)
+        assert r.returncode == 2 and r.stderr.startswith("error: ") and words in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1, r.stderr
+    assert not (tmp_path / "x.npz").exists()
+
+
+def test_train_with_pretrain_logs_pretrain_scalars(tmp_path, demo_file):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    cfg = {"name": "bc", "env_kwargs": ENV, "n_envs": 1, "total_timesteps": 32,
+           "ppo": {"n_steps": 32, "batch_size": 16, "n_epochs": 1},
+           "policy_kwargs": {"net_arch": [16, 16]}, "final_eval_episodes": 0,
+           "pretrain": {"agent": "greedy", "runs": 1, "epochs": 2, "batch_size": 64,
+                        "dagger_rounds": 1, "dagger_runs": 1}}
+    path = tmp_path / "bc.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    r = run(TRAIN, "--config", path, "--runs-dir", tmp_path / "runs", "--run-name", "bc",
+            "--no-progress")
+    assert r.returncode == 0, r.stderr
+    run_dir = tmp_path / "runs" / "bc"
+    ea = EventAccumulator(str(run_dir / "tb" / "pretrain"))
+    ea.Reload()
+    assert {"pretrain/loss", "pretrain/accuracy", "pretrain/value_loss"} <= set(ea.Tags()["scalars"])
+    # two epochs of cloning, then a DAgger round (the clone plays, greedy labels) and two more
+    assert [e.step for e in ea.Scalars("pretrain/loss")] == [1, 2, 3, 4]
+    info = json.loads((run_dir / "pretrain.json").read_text())
+    assert info["agent"] == "greedy" and len(info["epochs"]) == 4
+    assert ea.Scalars("pretrain/dagger_steps")[0].value == info["steps"]   # both runs' steps
+    assert not (run_dir / "pretrain_policy.pt").exists()
+    # the same seed again: the same demonstrations, clone and PPO, so the same final weights
+    r = run(TRAIN, "--config", path, "--runs-dir", tmp_path / "runs", "--run-name", "bc2",
+            "--no-progress")
+    assert r.returncode == 0, r.stderr
+    a, b = (_weights(tmp_path / "runs" / n / "final_policy.pt") for n in ("bc", "bc2"))
+    assert a.keys() == b.keys() and all(bool((a[k] == b[k]).all()) for k in a)
+    # a broken demonstrations file: one line naming the key, nothing written
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"junk")
+    cfg["pretrain"] = {"demos": str(bad)}
+    path.write_text(yaml.safe_dump(cfg))
+    r = run(TRAIN, "--config", path, "--runs-dir", tmp_path / "runs2", "--no-progress")
+    assert r.returncode == 2 and "pretrain.demos" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert not (tmp_path / "runs2").exists()
