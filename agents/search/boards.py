@@ -107,6 +107,20 @@ def board_key(board: Board, rules: Rules) -> str:
     return json.dumps(board.to_json(rules), sort_keys=True)
 
 
+def fast_key(board: Board) -> tuple:
+    """A board's content as a hashable tuple (what `board_key` says, without JSON: a twentieth
+    of its time, for the searches that key every mutant)."""
+    return (tuple(sorted(board.runes.items())), tuple(sorted(board.artifacts.items())),
+            tuple(board.hand), board.core, board.sun_element, tuple(sorted(board.open_sectors)),
+            board.relics, board.max_hp, board.boss_rules, board.round, board.label)
+
+
+def layout_key(layout: "Layout") -> tuple:
+    """A layout's content as a hashable tuple (equal layouts of one round, equal keys)."""
+    return (tuple(sorted(layout.runes.items())), tuple(sorted(layout.artifacts.items())),
+            tuple(layout.hand), layout.core, layout.sun_element)
+
+
 
 def board_cost(board: Board, rules: Rules) -> int:
     """Mana a run pays for the board: runes on it and in the hand (merged grades count their
@@ -192,6 +206,11 @@ class Mutator:
             return None
         return new
 
+    def key(self, board: Board):
+        """A board's key in a climb's `seen` set (the same key for the same board, whatever
+        the mutator; the audit's is the JSON key)."""
+        return board_key(board, self.rules)
+
     def children(self, parent: Layout, count: int, seen: set[str]) -> list[Board]:
         """Up to `count` legal mutants not in `seen` (their keys are added to it)."""
         out: list[Board] = []
@@ -216,15 +235,14 @@ def hill_climb(score: Callable[[list[Board]], list], starts: Sequence[Board], mu
     `score` (boards -> scores with a `key()`, higher better). Returns (the best board, its
     score, the number of boards scored), or None if no start is legal. `ceiling`: a key no
     board can beat; a board that reaches it ends the climb (nothing after could replace it)."""
-    rules = mutator.rules
-    seen: set[str] = set()
+    seen: set = set()
     best: tuple[Board, object] | None = None
     for start in starts:
         if best is not None and ceiling is not None and best[1].key() >= ceiling:
             break
         if not mutator.legal(start):
             continue
-        seen.add(board_key(start, rules))
+        seen.add(mutator.key(start))
         current, current_score = start, score([start])[0]
         idle = 0
         for _ in range(generations):

@@ -31,7 +31,7 @@ from rune_env.battle.fast import fast_battles
 from rune_env.rules import Board, Rules
 from rune_env.run.loop import player_seat
 
-from .boards import board_key
+from .boards import fast_key
 
 
 @dataclass(frozen=True)
@@ -87,11 +87,11 @@ class SeatScorer:
         self.weights = np.asarray(weights, dtype=np.float64)
         self.total = float(self.weights.sum())
         self.battles = 0
-        self._memo: dict[str, tuple[float, float]] = {}
+        self._memo: dict[tuple, tuple[float, float]] = {}
 
     def __call__(self, candidates: Sequence[Board]) -> list[tuple[float, float]]:
-        keys = [board_key(c, self.rules) for c in candidates]
-        todo: dict[str, Board] = {}
+        keys = [fast_key(c) for c in candidates]
+        todo: dict[tuple, Board] = {}
         for k, c in zip(keys, candidates):
             if k not in self._memo:
                 todo.setdefault(k, c)

@@ -30,7 +30,7 @@ import numpy as np
 from rune_env.rules import CASTING_KINDS, Board, Rules, geometry
 
 from .assets import Assets
-from .boards import Layout, artifacts_by_effect, board_cost, board_key, hill_climb
+from .boards import Layout, artifacts_by_effect, board_cost, fast_key, hill_climb, layout_key
 from .goal import grow_toward, progress
 from .scoring import Objective, SeatScore, SeatScorer
 
@@ -52,7 +52,10 @@ class TargetMutator:
 
     def __init__(self, assets: Assets, rng: np.random.Generator, rerolls: bool = True):
         self.assets, self.rng, self.rerolls = assets, rng, rerolls
-        self.plans: dict[str, tuple[int, int]] = {}   # board key -> its plan's (waste, mana)
+        self.plans: dict[tuple, tuple[int, int]] = {}   # board key -> its plan's (waste, mana)
+        # layout -> its plan's (waste, mana), or None when out of reach: a search tries the same
+        # edit of the same parent many times, and `reach` is most of a search's time
+        self._reaches: dict[tuple, tuple[int, int] | None] = {}
         self.rules: Rules = assets.rules
         geo = geometry(self.rules.radius)
         self.cells = list(range(geo.n_cells))
@@ -71,15 +74,28 @@ class TargetMutator:
 
     # -- the protocol of hill_climb --------------------------------------------------------------
     def legal(self, board: Board) -> bool:
-        return self.assets.reach(Layout.of(board), self.rerolls) is not None
+        return self._plan(Layout.of(board)) is not None
+
+    @staticmethod
+    def key(board: Board) -> tuple:
+        return fast_key(board)
 
     def plan_of(self, board: Board) -> tuple[int, int]:
         """(waste, mana) of the board's plan (`Reach`)."""
-        key = board_key(board, self.rules)
+        key = fast_key(board)
         if key not in self.plans:
-            reach = self.assets.reach(Layout.of(board), self.rerolls)
-            self.plans[key] = (reach.waste, reach.mana)
+            self.plans[key] = self._plan(Layout.of(board))
         return self.plans[key]
+
+    def _plan(self, layout: Layout) -> tuple[int, int] | None:
+        """(waste, mana) of reaching `layout` (`Assets.reach`, remembered), None if out of
+        reach. The key holds everything `reach` reads of a layout (its runes, core, element,
+        artifacts and hand in order), so a remembered answer is the answer."""
+        key = layout_key(layout)
+        if key not in self._reaches:
+            reach = self.assets.reach(layout, self.rerolls)
+            self._reaches[key] = None if reach is None else (reach.waste, reach.mana)
+        return self._reaches[key]
 
     def children(self, parent: Layout, count: int, seen: set[str]) -> list[Board]:
         out: list[Board] = []
@@ -89,15 +105,15 @@ class TargetMutator:
             layout = parent.copy()
             if not self._pick(self.ops)(layout):
                 continue
-            reach = self.assets.reach(layout, self.rerolls)
-            if reach is None:
+            plan = self._plan(layout)
+            if plan is None:
                 continue
             board = self.assets.board_of(layout)
-            key = board_key(board, self.rules)
+            key = fast_key(board)
             if key in seen:
                 continue
             seen.add(key)
-            self.plans[key] = (reach.waste, reach.mana)
+            self.plans[key] = plan
             out.append(board)
         return out
 
@@ -299,7 +315,7 @@ def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
         if cut is None:
             continue
         board = assets.board_of(cut)
-        key = board_key(board, rules)
+        key = fast_key(board)
         if key not in seen:
             seen.add(key)
             candidates.append(board)

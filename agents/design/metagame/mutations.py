@@ -33,19 +33,9 @@ from rune_env.rules import KINDS, Board, Rules, geometry
 from rune_env.run.loop import units
 
 from agents.design.audit import Layout, Mutator, hand_slots
+from agents.search.boards import fast_key, layout_key  # noqa: F401  (re-exported)
 
 
-def layout_key(layout: Layout) -> tuple:
-    """A layout's content as a hashable tuple (equal layouts of one round, equal keys)."""
-    return (tuple(sorted(layout.runes.items())), tuple(sorted(layout.artifacts.items())),
-            tuple(layout.hand), layout.core, layout.sun_element)
-
-
-def fast_key(board: Board) -> tuple:
-    """A board's content as a hashable tuple (what `board_key` says, without JSON)."""
-    return (tuple(sorted(board.runes.items())), tuple(sorted(board.artifacts.items())),
-            tuple(board.hand), board.core, board.sun_element, tuple(sorted(board.open_sectors)),
-            board.relics, board.max_hp, board.boss_rules, board.round, board.label)
 
 
 class FastMutator(Mutator):
