@@ -33,7 +33,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from rune_env.rules import Board, Rules, geometry
+from rune_env.rules import Board, Rules
 from rune_env.run.state import RunState
 
 from .boards import Layout
@@ -119,10 +119,7 @@ class Assets:
     def board_of(self, layout: Layout) -> Board:
         """The board the run would field with this layout: the run's core, relics, max HP and
         round, and the sectors it has open plus those the layout's cells need."""
-        geo = geometry(self.rules.radius)
-        sectors = set(self.open_sectors)
-        sectors.update(geo.sector[c] for c in (*layout.runes, *layout.artifacts)
-                       if geo.sector[c] >= 0)
+        sectors = set(self.open_sectors) | layout.sectors(self.rules)
         return Board(runes=dict(layout.runes), artifacts=dict(layout.artifacts),
                      hand=tuple(layout.hand), core=self.core, sun_element=layout.sun_element,
                      open_sectors=frozenset(sectors), relics=self.relics, max_hp=self.max_hp,
@@ -188,10 +185,8 @@ class Assets:
                      tuple(new_sectors))
 
     def _sectors_needed(self, layout: Layout) -> tuple[list[int], int] | None:
-        geo = geometry(self.rules.radius)
         costs = self.rules.spec.sectors.open_costs
-        needed = sorted({geo.sector[c] for c in (*layout.runes, *layout.artifacts)
-                         if geo.sector[c] >= 0} - set(self.open_sectors))
+        needed = sorted(layout.sectors(self.rules) - set(self.open_sectors))
         n = len(self.open_sectors)
         if n + len(needed) > len(costs):
             return None

@@ -44,13 +44,16 @@ class Layout:
         return Layout(dict(self.runes), self.core, self.sun_element, dict(self.artifacts),
                       list(self.hand))
 
-    def board(self, rules: Rules, round_: int) -> Board:
+    def sectors(self, rules: Rules) -> frozenset[int]:
+        """The outer ring's sectors its runes and artifacts stand in (each must be open)."""
         geo = geometry(rules.radius)
-        sectors = frozenset(geo.sector[c] for c in (*self.runes, *self.artifacts)
-                            if geo.sector[c] >= 0)
+        return frozenset(geo.sector[c] for c in (*self.runes, *self.artifacts)
+                         if geo.sector[c] >= 0)
+
+    def board(self, rules: Rules, round_: int) -> Board:
         return Board(runes=dict(self.runes), artifacts=dict(self.artifacts), hand=tuple(self.hand),
-                     core=self.core, sun_element=self.sun_element, open_sectors=sectors,
-                     round=round_).validate(rules)
+                     core=self.core, sun_element=self.sun_element,
+                     open_sectors=self.sectors(rules), round=round_).validate(rules)
 
 
 def open_rings(rules: Rules) -> range:

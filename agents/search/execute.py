@@ -29,7 +29,7 @@ from collections import Counter
 
 import numpy as np
 
-from rune_env.rules import CASTING_KINDS, Rules, geometry
+from rune_env.rules import CASTING_KINDS, Rules
 from rune_env.run.actions import action_table
 from rune_env.run.state import RunState
 
@@ -43,7 +43,6 @@ class Executor:
     def __init__(self, rules: Rules):
         self.rules = rules
         self.table = action_table(rules)
-        self.geo = geometry(rules.radius)
         self.merge_count = rules.spec.grades.merge_count
 
     def _ok(self, mask: np.ndarray, kind: str, *args: int) -> int | None:
@@ -111,10 +110,7 @@ class Executor:
         return self._ok(mask, "set_sun_element", CASTING_KINDS.index(e))
 
     def _sector(self, state, target, mask, rerolls):
-        geo = self.geo
-        needed = sorted({geo.sector[c] for c in (*target.runes, *target.artifacts)
-                         if geo.sector[c] >= 0} - set(state.open_sectors))
-        for s in needed:
+        for s in sorted(target.sectors(self.rules) - set(state.open_sectors)):
             a = self._ok(mask, "open_sector", s)
             if a is not None:
                 return a
@@ -241,9 +237,7 @@ class Executor:
         spec = self.rules.spec
         cost = (sum(self.rules.prices[k] * n for k, n in short.items())
                 + sum(spec.artifacts[a].price * n for a, n in arts.items()))
-        geo = self.geo
-        needed = {geo.sector[c] for c in (*target.runes, *target.artifacts)
-                  if geo.sector[c] >= 0} - set(state.open_sectors)
+        needed = target.sectors(self.rules) - set(state.open_sectors)
         n = len(state.open_sectors)
         cost += sum(spec.sectors.open_costs[n:n + len(needed)])
         # only while the mana left pays for the reroll and all that is short: a plan that the

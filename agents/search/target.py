@@ -203,8 +203,8 @@ class TargetMutator:
         cell = self._pick(self.cells)
         if not self.artifacts or cell in layout.artifacts:
             return False
-        owned = [a for a in self.assets.owned_artifacts()
-                 if Counter(self.assets.owned_artifacts())[a] > Counter(layout.artifacts.values())[a]]
+        have, placed = Counter(self.assets.owned_artifacts()), Counter(layout.artifacts.values())
+        owned = [a for a in self.assets.owned_artifacts() if have[a] > placed[a]]
         layout.artifacts[cell] = self._pick(owned) if owned and self.rng.random() < 0.7 \
             else self._pick(self.artifacts)
         return True
