@@ -3,7 +3,8 @@
 
     python scripts/evaluate.py --agents random scripted greedy runs/<run>/final_model.zip
                                [--rank R] [--episodes N] [--seed S] [--json] [--out DIR]
-                               [--head-to-head] [--rules FILE] [--no-progress]
+                               [--head-to-head] [--normalize [TOP]] [--rules FILE]
+                               [--no-progress]
 
 Agents are `random`, `scripted`, `greedy` (or `greedy:NOISE`), `planner` (the search player;
 `planner:KEY=VALUE,...` sets its knobs: boards, reference, size, noise, core) or a model path
@@ -17,6 +18,13 @@ images boards/final/<i>), at the agent's training step (a checkpoint's num_times
 one axis; a rerun replaces an agent's TensorBoard files, it does not add to them. `--rules FILE`
 plays another rules file (e.g. configs/rules/seed_literal.yaml, the rules as written, with its
 own shipped pools and policies).
+
+`--normalize [TOP]` adds each agent's normalized score, (its mean wins - random's) / (TOP's -
+random's), TOP the search player `planner` by default: 0 plays like random, 1 like the planner,
+with a 95% interval from a paired bootstrap over the run seeds (agents/evaluation/normalize.py).
+`random` and TOP are evaluated too when --agents does not name them. The score goes to the table,
+eval.csv, eval.json (`normalized`), TensorBoard (eval/normalized_wins, _lo, _hi in each agent's
+run) and a chart, DIR/normalized.png (also in TensorBoard under tb/normalized/).
 
 `--head-to-head` also fights the agents' boards against each other: each agent drafts its runs
 on the same seeds; in every round both reached, their boards fight in both seatings; the win
@@ -39,6 +47,7 @@ from agents.evaluation.runs import (EVAL_TAGS, MAX_EPISODES, evaluate, log_evalu
                                     training_step)
 from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.evaluation.runs import evaluate_by_name
+from agents.evaluation.normalize import FLOOR, TOP, normalized_scores
 from agents.cli.progress import bar
 from agents.cli.args import (add_count_argument, add_json_argument, add_opponents_argument,
                              add_play_arguments, add_rules_argument, add_seed_argument,
@@ -99,7 +108,7 @@ def tb_dir_name(label: str) -> str:
 
 
 def write_tensorboard(out_dir: Path, label: str, result: dict, cores, rules, step: int = 0,
-                      context: dict | None = None) -> Path:
+                      context: dict | None = None, normalized: dict | None = None) -> Path:
     """An agent's evaluation into DIR/tb/<agent>/ at its training step: the old event files of that
     directory are deleted first, so a rerun replaces the agent's curves instead of mixing them
     with the last run's. Every agent gets the same tags (agents.evaluation.runs.log_evaluation)."""
@@ -110,19 +119,46 @@ def write_tensorboard(out_dir: Path, label: str, result: dict, cores, rules, ste
             old.unlink()
     with SummaryWriter(str(d)) as w:
         log_evaluation(w, result, step, rules, cores=cores, context=context)
+        if normalized is not None and normalized["score"] is not None:
+            w.add_scalar("eval/normalized_wins", normalized["score"], step)
+            for bound, value in zip(("lo", "hi"), normalized["ci"]):
+                if value is not None:
+                    w.add_scalar(f"eval/normalized_wins_{bound}", value, step)
     return d
 
 
-def format_table(summaries: dict[str, dict]) -> str:
+def write_normalized_chart(out_dir: Path, rank: str, labels: list[str], scores: dict,
+                           floor: str, top: str, context: dict) -> Path:
+    """DIR/normalized.png, and the same picture in TensorBoard (tb/normalized/)."""
+    from torch.utils.tensorboard import SummaryWriter
+    from agents.evaluation.charts import save, to_array
+    from agents.evaluation.normalize import normalized_figure
+    title = (f"normalized mean wins at {rank} (floor {floor}, top {top}; "
+             f"{context['episodes']} runs, seed {context['seed']}, rules {context['rules_hash']})")
+    path = save(normalized_figure(rank, labels, scores, title), out_dir / "normalized.png")
+    d = out_dir / "tb" / "normalized"
+    if d.is_dir():
+        for old in d.glob("events.out.tfevents.*"):
+            old.unlink()
+    with SummaryWriter(str(d)) as w:
+        w.add_image("eval/normalized_chart", to_array(normalized_figure(rank, labels, scores, title)),
+                    0, dataformats="HWC")
+    return path
+
+
+def format_table(summaries: dict[str, dict], normalized: dict | None = None) -> str:
+    from agents.evaluation.normalize import format_score
+    extra = f" {'normalized':>22}" if normalized else ""
     lines = [f"{'agent':<28} {'runs':>5} {'battle win rate':>24} {'mean wins':>22} "
-             f"{'clear rate':>22} {'rounds':>6}"]
+             f"{'clear rate':>22} {'rounds':>6}" + extra]
     for name, s in summaries.items():
         lines.append(
             f"{name:<28} {s['episodes']:>5} "
             f"{s['battle_win_rate']:>7.3f} [{s['battle_ci'][0]:.3f}, {s['battle_ci'][1]:.3f}] "
             f"{s['mean_wins']:>6.2f} [{s['wins_ci'][0]:.2f}, {s['wins_ci'][1]:.2f}]   "
             f"{s['clear_rate']:>6.3f} [{s['clear_ci'][0]:.3f}, {s['clear_ci'][1]:.3f}] "
-            f"{s['rounds_survived']:>6.2f}")
+            f"{s['rounds_survived']:>6.2f}"
+            + (f" {format_score(normalized.get(name)):>22}" if normalized else ""))
         cores = ", ".join(f"{c} {v['battle_win_rate']:.2f}/{v['clear_rate']:.2f}"
                           for c, v in s["by_core"].items())
         lines.append(f"{'':<28}   per core (battle win / clear): {cores}")
@@ -166,6 +202,12 @@ def build_parser(rules=None):
     p.add_argument("--head-to-head", action="store_true",
                    help="also fight the agents' boards of the same seed and round against each "
                         "other, both seatings (default: off)")
+    p.add_argument("--normalize", nargs="?", const=TOP, default=None, metavar="TOP",
+                   help="also each agent's normalized score of mean wins, (agent - random) / "
+                        f"(TOP - random), with a paired bootstrap 95%% interval; TOP is an agent "
+                        f"as --agents takes it (alone: {TOP}, the search player at its defaults); "
+                        "random and TOP are evaluated too if --agents does not name them "
+                        "(default: off)")
     add_opponents_argument(p, "what the agents play against")
     add_rules_argument(p)
     add_play_arguments(p)
@@ -193,8 +235,14 @@ def main(argv: list[str] | None = None) -> int:
         RuneRunEnv(**env_kwargs).close()
     except (PoolError, OSError, ValueError) as exc:   # a missing or corrupt pool, one of other rules with --strict
         return fail(str(exc))
+    names = list(a.agents)
+    if a.normalize is not None:      # the floor and the top play too, after the named agents
+        labels = {agent_label(n) for n in names}
+        names += [n for n in (FLOOR, a.normalize) if agent_label(n) not in labels]
+        if agent_label(a.normalize) == FLOOR:
+            return fail(f"--normalize {a.normalize}: the top must not be the floor ({FLOOR})")
     agents: dict[str, object] = {}
-    for name in a.agents:
+    for name in names:
         label = agent_label(name)
         if label in agents:
             return fail(f"--agents: {name!r} is given twice (label {label!r})")
@@ -202,8 +250,8 @@ def main(argv: list[str] | None = None) -> int:
             agents[label] = make_agent(name, rules, seed=a.seed, strict=a.strict)
         except ValueError as exc:   # an unknown name; PolicyLoadError (missing, corrupt) is a ValueError
             return fail(str(exc))
-    steps = {label: (training_step(name) or 0) for label, name in zip(agents, a.agents)}
-    name_of = dict(zip(agents, a.agents))
+    steps = {label: (training_step(name) or 0) for label, name in zip(agents, names)}
+    name_of = dict(zip(agents, names))
     results: dict[str, dict] = {}
     with bar(a.episodes * len(agents), "evaluating", a.progress) as progress:
         for label, agent in agents.items():
@@ -223,19 +271,32 @@ def main(argv: list[str] | None = None) -> int:
     # what every evaluation here was played against: in the CSV's rows and TensorBoard's text
     context = {"rank": rank, "opponents": opponents_label(a.opponents, rules, rank),
                "rules_hash": rules.hash, "episodes": a.episodes, "seed": a.seed}
+    normalized = None
+    if a.normalize is not None:
+        floor, top = agent_label(FLOOR), agent_label(a.normalize)
+        normalized = normalized_scores({n: [run["wins"] for run in r["runs"]]
+                                        for n, r in results.items()}, floor, top, a.seed)
+        if normalized[top]["score"] is None:
+            print(f"warning: {top} does not win more than {floor} here: no normalized scores",
+                  file=sys.stderr)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         with open(out_dir / "eval.csv", "w", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(["agent", "episodes", "battle_win_rate", "battle_lo", "battle_hi", "mean_wins",
                         "wins_lo", "wins_hi", "clear_rate", "clear_lo", "clear_hi", "rounds_survived",
-                        "rank", "opponents", "rules_hash", "seed"])
+                        "rank", "opponents", "rules_hash", "seed"]
+                       + (["normalized", "normalized_lo", "normalized_hi"] if normalized else []))
             for n, s in summaries.items():
                 w.writerow([n, s["episodes"], s["battle_win_rate"], *s["battle_ci"], s["mean_wins"],
                             *s["wins_ci"], s["clear_rate"], *s["clear_ci"], s["rounds_survived"],
-                            rank, context["opponents"], rules.hash, a.seed])
+                            rank, context["opponents"], rules.hash, a.seed]
+                           + ([normalized[n]["score"], *normalized[n]["ci"]] if normalized else []))
         for n, r in results.items():
-            write_tensorboard(out_dir, n, r, list(rules.spec.cores), rules, steps[n], context)
+            write_tensorboard(out_dir, n, r, list(rules.spec.cores), rules, steps[n], context,
+                              normalized[n] if normalized else None)
+        if normalized:
+            write_normalized_chart(out_dir, rank, list(results), normalized, floor, top, context)
     except OSError as exc:
         return fail(f"{out_dir}: cannot write ({exc.strerror or exc})")
     out = {"rank": rank, "seed": a.seed, "rules_hash": rules.hash,
@@ -245,13 +306,17 @@ def main(argv: list[str] | None = None) -> int:
                                                "mean_wins", "wins_ci", "clear_rate", "clear_ci",
                                                "rounds_survived", "by_core")}}
                       for n, s in summaries.items()}}
+    if normalized:
+        out["normalized"] = {"floor": floor, "top": top, "of": "mean_wins",
+                             "interval": "paired bootstrap over run seeds, 2.5-97.5%",
+                             "scores": normalized}
     if a.head_to_head and len(results) > 1:
         out["head_to_head"] = head_to_head(results, rules)
     (out_dir / "eval.json").write_text(json.dumps(out, indent=1))
     if a.json:
         print(json.dumps(out))
     else:
-        print(format_table(summaries))
+        print(format_table(summaries, normalized))
         if "head_to_head" in out:
             names = list(out["head_to_head"])
             print("\nhead to head (row's share of battles won vs column, both seatings):")
@@ -259,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
             for r in names:
                 print(f"{r:<28}" + "".join(
                     f"{'-':>15}" if r == c else f"{out['head_to_head'][r][c]:>15.3f}" for c in names))
-        print(f"\nwritten: {out_dir}/eval.csv, eval.json, tb/")
+        print(f"\nwritten: {out_dir}/eval.csv, eval.json, tb/"
+              + (", normalized.png" if normalized else ""))
     return 0
 
 
