@@ -143,6 +143,9 @@ class Assets:
         put(self, "_shown_runes", Counter(k for k in self.shop_runes if k is not None))
         put(self, "_shown_arts", Counter(a for a in self.shop_artifacts if a is not None))
         put(self, "_owned_arts", Counter(self.owned_artifacts()))
+        put(self, "_kind_plans", {})    # (kind, *grades wanted) -> _kind_plan's answer
+        put(self, "_artifact_plans", {})   # the layout's artifacts, in order -> _artifact_plan's
+        put(self, "_hand_count", Counter(self.hand))
 
     def reach(self, layout: Layout, rerolls: bool = True) -> Reach | None:
         """What reaching `layout` takes (the module docstring), or None when it cannot be
@@ -158,7 +161,9 @@ class Assets:
         if runes is None:
             return None
         buy, merges, sold_units, sale_loss = runes
-        arts = _artifact_plan(self, layout)
+        arts = self._artifact_plans.get(key := tuple(layout.artifacts.items()))
+        if arts is None:
+            arts = self._artifact_plans[key] = _artifact_plan(self, layout)
         sectors = self._sectors_needed(layout)
         if sectors is None:
             return None
@@ -229,24 +234,23 @@ def _rune_plan(assets: Assets, layout: Layout) -> tuple[dict, int, int, int] | N
         want.setdefault(k, []).append(g)
     for k, g in layout.hand:
         want.setdefault(k, []).append(g)
-    owned_by_kind = assets._owned
+    plans = assets._kind_plans
     buy: dict[str, int] = {}
     merges = 0
     left = dict(assets._owned_units)       # kind -> grade-I units of owned runes not used
     for kind, wanted in want.items():
-        owned = owned_by_kind.get(kind)
-        counts = list(owned) if owned is not None else [0] * grades
-        n, mg = build_runes(wanted, counts, m)
+        # build_runes reads the grades, not their order
+        key = (kind, wanted[0]) if len(wanted) == 1 else (kind, *sorted(wanted))
+        plan = plans.get(key)
+        if plan is None:
+            plan = plans[key] = _kind_plan(assets, kind, wanted, m, grades)
+        n, mg, units = plan
         if n:
             if kind not in assets.unlocked:
                 return None
             buy[kind] = n
         merges += mg
-        if owned is not None:
-            units = 0
-            for g in range(1, grades):
-                if counts[g]:
-                    units += counts[g] * m ** (g - 1)
+        if units is not None:
             left[kind] = units
     per_unit = rules.spec.run.rune_sell_per_unit
     sold = loss = 0
@@ -255,6 +259,23 @@ def _rune_plan(assets: Assets, layout: Layout) -> tuple[dict, int, int, int] | N
             sold += n
             loss += max(0, rules.prices[k] - per_unit) * n
     return buy, merges, sold, loss
+
+
+def _kind_plan(assets: Assets, kind: str, wanted: list[int], m: int,
+               grades: int) -> tuple[int, int, int | None]:
+    """One kind's part of `_rune_plan`: (grade-I runes to buy, merges, grade-I units of the owned
+    runes of the kind left unused, None if none is owned). It depends on the assets and the
+    grades wanted only, so `_rune_plan` remembers it per (kind, grades) in the assets."""
+    owned = assets._owned.get(kind)
+    counts = list(owned) if owned is not None else [0] * grades
+    n, mg = build_runes(wanted, counts, m)
+    if owned is None:
+        return n, mg, None
+    units = 0
+    for g in range(1, grades):
+        if counts[g]:
+            units += counts[g] * m ** (g - 1)
+    return n, mg, units
 
 
 def _artifact_plan(assets: Assets, layout: Layout) -> tuple[list[str], int, int, int]:
@@ -305,6 +326,7 @@ def _moves(assets: Assets, layout: Layout) -> int:
     does not keep a sale."""
     place = sum(1 for c, r in layout.runes.items() if assets.board.get(c) != r)
     pick = sum(1 for c, r in assets.board.items() if layout.runes.get(c) != r)
-    keep = Counter(layout.hand)
-    sales = sum((Counter(assets.hand) - keep).values())
+    if not assets.hand or tuple(layout.hand) == assets.hand:
+        return place + pick                 # no rune in hand to sell
+    sales = sum((assets._hand_count - Counter(layout.hand)).values())
     return place + pick + sales

@@ -42,17 +42,26 @@ def units_of(layout: Layout, rules: Rules) -> tuple[Counter, Counter]:
 def progress(goal: Layout, layout: Layout, rules: Rules) -> float:
     """The share of the goal's mana (runes by their grade-I units, artifacts) that `layout`
     holds, 0..1 (the module docstring)."""
+    return progress_of(goal, rules)(layout)
+
+
+def progress_of(goal: Layout, rules: Rules):
+    """`progress` against one goal as a function of the layout, the goal's side reckoned once
+    (a search scores thousands of layouts against the same goal)."""
     want_r, want_a = units_of(goal, rules)
-    have_r, have_a = units_of(layout, rules)
     prices = rules.prices
     arts = rules.spec.artifacts
     total = sum(prices[k] * n for k, n in want_r.items()) + sum(arts[a].price * n
                                                                  for a, n in want_a.items())
-    if total <= 0:
-        return 1.0
-    held = sum(prices[k] * min(n, have_r[k]) for k, n in want_r.items()) + \
-        sum(arts[a].price * min(n, have_a[a]) for a, n in want_a.items())
-    return held / total
+
+    def share(layout: Layout) -> float:
+        if total <= 0:
+            return 1.0
+        have_r, have_a = units_of(layout, rules)
+        held = sum(prices[k] * min(n, have_r[k]) for k, n in want_r.items()) + \
+            sum(arts[a].price * min(n, have_a[a]) for a, n in want_a.items())
+        return held / total
+    return share
 
 
 def grow_toward(base: Layout, goal: Layout, shop_runes, shop_artifacts, rules: Rules) -> Layout:

@@ -31,7 +31,7 @@ from rune_env.rules import CASTING_KINDS, Board, Rules, geometry
 
 from .assets import Assets
 from .boards import Layout, artifacts_by_effect, board_cost, fast_key, hill_climb, layout_key
-from .goal import grow_toward, progress
+from .goal import grow_toward, progress_of
 from .scoring import Objective, SeatScore, SeatScorer
 
 
@@ -324,11 +324,13 @@ def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
     objective = settings.objective
     wealth = max(1, assets.mana + board_cost(assets.board_of(assets.layout()), rules))
 
+    held_of = progress_of(goal, rules) if goal is not None else None
+
     def score(boards: list[Board]) -> list[SeatScore]:
         out = []
         for b, (p, m) in zip(boards, scorer(boards)):
             waste, mana = mutator.plan_of(b)
-            held = progress(goal, Layout.of(b), rules) if goal is not None else 0.0
+            held = held_of(Layout.of(b)) if held_of is not None else 0.0
             out.append(objective.score(p, m, waste, income, 1.0 - (assets.mana - mana) / wealth,
                                        held))
         return out
