@@ -48,6 +48,7 @@ from agents.evaluation.runs import (EVAL_TAGS, MAX_EPISODES, evaluate, log_evalu
 from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.evaluation.runs import evaluate_by_name
 from agents.evaluation.normalize import FLOOR, TOP, normalized_scores
+from agents.evaluation.labels import agent_label, rank_name, tb_dir_name
 from agents.cli.progress import bar
 from agents.cli.args import (add_count_argument, add_json_argument, add_opponents_argument,
                              add_play_arguments, add_rules_argument, add_seed_argument,
@@ -67,13 +68,6 @@ def opponents_label(opponents: str | None, rules, rank: str) -> str:
     from rune_env.run.ranks import rank_index
     pool = shipped_pool(rules, rank_index(rules, rank))
     return str(pool.relative_to(ROOT)) if pool else "budget drafter (no shipped pool)"
-
-
-def agent_label(name: str) -> str:
-    p = Path(name)
-    if p.suffix == ".zip" or p.exists():
-        return f"{p.parent.name}/{p.stem}" if p.parent.name else p.stem
-    return name
 
 
 def head_to_head(results: dict[str, dict], rules) -> dict[str, dict[str, float]]:
@@ -100,11 +94,6 @@ def head_to_head(results: dict[str, dict], rules) -> dict[str, dict[str, float]]
                     count += 1
             matrix[a][b] = score / count if count else float("nan")
     return matrix
-
-
-def tb_dir_name(label: str) -> str:
-    """An agent's TensorBoard sub-run: its label with '/' as '_' (runs/x/final_model -> x_final_model)."""
-    return label.replace("/", "_").replace("\\", "_")
 
 
 def write_tensorboard(out_dir: Path, label: str, result: dict, cores, rules, step: int = 0,
@@ -163,21 +152,6 @@ def format_table(summaries: dict[str, dict], normalized: dict | None = None) -> 
                           for c, v in s["by_core"].items())
         lines.append(f"{'':<28}   per core (battle win / clear): {cores}")
     return "\n".join(lines)
-
-
-def rank_name(text: str, rules) -> str:
-    """--rank as a name or a number 0..5 (as the envs take it) -> the rank's name."""
-    names = [r.id for r in rules.spec.ranks]
-    listing = ", ".join(f"{i} {n}" for i, n in enumerate(names))
-    t = text.strip()
-    if t in names:
-        return t
-    if t.lstrip("+-").isdigit():
-        i = int(t)
-        if 0 <= i < len(names):
-            return names[i]
-        raise ValueError(f"--rank {text}: out of range; the ranks are {listing}")
-    raise ValueError(f"--rank {text!r}: unknown rank; the ranks are {listing}")
 
 
 def build_parser(rules=None):

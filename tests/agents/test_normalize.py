@@ -103,3 +103,50 @@ def test_evaluate_normalize_bad_top_exits_2(tmp_path, script_main, top, words):
                     "--opponents", "generator", "--out", tmp_path / "out")
     assert_one_line_error(r, *words)
     assert not (tmp_path / "out").exists()
+
+
+# -- scripts/benchmark_table.py ------------------------------------------------------------------
+def test_benchmark_table_puts_the_ranks_side_by_side(tmp_path, script_main):
+    """Two ranks in two processes, greedy as the top: the table has a row per agent (random and
+    the top added), each rank's numbers are its own evaluate.py's, and TensorBoard has one curve
+    per agent over the ranks (step = the rank's number)."""
+    pytest.importorskip("tensorboard")
+    from test_train_runs import accumulator
+    out = tmp_path / "bench"
+    r = script_main("benchmark_table", "--agents", "scripted", "--top", "greedy", "--ranks",
+                    "apprentice", "5", "--episodes", 3, "--at", "archmage=2", "--jobs", 2,
+                    "--out", out, "--json", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data == json.loads((out / "benchmark.json").read_text())
+    assert list(data["ranks"]) == ["apprentice", "archmage"]
+    assert data["episodes"] == {"apprentice": 3, "archmage": 2}
+    for rank, runs in data["episodes"].items():
+        e = data["ranks"][rank]
+        assert e == json.loads((out / rank / "eval.json").read_text())
+        assert list(e["agents"]) == ["scripted", "random", "greedy"]
+        assert all(s["episodes"] == runs for s in e["agents"].values())
+        assert e["normalized"]["top"] == "greedy" and e["rank"] == rank
+    rows = list(csv.DictReader(open(out / "benchmark.csv")))
+    assert len(rows) == 6 and {row["rank"] for row in rows} == {"apprentice", "archmage"}
+    assert (out / "normalized.png").stat().st_size > 1000
+    ea = accumulator(out / "tb" / "scripted")
+    steps = [e.step for e in ea.Scalars("benchmark/mean_wins")]
+    assert steps == [0, 5]            # apprentice is rank 0, archmage rank 5
+    assert [e.value for e in ea.Scalars("benchmark/mean_wins")] == pytest.approx(
+        [data["ranks"][r]["agents"]["scripted"]["mean_wins"] for r in ("apprentice", "archmage")])
+
+
+@pytest.mark.parametrize("args, words", [
+    (("--ranks", "nonsense"), ("--ranks", "nonsense", "unknown rank")),
+    (("--ranks", "apprentice", "--at", "archmage=5"), ("--at", "not among --ranks")),
+    (("--at", "archmage=0"), ("--at", "1..")),
+    (("--agents", "scriptedd"), ("scriptedd",)),
+    (("--top", "random"), ("--top random", "floor")),
+])
+def test_benchmark_table_bad_input_exits_2(tmp_path, script_main, args, words):
+    from test_train_runs import assert_one_line_error
+    base = ("--agents", "scripted") if "--agents" not in args else ()
+    r = script_main("benchmark_table", *base, "--episodes", 1, *args, "--out", tmp_path / "out")
+    assert_one_line_error(r, *words)
+    assert not (tmp_path / "out").exists()

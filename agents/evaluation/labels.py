@@ -1,0 +1,34 @@
+"""How the evaluation scripts name what they evaluate: an agent's label (`agent_label`: a model
+path as <run>/<file>), its TensorBoard sub-run (`tb_dir_name`) and a rank given as a name or a
+number (`rank_name`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def agent_label(name: str) -> str:
+    p = Path(name)
+    if p.suffix == ".zip" or p.exists():
+        return f"{p.parent.name}/{p.stem}" if p.parent.name else p.stem
+    return name
+
+
+def tb_dir_name(label: str) -> str:
+    """An agent's TensorBoard sub-run: its label with '/' as '_' (runs/x/final_model -> x_final_model)."""
+    return label.replace("/", "_").replace("\\", "_")
+
+
+def rank_name(text: str, rules, option: str = "--rank") -> str:
+    """--rank as a name or a number 0..5 (as the envs take it) -> the rank's name; ValueError
+    naming `option` and the ranks otherwise."""
+    names = [r.id for r in rules.spec.ranks]
+    listing = ", ".join(f"{i} {n}" for i, n in enumerate(names))
+    t = text.strip()
+    if t in names:
+        return t
+    if t.lstrip("+-").isdigit():
+        i = int(t)
+        if 0 <= i < len(names):
+            return names[i]
+        raise ValueError(f"{option} {text}: out of range; the ranks are {listing}")
+    raise ValueError(f"{option} {text!r}: unknown rank; the ranks are {listing}")

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""The benchmark table: agents side by side at every rank, with normalized scores.
+
+    python scripts/benchmark_table.py --agents scripted greedy agents/models/apprentice_s0.pt ...
+                                      [--ranks all|R ...] [--episodes N] [--at RANK=N ...]
+                                      [--top AGENT] [--seed S] [--jobs J] [--out DIR] [--json]
+                                      [--rules FILE] [--no-progress]
+
+For each rank, `scripts/evaluate.py --normalize TOP` (default TOP: `planner`, the search player
+at its defaults): every agent, plus `random` (the floor) and TOP, plays N whole runs against the
+rank's shipped pool on the same evaluation seeds, and each gets its battle win rate, mean wins
+and clear rate with 95% intervals and its normalized score of mean wins, (agent - random) / (TOP -
+random), with a paired bootstrap interval (agents/evaluation/normalize.py). The ranks are played
+in J processes at once (one evaluate.py each), since a rank's runs are independent of another's.
+
+Writes DIR (default runs/benchmark_s<seed>): DIR/<rank>/ (evaluate.py's eval.csv, eval.json,
+normalized.png and TensorBoard per agent), DIR/benchmark.json and DIR/benchmark.csv (a row per
+agent and rank), DIR/normalized.png (the normalized scores, agents by rank), and TensorBoard
+DIR/tb/<agent>/ with benchmark/normalized_wins (and _lo, _hi), benchmark/mean_wins and
+benchmark/clear_rate at step = the rank's number (0 apprentice .. 5 archmage), so each agent is
+one curve over the ranks and the agents sit side by side. Prints the table (markdown; --json:
+benchmark.json's content instead).
+
+A bad argument, rank or agent is one `error: ...` line and exit status 2 before anything is
+played; a rank whose evaluation fails stops the table with its error. A progress bar (ranks
+done) goes to stderr.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EVALUATE = ROOT / "scripts" / "evaluate.py"
+
+from agents import make_agent
+from agents.cli.args import (MAX_RUNS, add_count_argument, add_jobs_argument, add_json_argument,
+                             add_rules_argument, add_seed_argument, check_output, fail,
+                             parse_with_rules, script_parser)
+from agents.cli.progress import add_progress_argument, bar
+from agents.evaluation.normalize import FLOOR, TOP, format_score
+
+
+def build_parser(rules=None):
+    from rune_env.rules import default_rules
+    ranks = [r.id for r in (rules or default_rules()).spec.ranks]
+    p = script_parser(__doc__)
+    p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
+                   help="the agents to compare, as evaluate.py takes them (random and TOP are "
+                        "added; required; no default)")
+    p.add_argument("--ranks", nargs="+", default=["all"], metavar="R",
+                   help=f"ranks to play: names ({', '.join(ranks)}), numbers 0..{len(ranks) - 1} "
+                        "or all (default: all)")
+    add_count_argument(p, "--episodes", 100, "runs per agent and rank", high=MAX_RUNS)
+    p.add_argument("--at", nargs="+", default=[], metavar="RANK=N",
+                   help=f"runs at a rank instead of --episodes, e.g. archmage=200 (N 1..{MAX_RUNS};"
+                        " default: none)")
+    p.add_argument("--top", default=TOP, metavar="AGENT",
+                   help=f"the agent that scores 1 (default: {TOP}, the search player)")
+    add_seed_argument(p)
+    add_jobs_argument(p, "ranks evaluated at once (a process each)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="output directory (default: runs/benchmark_s<seed>)")
+    add_json_argument(p, "benchmark.json's content on stdout instead of the table")
+    add_rules_argument(p)
+    p.add_argument("--trust-pickle", action="store_true",
+                   help="passed to evaluate.py: load .zip checkpoints no training run here signed "
+                        "(default: off)")
+    add_progress_argument(p)
+    return p
+
+
+def rank_list(names: list[str], rules) -> list[str]:
+    """--ranks -> rank names in the rules' order; ValueError naming a bad one."""
+    from agents.evaluation.labels import rank_name
+    ranks = [r.id for r in rules.spec.ranks]
+    if names == ["all"]:
+        return ranks
+    chosen = {rank_name(n, rules, "--ranks") for n in names}
+    return [r for r in ranks if r in chosen]
+
+
+def episodes_at(pairs: list[str], ranks: list[str], default: int, rules) -> dict[str, int]:
+    """--at RANK=N ... -> rank -> runs; ValueError naming a bad pair."""
+    from agents.evaluation.labels import rank_name
+    out = {r: default for r in ranks}
+    for pair in pairs:
+        name, eq, n = pair.partition("=")
+        if not eq or not n.strip().isdigit() or not 1 <= int(n) <= MAX_RUNS:
+            raise ValueError(f"--at {pair!r}: RANK=N with N a whole number 1..{MAX_RUNS}")
+        rank = rank_name(name, rules, "--at")
+        if rank not in out:
+            raise ValueError(f"--at {pair!r}: {rank} is not among --ranks")
+        out[rank] = int(n)
+    return out
+
+
+def evaluate_rank(rank: str, agents: list[str], top: str, runs: int, a, out: Path) -> dict:
+    """One rank's evaluate.py --normalize, in its own process; its eval.json."""
+    argv = [sys.executable, str(EVALUATE), "--agents", *agents, "--normalize", top,
+            "--rank", rank, "--episodes", str(runs), "--seed", str(a.seed),
+            "--out", str(out / rank), "--json", "--no-progress"]
+    if a.rules:
+        argv += ["--rules", a.rules]
+    if a.trust_pickle:
+        argv.append("--trust-pickle")
+    r = subprocess.run(argv, capture_output=True, text=True)
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["failed"])[-1]
+        raise RuntimeError(f"{rank}: {last}")
+    return json.loads(r.stdout)
+
+
+def markdown(table: dict, ranks: list[str]) -> str:
+    """Agents as rows, ranks as columns: normalized score [95%] / mean wins / clear rate."""
+    agents = list(next(iter(table.values()))["agents"])
+    head = "| agent | " + " | ".join(ranks) + " |"
+    lines = [head, "|---|" + "---|" * len(ranks)]
+    for name in agents:
+        cells = []
+        for rank in ranks:
+            e = table[rank]
+            s = e["agents"][name]
+            n = e["normalized"]["scores"].get(name)
+            cells.append(f"{format_score(n)}<br>{s['mean_wins']:.2f} wins, "
+                         f"clear {s['clear_rate']:.2f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_outputs(out: Path, table: dict, ranks: list[str], rules, context: dict) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+    names = [r.id for r in rules.spec.ranks]
+    with open(out / "benchmark.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["rank", "agent", "episodes", "mean_wins", "wins_lo", "wins_hi", "clear_rate",
+                    "clear_lo", "clear_hi", "battle_win_rate", "normalized", "normalized_lo",
+                    "normalized_hi", "floor", "top", "rules_hash", "seed"])
+        for rank in ranks:
+            e = table[rank]
+            for name, s in e["agents"].items():
+                n = e["normalized"]["scores"][name]
+                w.writerow([rank, name, s["episodes"], s["mean_wins"], *s["wins_ci"],
+                            s["clear_rate"], *s["clear_ci"], s["battle_win_rate"], n["score"],
+                            *n["ci"], e["normalized"]["floor"], e["normalized"]["top"],
+                            e["rules_hash"], e["seed"]])
+    (out / "benchmark.json").write_text(json.dumps({**context, "ranks": table}, indent=1))
+    from agents.evaluation.labels import tb_dir_name
+    agents = list(next(iter(table.values()))["agents"])
+    for name in agents:
+        d = out / "tb" / tb_dir_name(name)
+        if d.is_dir():
+            for old in d.glob("events.out.tfevents.*"):
+                old.unlink()
+        with SummaryWriter(str(d)) as w:
+            for rank in ranks:
+                e, step = table[rank], names.index(rank)
+                s, n = e["agents"][name], e["normalized"]["scores"][name]
+                w.add_scalar("benchmark/mean_wins", s["mean_wins"], step)
+                w.add_scalar("benchmark/clear_rate", s["clear_rate"], step)
+                if n["score"] is not None:
+                    w.add_scalar("benchmark/normalized_wins", n["score"], step)
+                    for bound, value in zip(("lo", "hi"), n["ci"]):
+                        if value is not None:
+                            w.add_scalar(f"benchmark/normalized_wins_{bound}", value, step)
+    figure(out / "normalized.png", table, ranks, agents, context)
+
+
+def figure(path: Path, table: dict, ranks: list[str], agents: list[str], context: dict) -> None:
+    """The normalized scores, one line per agent over the ranks, with their intervals."""
+    import numpy as np
+    from agents.evaluation.charts import pyplot, save
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    xs = np.arange(len(ranks))
+    for i, name in enumerate(agents):
+        ys, lo, hi = [], [], []
+        for rank in ranks:
+            n = table[rank]["normalized"]["scores"][name]
+            v = np.nan if n["score"] is None else n["score"]
+            ys.append(v)
+            lo.append(v - n["ci"][0] if n["ci"][0] is not None else 0.0)
+            hi.append(n["ci"][1] - v if n["ci"][1] is not None else 0.0)
+        shift = (i - (len(agents) - 1) / 2) * 0.03
+        ax.errorbar(xs + shift, ys, yerr=[lo, hi], marker="o", ms=3, lw=1, capsize=2, label=name)
+    ax.axhline(0.0, color="#999999", lw=0.8, ls="--")
+    ax.axhline(1.0, color="#999999", lw=0.8, ls="--")
+    ax.set_xticks(xs, ranks, fontsize=8)
+    ax.set_ylabel("normalized mean wins (floor 0, top 1)", fontsize=8)
+    ax.set_title(f"benchmark: {context['floor']} = 0, {context['top']} = 1 (seed {context['seed']},"
+                 f" rules {context['rules_hash']})", fontsize=9)
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    save(fig, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a, rules = parse_with_rules(build_parser, argv)
+    try:
+        ranks = rank_list(a.ranks, rules)
+        runs = episodes_at(a.at, ranks, a.episodes, rules)
+    except ValueError as exc:
+        return fail(str(exc))
+    from agents.evaluation.labels import agent_label
+    if agent_label(a.top) == FLOOR:
+        return fail(f"--top {a.top}: the top must not be the floor ({FLOOR})")
+    for name in [*a.agents, a.top]:      # every agent checked before anything is played
+        try:
+            make_agent(name, rules, seed=a.seed)
+        except ValueError as exc:
+            return fail(str(exc))
+    labels = [agent_label(n) for n in a.agents]
+    if len(set(labels)) != len(labels):
+        return fail("--agents: an agent is given twice")
+    out = Path(a.out or ROOT / "runs" / f"benchmark_s{a.seed}")
+    if (problem := check_output(out / "benchmark.json", "--out")):
+        return fail(problem)
+    out.mkdir(parents=True, exist_ok=True)
+    agents = [n for n in a.agents if agent_label(n) not in (FLOOR, agent_label(a.top))]
+    table: dict[str, dict] = {}
+    with bar(len(ranks), "ranks", a.progress, unit="rank") as progress, \
+            ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        futures = {rank: pool.submit(evaluate_rank, rank, agents, a.top, runs[rank], a, out)
+                   for rank in ranks}
+        try:
+            for rank in ranks:
+                table[rank] = futures[rank].result()
+                progress.update(1)
+        except RuntimeError as exc:
+            for f in futures.values():
+                f.cancel()
+            return fail(str(exc))
+    context = {"floor": FLOOR, "top": agent_label(a.top), "seed": a.seed,
+               "rules_hash": rules.hash, "episodes": runs}
+    try:
+        write_outputs(out, table, ranks, rules, context)
+    except OSError as exc:
+        return fail(f"{out}: cannot write ({exc.strerror or exc})")
+    if a.json:
+        print(json.dumps({**context, "ranks": table}))
+    else:
+        print(f"normalized mean wins [95%]: {FLOOR} = 0, {context['top']} = 1; seed {a.seed}, "
+              f"rules {rules.hash}, runs {', '.join(f'{r} {runs[r]}' for r in ranks)}\n")
+        print(markdown(table, ranks))
+        print(f"\nwritten: {out}/benchmark.csv, benchmark.json, normalized.png, tb/, <rank>/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
