@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Training runs' curves side by side: one TensorBoard scalar of several runs in one chart.
+
+    python scripts/training_curves.py RUN_DIR [RUN_DIR ...] [--tag game/battle_win_rate]
+                                      [--labels A B ...] [--line VALUE:LABEL ...]
+                                      [--max-steps N] [--out FILE.png] [--json]
+
+Reads each run's TensorBoard (RUN_DIR/tb/, train.py's; its PPO part, not tb/pretrain/) and draws
+`--tag` against the environment steps, one line per run. A run cloned first (train.py's
+`pretrain:`) says in its legend what its demonstrations and cloning took (pretrain.json:
+demonstration runs and seconds, cloning seconds), since its step 0 comes after them. `--line
+0.676:greedy` draws a level to compare with. Writes FILE (default runs/curves.png) and prints the
+points (JSON with --json). A run without the tag, or a directory that is not a run, is one
+`error: ...` line and exit status 2.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+from agents.cli.args import (MAX_STEPS, add_json_argument, check_output, fail, int_in,
+                             script_parser)
+
+DEFAULT_TAG = "game/battle_win_rate"
+
+
+def build_parser():
+    p = script_parser(__doc__)
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="train.py run directories")
+    p.add_argument("--tag", default=DEFAULT_TAG,
+                   help=f"the TensorBoard scalar to draw (default {DEFAULT_TAG})")
+    p.add_argument("--labels", nargs="+", default=None, metavar="LABEL",
+                   help="a legend label per run (default: the run directories' names)")
+    p.add_argument("--line", nargs="+", default=[], metavar="VALUE:LABEL",
+                   help="levels to draw, e.g. 0.676:greedy (default: none)")
+    p.add_argument("--max-steps", type=int_in(1, MAX_STEPS), default=None, metavar="N",
+                   help=f"draw steps up to N, 1..{MAX_STEPS} (default: all)")
+    p.add_argument("--out", default=str(ROOT / "runs" / "curves.png"), metavar="FILE",
+                   help="the PNG to write (default runs/curves.png)")
+    add_json_argument(p, "the points as JSON instead of a summary")
+    return p
+
+
+def scalars(run: Path, tag: str) -> list[tuple[int, float]]:
+    """(step, value) of `tag` in the run's PPO TensorBoard (every tb/ sub-run but pretrain/),
+    sorted by step; ValueError when the run has none."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    tb = run / "tb"
+    if not tb.is_dir():
+        raise ValueError(f"{run}: not a training run (no tb/)")
+    points: dict[int, float] = {}
+    for d in sorted({p.parent for p in tb.rglob("events.out.tfevents.*")}):
+        if d.name == "pretrain":
+            continue
+        ea = EventAccumulator(str(d), size_guidance={"scalars": 0})
+        ea.Reload()
+        if tag in ea.Tags()["scalars"]:
+            for e in ea.Scalars(tag):
+                points[int(e.step)] = float(e.value)   # a resumed run's later write wins
+    if not points:
+        raise ValueError(f"{run}: no scalar {tag!r} in its TensorBoard")
+    return sorted(points.items())
+
+
+def pretrain_note(run: Path) -> str:
+    """'+ 60 planner:boards=30 runs in 43 s, cloning 10 s', or '' for a run not cloned."""
+    path = run / "pretrain.json"
+    if not path.is_file():
+        return ""
+    try:
+        p = json.loads(path.read_text(encoding="utf-8"))
+        return (f" (cloned first: {p['runs']} {p['agent']} runs in {p['demo_seconds']:.0f} s, "
+                f"cloning {p['clone_seconds']:.0f} s)")
+    except (ValueError, KeyError, TypeError):
+        return " (cloned first)"
+
+
+def parse_lines(items: list[str]) -> list[tuple[float, str]]:
+    out = []
+    for item in items:
+        value, colon, label = item.partition(":")
+        try:
+            out.append((float(value), label if colon else value))
+        except ValueError:
+            raise ValueError(f"--line {item!r}: VALUE:LABEL with VALUE a number") from None
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    runs = [Path(r) for r in a.runs]
+    if a.labels is not None and len(a.labels) != len(runs):
+        return fail(f"--labels: {len(a.labels)} labels for {len(runs)} runs")
+    try:
+        lines = parse_lines(a.line)
+        curves = {str(r): scalars(r, a.tag) for r in runs}
+    except ValueError as exc:
+        return fail(str(exc))
+    if (problem := check_output(Path(a.out), "--out")):
+        return fail(problem)
+    if a.max_steps is not None:
+        curves = {k: [(s, v) for s, v in pts if s <= a.max_steps] for k, pts in curves.items()}
+    from agents.evaluation.charts import pyplot, save
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    for i, run in enumerate(runs):
+        pts = curves[str(run)]
+        label = (a.labels[i] if a.labels else run.name) + pretrain_note(run)
+        ax.plot([s for s, _ in pts], [v for _, v in pts], lw=1.2, label=label)
+    for value, label in lines:
+        ax.axhline(value, color="#777777", lw=0.8, ls="--")
+        ax.text(ax.get_xlim()[1], value, f" {label}", fontsize=7, va="center", color="#555555")
+    ax.set_xlabel("environment steps of PPO", fontsize=8)
+    ax.set_ylabel(a.tag, fontsize=8)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    save(fig, a.out)
+    if a.json:
+        print(json.dumps({"tag": a.tag, "runs": {k: [list(p) for p in v] for k, v in curves.items()}}))
+    else:
+        for run in runs:
+            pts = curves[str(run)]
+            print(f"{run.name}: {len(pts)} points, last {pts[-1][1]:.3f} at {pts[-1][0]} steps"
+                  if pts else f"{run.name}: no points")
+        print(f"written: {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

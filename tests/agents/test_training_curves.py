@@ -1,0 +1,42 @@
+"""scripts/training_curves.py: a TensorBoard scalar of training runs side by side, read from the
+shared tiny training run (tests/conftest.py's `smoke`). Not battle-rule tests, so the module is
+marked `outside_mutation_check`."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("tensorboard")
+
+pytestmark = pytest.mark.outside_mutation_check
+
+
+def test_curves_read_the_runs_scalars(smoke, tmp_path, script_main):
+    from test_train_runs import accumulator
+    run = smoke["run_dir"]
+    out = tmp_path / "c.png"
+    r = script_main("training_curves", run, run, "--labels", "a", "b", "--line", "0.5:half",
+                    "--out", out, "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    pts = data["runs"][str(run)]
+    # the same points as TensorBoard holds for the tag in the run's PPO part
+    (tb,) = [d for d in (run / "tb").iterdir() if d.name != "pretrain"]
+    expected = [[e.step, e.value] for e in accumulator(tb).Scalars("game/battle_win_rate")]
+    assert len(pts) == len(expected) >= 1
+    assert [s for s, _ in pts] == [s for s, _ in expected]
+    assert [v for _, v in pts] == pytest.approx([v for _, v in expected], rel=1e-6)
+    assert out.stat().st_size > 1000
+
+
+def test_curves_bad_input_exits_2(smoke, tmp_path, script_main):
+    from test_train_runs import assert_one_line_error
+    out = tmp_path / "c.png"
+    for args, words in (((tmp_path,), ("not a training run",)),
+                        ((smoke["run_dir"], "--tag", "no/such"), ("no scalar", "no/such")),
+                        ((smoke["run_dir"], "--labels", "a", "b"), ("--labels", "2 labels for 1")),
+                        ((smoke["run_dir"], "--line", "high:x"), ("--line", "VALUE:LABEL"))):
+        r = script_main("training_curves", *args, "--out", out)
+        assert_one_line_error(r, *words)
+        assert not out.exists()
