@@ -9,7 +9,8 @@
 For each rank, `scripts/evaluate.py --normalize TOP` (default TOP: `planner`, the search player
 at its defaults): every agent, plus `random` (the floor) and TOP, plays N whole runs against the
 rank's shipped pool on the same evaluation seeds, and each gets its battle win rate, mean wins
-and clear rate with 95% intervals and its normalized score of mean wins, (agent - random) / (TOP -
+and clear rate with 95% intervals, the CPU milliseconds it takes to choose an action, and its
+normalized score of mean wins, (agent - random) / (TOP -
 random), with a paired bootstrap interval (agents/evaluation/normalize.py). The ranks are played
 in J processes at once (one evaluate.py each), since a rank's runs are independent of another's.
 
@@ -118,8 +119,8 @@ def evaluate_rank(rank: str, agents: list[str], top: str, runs: int, a, out: Pat
 def markdown(table: dict, ranks: list[str]) -> str:
     """Agents as rows, ranks as columns: normalized score [95%] / mean wins / clear rate."""
     agents = list(next(iter(table.values()))["agents"])
-    head = "| agent | " + " | ".join(ranks) + " |"
-    lines = [head, "|---|" + "---|" * len(ranks)]
+    head = "| agent | " + " | ".join(ranks) + " | CPU ms an action |"
+    lines = [head, "|---|" + "---|" * (len(ranks) + 1)]
     for name in agents:
         cells = []
         for rank in ranks:
@@ -128,7 +129,8 @@ def markdown(table: dict, ranks: list[str]) -> str:
             n = e["normalized"]["scores"].get(name)
             cells.append(f"{format_score(n)}<br>{s['mean_wins']:.2f} wins, "
                          f"clear {s['clear_rate']:.2f}")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        ms = sum(table[r]["agents"][name]["ms_per_action"] for r in ranks) / len(ranks)
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {ms:.2f} |")
     return "\n".join(lines)
 
 
@@ -139,7 +141,7 @@ def write_outputs(out: Path, table: dict, ranks: list[str], rules, context: dict
         w = csv.writer(fh)
         w.writerow(["rank", "agent", "episodes", "mean_wins", "wins_lo", "wins_hi", "clear_rate",
                     "clear_lo", "clear_hi", "battle_win_rate", "normalized", "normalized_lo",
-                    "normalized_hi", "floor", "top", "rules_hash", "seed"])
+                    "normalized_hi", "floor", "top", "rules_hash", "seed", "ms_per_action"])
         for rank in ranks:
             e = table[rank]
             for name, s in e["agents"].items():
@@ -147,7 +149,7 @@ def write_outputs(out: Path, table: dict, ranks: list[str], rules, context: dict
                 w.writerow([rank, name, s["episodes"], s["mean_wins"], *s["wins_ci"],
                             s["clear_rate"], *s["clear_ci"], s["battle_win_rate"], n["score"],
                             *n["ci"], e["normalized"]["floor"], e["normalized"]["top"],
-                            e["rules_hash"], e["seed"]])
+                            e["rules_hash"], e["seed"], s["ms_per_action"]])
     (out / "benchmark.json").write_text(json.dumps({**context, "ranks": table}, indent=1))
     from agents.evaluation.labels import tb_dir_name
     agents = list(next(iter(table.values()))["agents"])

@@ -10,7 +10,8 @@ Agents are `random`, `scripted`, `greedy` (or `greedy:NOISE`), `planner` (the se
 `planner:KEY=VALUE,...` sets its knobs: boards, reference, size, noise, core) or a model path
 (a `.zip` checkpoint or an exported `.pt` policy). For each agent: N whole runs on evaluation seeds
 (disjoint from every training seed by construction), and a table of battle win rate, mean wins and
-clear rate, each with a 95% interval, rounds survived and per-core rates. Writes DIR/eval.csv,
+clear rate, each with a 95% interval, rounds survived, per-core rates and the CPU milliseconds an
+action took the agent to choose (a timing of this machine, not reproducible like the rest). Writes DIR/eval.csv,
 DIR/eval.json and TensorBoard under DIR/tb/<agent>/ (default DIR: runs/eval_<rank>_s<seed>):
 every agent with the same tags (eval/*, eval/kind_share/<kind>, eval/clear_rate_core/<core>,
 images boards/final/<i>), at the agent's training step (a checkpoint's num_timesteps, the
@@ -150,7 +151,8 @@ def format_table(summaries: dict[str, dict], normalized: dict | None = None) -> 
             + (f" {format_score(normalized.get(name)):>22}" if normalized else ""))
         cores = ", ".join(f"{c} {v['battle_win_rate']:.2f}/{v['clear_rate']:.2f}"
                           for c, v in s["by_core"].items())
-        lines.append(f"{'':<28}   per core (battle win / clear): {cores}")
+        lines.append(f"{'':<28}   per core (battle win / clear): {cores}; "
+                     f"{s['ms_per_action']:.2f} CPU ms an action")
     return "\n".join(lines)
 
 
@@ -259,12 +261,12 @@ def main(argv: list[str] | None = None) -> int:
             w = csv.writer(fh)
             w.writerow(["agent", "episodes", "battle_win_rate", "battle_lo", "battle_hi", "mean_wins",
                         "wins_lo", "wins_hi", "clear_rate", "clear_lo", "clear_hi", "rounds_survived",
-                        "rank", "opponents", "rules_hash", "seed"]
+                        "rank", "opponents", "rules_hash", "seed", "ms_per_action"]
                        + (["normalized", "normalized_lo", "normalized_hi"] if normalized else []))
             for n, s in summaries.items():
                 w.writerow([n, s["episodes"], s["battle_win_rate"], *s["battle_ci"], s["mean_wins"],
                             *s["wins_ci"], s["clear_rate"], *s["clear_ci"], s["rounds_survived"],
-                            rank, context["opponents"], rules.hash, a.seed]
+                            rank, context["opponents"], rules.hash, a.seed, s["ms_per_action"]]
                            + ([normalized[n]["score"], *normalized[n]["ci"]] if normalized else []))
         for n, r in results.items():
             write_tensorboard(out_dir, n, r, list(rules.spec.cores), rules, steps[n], context,
@@ -278,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
            "agents": {n: {"timesteps": steps[n],
                           **{k: s[k] for k in ("episodes", "battle_win_rate", "battle_ci",
                                                "mean_wins", "wins_ci", "clear_rate", "clear_ci",
-                                               "rounds_survived", "by_core")}}
+                                               "rounds_survived", "by_core", "ms_per_action")}}
                       for n, s in summaries.items()}}
     if normalized:
         out["normalized"] = {"floor": floor, "top": top, "of": "mean_wins",

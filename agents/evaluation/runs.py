@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import time
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -125,9 +126,14 @@ def play_run(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
     obs, info = env.reset(options={"run_seed": run_seed})
     agent.reset(run_seed)
     battles = []
+    thinking = 0.0          # CPU seconds in agent.act (the agent's speed, not the game's)
+    actions = 0
     for _ in range(max_episode_steps(env.rules)):     # the run env's own TimeLimit
         state = env.state if agent.needs_state else None
+        start = time.process_time()
         action = agent.act(obs, info["action_mask"], state=state)
+        thinking += time.process_time() - start
+        actions += 1
         obs, reward, terminated, truncated, info = env.step(action)
         if info.get("battle") is not None:
             battles.append(info["battle"])
@@ -136,7 +142,7 @@ def play_run(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
     s = env.state
     return {"run_seed": run_seed, "wins": s.wins, "losses": s.losses, "draws": s.draws,
             "cleared": s.cleared, "rounds": len(battles), "lamps": s.lamps, "core": s.core,
-            "battles": battles}
+            "battles": battles, "actions": actions, "act_seconds": thinking}
 
 
 def summarise(runs: list[dict], max_wins: int | None = None) -> dict[str, Any]:
@@ -170,6 +176,9 @@ def summarise(runs: list[dict], max_wins: int | None = None) -> dict[str, Any]:
         "mean_battle_duration": statistics.fmean(b["time"] for b in battles) if battles else 0.0,
         "by_core": by_core,
         "kinds": dict(sorted(kinds.items())),
+        # CPU milliseconds an action took the agent to choose (timing: not reproducible)
+        "ms_per_action": (1000.0 * sum(r.get("act_seconds", 0.0) for r in runs)
+                          / max(1, sum(r.get("actions", 0) for r in runs))),
     }
 
 
