@@ -7,9 +7,12 @@ from pathlib import Path
 
 
 def agent_label(name: str) -> str:
+    """A model path as <run>/<file stem> (a checkpoint, runs/<run>/checkpoints/<file>, as
+    <run>/<file stem> too, so the checkpoints of two runs differ); any other name as it is."""
     p = Path(name)
     if p.suffix == ".zip" or p.exists():
-        return f"{p.parent.name}/{p.stem}" if p.parent.name else p.stem
+        parent = p.parent.parent if p.parent.name == "checkpoints" else p.parent
+        return f"{parent.name}/{p.stem}" if parent.name else p.stem
     return name
 
 
