@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         ax.plot([s for s, _ in pts], [v for _, v in pts], lw=1.2, label=label)
     for value, label in lines:
         ax.axhline(value, color="#777777", lw=0.8, ls="--")
-        ax.text(ax.get_xlim()[1], value, f" {label}", fontsize=7, va="center", color="#555555")
+        ax.text(ax.get_xlim()[1], value, f"{label} ", fontsize=7, ha="right", va="bottom",
+                color="#555555")
     ax.set_xlabel("environment steps of PPO", fontsize=8)
     ax.set_ylabel(a.tag, fontsize=8)
     ax.legend(fontsize=7, loc="lower right")
