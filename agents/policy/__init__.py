@@ -189,6 +189,11 @@ def limit_torch_threads(n: int = 1) -> None:
     torch.set_num_threads(max(1, int(n)))
 
 
+# logits further apart than this are ranked alike by the masked distribution's float32
+# probabilities (exp of differences >= 1e-4 differ by far more than float32's 6e-8 relative step)
+ARGMAX_GAP = 1e-4
+
+
 class PolicyAgent:
     needs_state = False
 
@@ -206,6 +211,43 @@ class PolicyAgent:
         space = getattr(self.model, "observation_space", None)
         shape = getattr(space, "shape", None)
         self.observation_size = int(shape[0]) if shape is not None and len(shape) == 1 else None
+        # a masked policy is put in evaluation mode once, here, instead of at every predict()
+        # (set_training_mode walks every module: a third of an action's time); `act` then runs
+        # predict()'s own steps, the same arithmetic on the same tensors, so the same actions
+        policy = getattr(self.model, "policy", self.model)   # a .zip's model, or a .pt's policy
+        try:
+            from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+        except ImportError:
+            MaskableActorCriticPolicy = ()
+        self._masked = policy if isinstance(policy, MaskableActorCriticPolicy) else None
+        if self._masked is not None:
+            self._masked.set_training_mode(False)
+
+    def _masked_action(self, observation: np.ndarray, action_mask) -> int:
+        """predict()'s action for one observation of a masked policy, without its per-call
+        overhead. Deterministic: the legal action of the highest logit, when it leads the next
+        by more than ARGMAX_GAP (the masked distribution's probabilities are increasing in the
+        logits, and such a gap keeps them apart in float32, so it is the action predict() takes);
+        a nearer tie, or sampling, goes through the distribution itself as predict() does."""
+        import torch
+        policy = self._masked
+        obs_tensor, _ = policy.obs_to_tensor(observation)
+        mask = np.asarray(action_mask, dtype=bool).reshape(-1)
+        with torch.no_grad():
+            if self.deterministic:
+                features = policy.extract_features(obs_tensor, policy.pi_features_extractor)
+                logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
+                legal = np.flatnonzero(mask)
+                values = logits.reshape(-1).numpy()[legal]
+                if len(values) == 1:
+                    return int(legal[0])
+                if len(values) > 1:
+                    top2 = np.partition(values, -2)[-2:]
+                    if top2[1] - top2[0] > ARGMAX_GAP:
+                        return int(legal[int(values.argmax())])
+            action = policy._predict(obs_tensor, deterministic=self.deterministic,
+                                     action_masks=mask)
+        return int(action.reshape(-1)[0])
 
     def reset(self, seed: int | None = None) -> None:
         # predict() samples from torch's generator when not deterministic
@@ -223,6 +265,8 @@ class PolicyAgent:
             padded = np.zeros(observation.shape[:-1] + (size,), dtype=observation.dtype)
             padded[..., :observation.shape[-1]] = observation
             observation = padded
+        if self._masked is not None and isinstance(observation, np.ndarray):
+            return self._masked_action(observation, action_mask)
         try:
             action, _ = self.model.predict(observation, action_masks=action_mask,
                                            deterministic=self.deterministic)

@@ -1,0 +1,42 @@
+"""PolicyAgent.act takes predict()'s action without predict()'s per-call overhead
+(agents/policy/__init__.py, `_masked_action`): the same action on every state, for shipped
+policies of both trainers' distributions, through the quick path (the top logit, clear of the
+next) and through the distribution (forced here by a gap no logits clear)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import agents.policy as policy_module  # noqa: E402
+from agents.policy import PolicyAgent  # noqa: E402
+from rune_env.envs.run_env import RuneRunEnv  # noqa: E402
+
+pytestmark = pytest.mark.outside_mutation_check
+
+
+def _states(agent: PolicyAgent, rank: str, count: int):
+    env = RuneRunEnv(rank=rank, opponents="generator")
+    out, seed = [], 11
+    obs, info = env.reset(options={"run_seed": seed})
+    while len(out) < count:
+        out.append((obs.copy(), info["action_mask"].copy()))
+        a = int(agent.model.predict(obs, action_masks=info["action_mask"], deterministic=True)[0])
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            seed += 1
+            obs, info = env.reset(options={"run_seed": seed})
+    return out
+
+
+@pytest.mark.parametrize("path", ["agents/models/expert_s1.pt", "agents/models/apprentice_s0.pt"])
+def test_act_is_predicts_action(path, monkeypatch):
+    agent = PolicyAgent(path)
+    assert agent._masked is not None
+    states = _states(agent, "apprentice", 400)
+    expected = [int(agent.model.predict(o, action_masks=m, deterministic=True)[0]) for o, m in states]
+    assert [agent.act(o, m) for o, m in states] == expected
+    # every state through the distribution, as predict() does: the same again
+    monkeypatch.setattr(policy_module, "ARGMAX_GAP", float("inf"))
+    assert [agent.act(o, m) for o, m in states] == expected
