@@ -47,7 +47,7 @@ from agents import make_agent
 from agents.evaluation.runs import (EVAL_TAGS, MAX_EPISODES, evaluate, log_evaluation,
                                     training_step)
 from agents.cli.fanout import add_ray_argument, ray_problem
-from agents.evaluation.runs import evaluate_by_name
+from agents.evaluation.runs import evaluate_by_name, ms_per_action
 from agents.evaluation.normalize import FLOOR, TOP, normalized_scores
 from agents.evaluation.labels import agent_label, rank_name, tb_dir_name
 from agents.cli.progress import bar
@@ -134,6 +134,43 @@ def write_normalized_chart(out_dir: Path, rank: str, labels: list[str], scores: 
         w.add_image("eval/normalized_chart", to_array(normalized_figure(rank, labels, scores, title)),
                     0, dataformats="HWC")
     return path
+
+
+def normalize(results: dict[str, dict], floor: str, top: str, seed: int) -> dict:
+    """--normalize: each agent's normalized score (agents/evaluation/normalize.py), with a
+    warning when the top does not beat the floor (no scores then)."""
+    scores = normalized_scores({n: [run["wins"] for run in r["runs"]] for n, r in results.items()},
+                               floor, top, seed)
+    if scores[top]["score"] is None:
+        print(f"warning: {top} does not win more than {floor} here: no normalized scores",
+              file=sys.stderr)
+    return scores
+
+
+def write_csv(path: Path, summaries: dict[str, dict], context: dict,
+              normalized: dict | None) -> None:
+    """eval.csv: a row per agent with its rates, what it played against and its timing."""
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["agent", "episodes", "battle_win_rate", "battle_lo", "battle_hi", "mean_wins",
+                    "wins_lo", "wins_hi", "clear_rate", "clear_lo", "clear_hi", "rounds_survived",
+                    "rank", "opponents", "rules_hash", "seed", "ms_per_action"]
+                   + (["normalized", "normalized_lo", "normalized_hi"] if normalized else []))
+        for n, s in summaries.items():
+            w.writerow([n, s["episodes"], s["battle_win_rate"], *s["battle_ci"], s["mean_wins"],
+                        *s["wins_ci"], s["clear_rate"], *s["clear_ci"], s["rounds_survived"],
+                        context["rank"], context["opponents"], context["rules_hash"],
+                        context["seed"], s["ms_per_action"]]
+                       + ([normalized[n]["score"], *normalized[n]["ci"]] if normalized else []))
+
+
+def print_head_to_head(matrix: dict[str, dict[str, float]]) -> None:
+    names = list(matrix)
+    print("\nhead to head (row's share of battles won vs column, both seatings):")
+    print(" " * 28 + "".join(f"{n[:14]:>15}" for n in names))
+    for r in names:
+        print(f"{r:<28}" + "".join(
+            f"{'-':>15}" if r == c else f"{matrix[r][c]:>15.3f}" for c in names))
 
 
 def format_table(summaries: dict[str, dict], normalized: dict | None = None) -> str:
@@ -243,31 +280,17 @@ def main(argv: list[str] | None = None) -> int:
                                                       a.strict, progress)
             except PoolError as exc:
                 return fail(str(exc))
-    summaries = {n: {k: v for k, v in r.items() if k != "runs"} for n, r in results.items()}
+    # the rates (reproducible), and the agent's CPU time an action (a timing of this machine)
+    summaries = {n: {**{k: v for k, v in r.items() if k != "runs"},
+                     "ms_per_action": ms_per_action(r["runs"])} for n, r in results.items()}
     # what every evaluation here was played against: in the CSV's rows and TensorBoard's text
     context = {"rank": rank, "opponents": opponents_label(a.opponents, rules, rank),
                "rules_hash": rules.hash, "episodes": a.episodes, "seed": a.seed}
-    normalized = None
-    if a.normalize is not None:
-        floor, top = agent_label(FLOOR), agent_label(a.normalize)
-        normalized = normalized_scores({n: [run["wins"] for run in r["runs"]]
-                                        for n, r in results.items()}, floor, top, a.seed)
-        if normalized[top]["score"] is None:
-            print(f"warning: {top} does not win more than {floor} here: no normalized scores",
-                  file=sys.stderr)
+    floor, top = agent_label(FLOOR), agent_label(a.normalize or TOP)
+    normalized = None if a.normalize is None else normalize(results, floor, top, a.seed)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        with open(out_dir / "eval.csv", "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["agent", "episodes", "battle_win_rate", "battle_lo", "battle_hi", "mean_wins",
-                        "wins_lo", "wins_hi", "clear_rate", "clear_lo", "clear_hi", "rounds_survived",
-                        "rank", "opponents", "rules_hash", "seed", "ms_per_action"]
-                       + (["normalized", "normalized_lo", "normalized_hi"] if normalized else []))
-            for n, s in summaries.items():
-                w.writerow([n, s["episodes"], s["battle_win_rate"], *s["battle_ci"], s["mean_wins"],
-                            *s["wins_ci"], s["clear_rate"], *s["clear_ci"], s["rounds_survived"],
-                            rank, context["opponents"], rules.hash, a.seed, s["ms_per_action"]]
-                           + ([normalized[n]["score"], *normalized[n]["ci"]] if normalized else []))
+        write_csv(out_dir / "eval.csv", summaries, context, normalized)
         for n, r in results.items():
             write_tensorboard(out_dir, n, r, list(rules.spec.cores), rules, steps[n], context,
                               normalized[n] if normalized else None)
@@ -294,12 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(format_table(summaries, normalized))
         if "head_to_head" in out:
-            names = list(out["head_to_head"])
-            print("\nhead to head (row's share of battles won vs column, both seatings):")
-            print(" " * 28 + "".join(f"{n[:14]:>15}" for n in names))
-            for r in names:
-                print(f"{r:<28}" + "".join(
-                    f"{'-':>15}" if r == c else f"{out['head_to_head'][r][c]:>15.3f}" for c in names))
+            print_head_to_head(out["head_to_head"])
         print(f"\nwritten: {out_dir}/eval.csv, eval.json, tb/"
               + (", normalized.png" if normalized else ""))
     return 0

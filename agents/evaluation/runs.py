@@ -176,10 +176,16 @@ def summarise(runs: list[dict], max_wins: int | None = None) -> dict[str, Any]:
         "mean_battle_duration": statistics.fmean(b["time"] for b in battles) if battles else 0.0,
         "by_core": by_core,
         "kinds": dict(sorted(kinds.items())),
-        # CPU milliseconds an action took the agent to choose (timing: not reproducible)
-        "ms_per_action": (1000.0 * sum(r.get("act_seconds", 0.0) for r in runs)
-                          / max(1, sum(r.get("actions", 0) for r in runs))),
     }
+
+
+def ms_per_action(runs: list[dict]) -> float:
+    """The CPU milliseconds an action took the agent to choose over `runs` (play_run's
+    `act_seconds` and `actions`). A timing of this machine, so it is not part of `summarise`,
+    whose figures are reproducible (training writes them to eval_history.jsonl and eval.json,
+    and a resumed run must write the same)."""
+    return (1000.0 * sum(r.get("act_seconds", 0.0) for r in runs)
+            / max(1, sum(r.get("actions", 0) for r in runs)))
 
 
 def _group(runs: list[dict], key: str) -> dict[str, list[dict]]:
