@@ -129,7 +129,7 @@ def markdown(table: dict, ranks: list[str]) -> str:
             n = e["normalized"]["scores"].get(name)
             cells.append(f"{format_score(n)}<br>{s['mean_wins']:.2f} wins, "
                          f"clear {s['clear_rate']:.2f}")
-        ms = sum(table[r]["agents"][name]["ms_per_action"] for r in ranks) / len(ranks)
+        ms = sum(table[r]["timing"]["ms_per_action"][name] for r in ranks) / len(ranks)
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {ms:.2f} |")
     return "\n".join(lines)
 
@@ -149,7 +149,7 @@ def write_outputs(out: Path, table: dict, ranks: list[str], rules, context: dict
                 w.writerow([rank, name, s["episodes"], s["mean_wins"], *s["wins_ci"],
                             s["clear_rate"], *s["clear_ci"], s["battle_win_rate"], n["score"],
                             *n["ci"], e["normalized"]["floor"], e["normalized"]["top"],
-                            e["rules_hash"], e["seed"], s["ms_per_action"]])
+                            e["rules_hash"], e["seed"], e["timing"]["ms_per_action"][name]])
     (out / "benchmark.json").write_text(json.dumps({**context, "ranks": table}, indent=1))
     from agents.evaluation.labels import tb_dir_name
     agents = list(next(iter(table.values()))["agents"])

@@ -12,7 +12,8 @@ Agents are `random`, `scripted`, `greedy` (or `greedy:NOISE`), `planner` (the se
 (disjoint from every training seed by construction), and a table of battle win rate, mean wins and
 clear rate, each with a 95% interval, rounds survived, per-core rates and the CPU milliseconds an
 action took the agent to choose (a timing of this machine, not reproducible like the rest). Writes DIR/eval.csv,
-DIR/eval.json and TensorBoard under DIR/tb/<agent>/ (default DIR: runs/eval_<rank>_s<seed>):
+DIR/eval.json (the agents' CPU milliseconds an action apart, under `timing`: the one part of
+the output that is not reproducible) and TensorBoard under DIR/tb/<agent>/ (default DIR: runs/eval_<rank>_s<seed>):
 every agent with the same tags (eval/*, eval/kind_share/<kind>, eval/clear_rate_core/<core>,
 images boards/final/<i>), at the agent's training step (a checkpoint's num_timesteps, the
 `timesteps` of the JSON beside an exported .pt; 0 for the baselines), so the policies line up on
@@ -303,8 +304,10 @@ def main(argv: list[str] | None = None) -> int:
            "agents": {n: {"timesteps": steps[n],
                           **{k: s[k] for k in ("episodes", "battle_win_rate", "battle_ci",
                                                "mean_wins", "wins_ci", "clear_rate", "clear_ci",
-                                               "rounds_survived", "by_core", "ms_per_action")}}
-                      for n, s in summaries.items()}}
+                                               "rounds_survived", "by_core")}}
+                      for n, s in summaries.items()},
+           # the one part of the output that is not reproducible: a timing of this machine
+           "timing": {"ms_per_action": {n: s["ms_per_action"] for n, s in summaries.items()}}}
     if normalized:
         out["normalized"] = {"floor": floor, "top": top, "of": "mean_wins",
                              "interval": "paired bootstrap over run seeds, 2.5-97.5%",
