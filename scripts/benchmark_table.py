@@ -43,7 +43,7 @@ from agents.cli.args import (MAX_RUNS, add_count_argument, add_jobs_argument, ad
                              add_rules_argument, add_seed_argument, check_output, fail,
                              parse_with_rules, script_parser)
 from agents.cli.progress import add_progress_argument, bar
-from agents.evaluation.normalize import FLOOR, TOP, format_score
+from agents.evaluation.normalize import FLOOR, TOP, format_score, log_score
 
 
 def build_parser(rules=None):
@@ -151,24 +151,16 @@ def write_outputs(out: Path, table: dict, ranks: list[str], rules, context: dict
                             *n["ci"], e["normalized"]["floor"], e["normalized"]["top"],
                             e["rules_hash"], e["seed"], e["timing"]["ms_per_action"][name]])
     (out / "benchmark.json").write_text(json.dumps({**context, "ranks": table}, indent=1))
-    from agents.evaluation.labels import tb_dir_name
+    from agents.evaluation.labels import fresh_tb_run, tb_dir_name
     agents = list(next(iter(table.values()))["agents"])
     for name in agents:
-        d = out / "tb" / tb_dir_name(name)
-        if d.is_dir():
-            for old in d.glob("events.out.tfevents.*"):
-                old.unlink()
-        with SummaryWriter(str(d)) as w:
+        with SummaryWriter(str(fresh_tb_run(out / "tb" / tb_dir_name(name)))) as w:
             for rank in ranks:
                 e, step = table[rank], names.index(rank)
-                s, n = e["agents"][name], e["normalized"]["scores"][name]
+                s = e["agents"][name]
                 w.add_scalar("benchmark/mean_wins", s["mean_wins"], step)
                 w.add_scalar("benchmark/clear_rate", s["clear_rate"], step)
-                if n["score"] is not None:
-                    w.add_scalar("benchmark/normalized_wins", n["score"], step)
-                    for bound, value in zip(("lo", "hi"), n["ci"]):
-                        if value is not None:
-                            w.add_scalar(f"benchmark/normalized_wins_{bound}", value, step)
+                log_score(w, "benchmark/normalized_wins", e["normalized"]["scores"][name], step)
     figure(out / "normalized.png", table, ranks, agents, context)
 
 

@@ -49,8 +49,8 @@ from agents.evaluation.runs import (EVAL_TAGS, MAX_EPISODES, evaluate, log_evalu
                                     training_step)
 from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.evaluation.runs import evaluate_by_name, ms_per_action
-from agents.evaluation.normalize import FLOOR, TOP, normalized_scores
-from agents.evaluation.labels import agent_label, rank_name, tb_dir_name
+from agents.evaluation.normalize import FLOOR, TOP, log_score, normalized_scores
+from agents.evaluation.labels import agent_label, fresh_tb_run, rank_name, tb_dir_name
 from agents.cli.progress import bar
 from agents.cli.args import (add_count_argument, add_json_argument, add_opponents_argument,
                              add_play_arguments, add_rules_argument, add_seed_argument,
@@ -104,17 +104,11 @@ def write_tensorboard(out_dir: Path, label: str, result: dict, cores, rules, ste
     directory are deleted first, so a rerun replaces the agent's curves instead of mixing them
     with the last run's. Every agent gets the same tags (agents.evaluation.runs.log_evaluation)."""
     from torch.utils.tensorboard import SummaryWriter
-    d = out_dir / "tb" / tb_dir_name(label)
-    if d.is_dir():
-        for old in d.glob("events.out.tfevents.*"):
-            old.unlink()
+    d = fresh_tb_run(out_dir / "tb" / tb_dir_name(label))
     with SummaryWriter(str(d)) as w:
         log_evaluation(w, result, step, rules, cores=cores, context=context)
-        if normalized is not None and normalized["score"] is not None:
-            w.add_scalar("eval/normalized_wins", normalized["score"], step)
-            for bound, value in zip(("lo", "hi"), normalized["ci"]):
-                if value is not None:
-                    w.add_scalar(f"eval/normalized_wins_{bound}", value, step)
+        if normalized is not None:
+            log_score(w, "eval/normalized_wins", normalized, step)
     return d
 
 
@@ -127,11 +121,7 @@ def write_normalized_chart(out_dir: Path, rank: str, labels: list[str], scores: 
     title = (f"normalized mean wins at {rank} (floor {floor}, top {top}; "
              f"{context['episodes']} runs, seed {context['seed']}, rules {context['rules_hash']})")
     path = save(normalized_figure(rank, labels, scores, title), out_dir / "normalized.png")
-    d = out_dir / "tb" / "normalized"
-    if d.is_dir():
-        for old in d.glob("events.out.tfevents.*"):
-            old.unlink()
-    with SummaryWriter(str(d)) as w:
+    with SummaryWriter(str(fresh_tb_run(out_dir / "tb" / "normalized"))) as w:
         w.add_image("eval/normalized_chart", to_array(normalized_figure(rank, labels, scores, title)),
                     0, dataformats="HWC")
     return path

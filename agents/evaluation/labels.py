@@ -1,6 +1,6 @@
 """How the evaluation scripts name what they evaluate: an agent's label (`agent_label`: a model
-path as <run>/<file>), its TensorBoard sub-run (`tb_dir_name`) and a rank given as a name or a
-number (`rank_name`)."""
+path as <run>/<file>), its TensorBoard sub-run (`tb_dir_name`, and `fresh_tb_run` to rewrite one)
+and a rank given as a name or a number (`rank_name`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,6 +19,15 @@ def agent_label(name: str) -> str:
 def tb_dir_name(label: str) -> str:
     """An agent's TensorBoard sub-run: its label with '/' as '_' (runs/x/final_model -> x_final_model)."""
     return label.replace("/", "_").replace("\\", "_")
+
+
+def fresh_tb_run(d: Path) -> Path:
+    """A TensorBoard run directory emptied of its earlier event files, so a rerun replaces its
+    curves instead of mixing with them."""
+    if d.is_dir():
+        for old in d.glob("events.out.tfevents.*"):
+            old.unlink()
+    return d
 
 
 def rank_name(text: str, rules, option: str = "--rank") -> str:

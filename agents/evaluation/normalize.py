@@ -47,12 +47,13 @@ def normalized_scores(wins: dict[str, Sequence[float]], floor: str, top: str, se
     idx = rng.integers(0, n, size=(resamples, n))
     floor_b = table[floor][idx].mean(axis=1)
     span_b = table[top][idx].mean(axis=1) - floor_b
-    span = float(table[top].mean() - table[floor].mean())
+    floor_mean = float(table[floor].mean())
+    span = float(table[top].mean()) - floor_mean
     bad = span_b <= 0
     tail = 0.025
     out = {}
     for label, values in table.items():
-        score = (float(values.mean()) - float(table[floor].mean())) / span if span > 0 else None
+        score = (float(values.mean()) - floor_mean) / span if span > 0 else None
         ratio = np.where(bad, np.nan, (values[idx].mean(axis=1) - floor_b)
                          / np.where(bad, 1.0, span_b))
         if span <= 0 or bad.mean() > tail:
@@ -63,6 +64,17 @@ def normalized_scores(wins: dict[str, Sequence[float]], floor: str, top: str, se
             hi = float(np.nanquantile(np.where(bad, np.inf, ratio), 1 - tail))
         out[label] = {"score": score, "ci": [lo, hi]}
     return out
+
+
+def log_score(writer, tag: str, entry: dict, step: int) -> None:
+    """A normalized score into TensorBoard: `tag` and `tag`_lo, _hi (what has no value is not
+    written). `writer` is a SummaryWriter."""
+    if entry["score"] is None:
+        return
+    writer.add_scalar(tag, entry["score"], step)
+    for bound, value in zip(("lo", "hi"), entry["ci"]):
+        if value is not None:
+            writer.add_scalar(f"{tag}_{bound}", value, step)
 
 
 def format_score(entry: dict | None) -> str:

@@ -242,8 +242,8 @@ class PolicyAgent:
                 if len(values) == 1:
                     return int(legal[0])
                 if len(values) > 1:
-                    top2 = np.partition(values, -2)[-2:]
-                    if top2[1] - top2[0] > ARGMAX_GAP:
+                    second, first = np.partition(values, -2)[-2:]
+                    if first - second > ARGMAX_GAP:
                         return int(legal[int(values.argmax())])
             action = policy._predict(obs_tensor, deterministic=self.deterministic,
                                      action_masks=mask)

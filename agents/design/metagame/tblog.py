@@ -38,11 +38,8 @@ def tb_problem() -> str | None:
 
 def run_dir(tb_dir: str | Path, kind: str, rules_hash: str, seed: int) -> Path:
     """DIR/<kind>_<rules hash>_s<seed>, emptied of earlier event files."""
-    d = Path(tb_dir) / f"{kind}_{rules_hash}_s{seed}"
-    if d.is_dir():
-        for old in d.glob("events.out.tfevents.*"):
-            old.unlink()
-    return d
+    from agents.evaluation.labels import fresh_tb_run
+    return fresh_tb_run(Path(tb_dir) / f"{kind}_{rules_hash}_s{seed}")
 
 
 def _image(w, tag: str, fig) -> None:
