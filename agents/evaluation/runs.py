@@ -90,21 +90,22 @@ def eval_context(env_kwargs: dict | None, episodes: int, seed: int, rules) -> di
     """What an evaluation was played against, for its records (TensorBoard text, CSV, JSON): the
     rank, the opponents (the rank's shipped pool, the budget drafter, a pool file, an agent), the
     rules hash, the runs and the evaluation seed."""
+    from rune_env.envs.run_env import check_rank_mix, shipped_pool
     kw = dict(env_kwargs or {})
-    rank = kw.get("rank", "apprentice")
+    mix = check_rank_mix(rules, kw.get("rank", "apprentice"))
+    names = [rules.spec.ranks[r].id for r in mix]
+    # a mix (each run's rank drawn from it by its seed) is named by its ranks joined by "+"
+    rank_name = "+".join(names)
     opponents = kw.get("opponents")
     if opponents is None:
-        from rune_env.envs.run_env import shipped_pool
-        names = [r.id for r in rules.spec.ranks]
-        index = names.index(rank) if isinstance(rank, str) and rank in names else (
-            rank if isinstance(rank, int) else 0)
-        pool = shipped_pool(rules, index) if 0 <= index < len(names) else None
-        opponents = f"shipped pool {pool.name}" if pool else "budget drafter"
+        pools = [shipped_pool(rules, r) for r in dict.fromkeys(mix)]
+        opponents = ("shipped pool " + ", ".join(p.name for p in pools) if all(pools)
+                     else "budget drafter" if not any(pools)
+                     else "shipped pools (the budget drafter where none is shipped)")
     elif opponents == "generator":
         opponents = "budget drafter"
     elif not isinstance(opponents, str):
         opponents = type(opponents).__name__
-    rank_name = rules.spec.ranks[rank].id if isinstance(rank, int) else str(rank)
     return {"rank": rank_name, "opponents": str(opponents), "rules_hash": rules.hash,
             "episodes": episodes, "seed": seed}
 

@@ -97,6 +97,34 @@ def check_rank(rules: Rules, rank: Any, name: str = "rank") -> int:
                      f"0..{len(names) - 1}; got {rank!r}")
 
 
+MAX_RANK_MIX = 64      # ranks listed in one mix (a rank listed twice is drawn twice as often)
+
+
+def check_rank_mix(rules: Rules, rank: Any, name: str = "rank") -> tuple[int, ...]:
+    """A rank (as `check_rank` takes it) -> a one-rank tuple, or a non-empty list of ranks -> the
+    tuple of their indices, a mix each run draws its rank from (`run_rank`); else a ValueError
+    naming `name`."""
+    if isinstance(rank, (list, tuple)):
+        if not 1 <= len(rank) <= MAX_RANK_MIX:
+            raise ValueError(f"{name} as a list must name 1..{MAX_RANK_MIX} ranks; got "
+                             f"{len(rank)}")
+        return tuple(check_rank(rules, r, f"{name}[{i}]") for i, r in enumerate(rank))
+    return (check_rank(rules, rank, name),)
+
+
+# the tag of the generator that draws a run's rank from a mix, so no other draw shares its stream
+RANK_MIX_TAG = 0x72616e6b
+
+
+def run_rank(mix: tuple[int, ...], run_seed: int) -> int:
+    """The rank a run of this seed plays in a mix: drawn uniformly from the mix by a generator
+    seeded with the run seed (so a run's rank depends on its seed alone: the same runs in any
+    order, any number of envs, training or evaluation). A one-rank mix is that rank."""
+    if len(mix) == 1:
+        return mix[0]
+    return mix[int(np.random.default_rng([run_seed, RANK_MIX_TAG]).integers(len(mix)))]
+
+
 def check_core(rules: Rules, core: Any, name: str = "core") -> str | None:
     """None (the first step chooses the core) or a core of the rules; else a ValueError naming
     `name` and listing the cores."""
@@ -234,7 +262,9 @@ class RuneRunEnv(gym.Env):
     **Options** (constructor keywords, and `reset(options=...)` for rank, core, opponents, and
     run_seed, the run's own seed, an integer >= 0; without it the env draws one below
     TRAINING_SEED_LIMIT; any other key is a ValueError naming it):
-    rank (index or name, default "apprentice"), core (None = the agent chooses), opponents (None:
+    rank (index or name, default "apprentice"; or a list of them, a mix: each run plays the rank
+    `run_rank(mix, run_seed)` draws from it by its run seed, against that rank's opponents, so a
+    training run meets several ranks, a rank listed twice twice as often), core (None = the agent chooses), opponents (None:
     the rank's shipped pool; "generator"; a pool file path; a callable `(round, rank_effects, boss_rules, rng) ->
     Board`; or an agent), rules (a Rules, a YAML path) and rules_overrides, unlocked (rune kinds;
     default all), reward_mode, clear_bonus, margin_weight, max_rounds, obs_mode, illegal_action,
@@ -247,7 +277,7 @@ class RuneRunEnv(gym.Env):
 
     **Checked at construction** (and the reset options at reset), each a ValueError naming the
     argument: rank, a name of `rules.spec.ranks` or its number 0..len-1 (an int or a string of
-    digits); core, None or one of `rules.spec.cores`; unlocked, None or a non-empty list of rune
+    digits), or a list of 1..MAX_RANK_MIX of them; core, None or one of `rules.spec.cores`; unlocked, None or a non-empty list of rune
     kinds; clear_bonus >= 0, margin_weight >= 0 and illegal_penalty <= 0, finite numbers;
     max_rounds, None or an integer in 1..`run.round_cap`; reward_mode, obs_mode, illegal_action,
     render_mode, variant and engine, one of their names; strict_pools, a bool; battle_fn, None or
@@ -287,7 +317,9 @@ class RuneRunEnv(gym.Env):
             raise ValueError(f"render_mode must be None, 'ansi' or 'rgb_array'; got {render_mode!r}")
         # every argument is checked here, before any work: a bad one is a ValueError naming it
         run = self.rules.spec.run
-        self.rank = check_rank(self.rules, rank)
+        # a rank, or a list of ranks each run draws its own from (a curriculum by mix: run_rank)
+        self.rank_mix = check_rank_mix(self.rules, rank)
+        self.rank = self.rank_mix[0]
         self.core = check_core(self.rules, core)
         self.unlocked = check_unlocked(unlocked)
         self.clear_bonus = check_real("clear_bonus", clear_bonus, lo=0.0)
@@ -310,7 +342,8 @@ class RuneRunEnv(gym.Env):
         # else "fast" (rune_env/battle/engines.py). Both give the same battles.
         self.engine = engine or default_engine()
         self.battle_fn = battle_fn or battle_function(self.engine)
-        self.opponents = resolve_opponents(opponents, self.rules, self.rank, self.strict_pools)
+        self._opponents_by_rank: dict[int, Any] = {}   # the resolved opponents of each rank
+        self.opponents = self._opponents_of(self.rank)
         self.table = action_table(self.rules)
         self.encoder = Encoder(self.rules)
         # the spec's metadata names the rules and the env version too (as info does each step)
@@ -349,30 +382,36 @@ class RuneRunEnv(gym.Env):
             raise ValueError(f"unknown reset options: {', '.join(map(repr, unknown))} (the "
                              f"options are {', '.join(RESET_OPTIONS)})")
         # every option is checked before any is applied
-        rank = check_rank(self.rules, options["rank"], "reset option 'rank'") \
+        mix = check_rank_mix(self.rules, options["rank"], "reset option 'rank'") \
             if "rank" in options else None
         core = check_core(self.rules, options["core"], "reset option 'core'") \
             if "core" in options else None
         run_seed = check_int("reset option 'run_seed'", options.get("run_seed"), lo=0,
                              allow_none=True, none_means=" (the env draws one)")
-        if "rank" in options:
-            self.rank = rank
-            if "opponents" not in options:
-                self.opponents = resolve_opponents(self.opponents_spec, self.rules, self.rank,
-                                                   self.strict_pools)
-        if "core" in options:
-            self.core = core
         if "opponents" in options:
             self.opponents_spec = options["opponents"]
-            self.opponents = resolve_opponents(self.opponents_spec, self.rules, self.rank,
-                                               self.strict_pools)
+            self._opponents_by_rank = {}
+        if mix is not None:
+            self.rank_mix = mix
+        if "core" in options:
+            self.core = core
         if run_seed is None:
             # drawn run seeds stay below TRAINING_SEED_LIMIT; evaluations pass explicit seeds at
             # or above it, so evaluation runs never repeat a training run (by construction)
             run_seed = int(self.np_random.integers(TRAINING_SEED_LIMIT))
+        self.rank = run_rank(self.rank_mix, run_seed)
+        self.opponents = self._opponents_of(self.rank)
         self.state = self._new_state(run_seed)
         self._last_battle = None
         return self._obs(), self._info()
+
+    def _opponents_of(self, rank: int):
+        """The opponents of a rank under the env's opponents option, resolved once per rank (a
+        mix loads each rank's pool once)."""
+        if rank not in self._opponents_by_rank:
+            self._opponents_by_rank[rank] = resolve_opponents(self.opponents_spec, self.rules, rank,
+                                                              self.strict_pools)
+        return self._opponents_by_rank[rank]
 
     def _new_state(self, run_seed: int) -> RunState:
         return new_run(run_seed, self.rules, rank=self.rank, core=self.core, unlocked=self.unlocked)
@@ -504,6 +543,7 @@ class RuneRunEnv(gym.Env):
         if saved.get("rules_hash") != self.rules.hash:
             raise ValueError("saved env state was made under other rules")
         self.rank = saved["rank"]
+        self.opponents = self._opponents_of(self.rank)
         self.core = saved["core"]
         self.np_random.bit_generator.state = copy.deepcopy(saved["np_random"])
         self.state = RunState.from_json(saved["run"], self.rules) if saved["run"] else None
