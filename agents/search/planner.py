@@ -49,7 +49,7 @@ from rune_env.run.opponents import load_pool
 from rune_env.run.state import RunState
 
 from .assets import Assets
-from .boards import Layout
+from .boards import Layout, fast_key
 from .execute import Executor
 from .goal import Goals, progress
 from .reference import (AHEAD_MAX, Reference, ReferenceSpec, meta_path, parse_source,
@@ -161,6 +161,7 @@ class PlannerAgent:
         self._target: Layout | None = None
         self._goal: tuple[Layout, int] | None = None      # (the goal, its round)
         self._settled = False
+        self._scorer_memo: tuple[tuple, SeatScorer] | None = None   # the round's (key, scorer)
         self.decision_times: list[tuple[int, float]] = []  # (round, CPU seconds deciding)
 
     # -- the protocol -----------------------------------------------------------------------------
@@ -268,14 +269,25 @@ class PlannerAgent:
         return self._references[state.rank]
 
     def _scorer(self, state: RunState) -> SeatScorer:
-        boards, weights = self._reference(state).boards(state.round, tuple(state.boss_rules))
+        """The scorer of the state's round: its reference boards in its seat. The searches of one
+        preparation (the target's, the settling one, each option of a reward or relic) that face
+        the same reference share one scorer, so a board one of them played is not played again:
+        the scores are the same (a board's battles are a function of its content, the key of the
+        scorer's memory), only fewer battles are fought."""
         seen, seen_weights = seen_boards(state, self.settings.seen)
+        key = (state.rank, state.round, tuple(state.boss_rules), expected_seat(state),
+               tuple(fast_key(b) for b in seen), seen_weights.tobytes())
+        if self._scorer_memo is not None and self._scorer_memo[0] == key:
+            return self._scorer_memo[1]
+        boards, weights = self._reference(state).boards(state.round, tuple(state.boss_rules))
         if seen:
             # the opponents met so far, fielded in this round, as one more part of the reference
             parts = len(self._reference(state).parts)
             boards = [*boards, *seen]
             weights = np.concatenate([weights * parts, seen_weights]) / (parts + 1)
-        return SeatScorer(self.rules, boards, weights, expected_seat(state))
+        scorer = SeatScorer(self.rules, boards, weights, expected_seat(state))
+        self._scorer_memo = (key, scorer)
+        return scorer
 
     @staticmethod
     def _reference_starts(state: RunState, scorer: SeatScorer) -> list[Layout]:

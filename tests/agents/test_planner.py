@@ -231,3 +231,39 @@ def test_planner_is_reproducible_for_a_seed():
         return taken, state.to_board()
 
     assert whole(4) == whole(4)
+
+
+def test_the_searches_of_a_round_share_one_scorer_with_the_same_choices():
+    """The target's search, the settling one and each option of a choice face one reference in a
+    round, so they share one scorer (and its memory of boards played): the same actions as with
+    a fresh scorer for every search, with fewer battles."""
+    from rune_env.run.opponents import default_opponents
+
+    class FreshScorers(PlannerAgent):
+        def _scorer(self, state):
+            self._scorer_memo = None          # forget the round's scorer: every search anew
+            return super()._scorer(state)
+
+    def whole(agent):
+        state = new_run(23, RULES)
+        opponents = default_opponents(RULES)
+        scorers, taken = {}, []
+        original = agent._scorer
+
+        def counting(s):
+            scorer = original(s)
+            scorers[id(scorer)] = scorer
+            return scorer
+        agent._scorer = counting
+        while not state.over and state.round <= 4:
+            a = agent.act(None, legal_mask(state), state=state)
+            taken.append(a)
+            apply(state, a, opponents)
+        return taken, sum(s.battles for s in scorers.values()), len(scorers)
+
+    settings = parse_planner("planner:boards=40", RULES)
+    shared = whole(PlannerAgent(RULES, seed=2, settings=settings))
+    fresh = whole(FreshScorers(RULES, seed=2, settings=settings))
+    assert shared[0] == fresh[0]
+    assert shared[2] < fresh[2]          # fewer scorers: at most one a round's reference
+    assert shared[1] < fresh[1]          # and fewer battles
