@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail("give --agents, --pools or both (the boards to count)")
     if a.agents:                     # pools alone play nothing: no engine, no torch to import
         apply_play_arguments(a)      # torch threads (default 1) before any torch work
-    from rune_env.envs.run_env import check_rank
+    from rune_env.envs.arguments import check_rank
     try:
         rank = check_rank(rules, a.rank, "--rank")
     except ValueError as exc:

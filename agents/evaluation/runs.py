@@ -90,7 +90,8 @@ def eval_context(env_kwargs: dict | None, episodes: int, seed: int, rules) -> di
     """What an evaluation was played against, for its records (TensorBoard text, CSV, JSON): the
     rank, the opponents (the rank's shipped pool, the budget drafter, a pool file, an agent), the
     rules hash, the runs and the evaluation seed."""
-    from rune_env.envs.run_env import check_rank_mix, shipped_pool
+    from rune_env.envs.arguments import check_rank_mix
+    from rune_env.envs.run_env import shipped_pool
     kw = dict(env_kwargs or {})
     mix = check_rank_mix(rules, kw.get("rank", "apprentice"))
     names = [rules.spec.ranks[r].id for r in mix]

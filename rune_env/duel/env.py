@@ -11,8 +11,8 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from ..battle.engines import battle_function, default_engine
-from ..envs.run_env import (ENV_VERSION, TRAINING_SEED_LIMIT, as_action, check_core, check_int,
-                            check_rank, check_real, check_unlocked, resolve_rules)
+from ..envs.arguments import as_action, check_core, check_int, check_rank, check_real, check_unlocked
+from ..envs.run_env import ENV_VERSION, TRAINING_SEED_LIMIT, resolve_rules
 from ..rules.config import Rules
 from ..run.actions import action_table
 from ..run.duel import PLAYERS, DuelState, new_duel, step_duel, wait_action

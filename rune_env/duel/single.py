@@ -9,7 +9,8 @@ import numpy as np
 from gymnasium import spaces
 
 from ..envs.agent import Agent
-from ..envs.run_env import TRAINING_SEED_LIMIT, InfoDict, as_action, check_int
+from ..envs.arguments import as_action, check_int
+from ..envs.run_env import TRAINING_SEED_LIMIT, InfoDict
 from .env import AGENTS, RuneDuelEnv
 
 SEATS = ("random", 0, 1)

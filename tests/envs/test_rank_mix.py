@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from agents.evaluation.runs import eval_context
-from rune_env.envs.run_env import RANK_MIX_TAG, RuneRunEnv, check_rank_mix, run_rank
+from rune_env.envs.arguments import RANK_MIX_TAG, check_rank_mix, run_rank
+from rune_env.envs.run_env import RuneRunEnv
 from rune_env.rules import default_rules
 
 MIX = ("journeyman", "mentor", "archmage")
