@@ -66,10 +66,14 @@ TB_TAGS = EVAL_TAGS
 def opponents_label(opponents: str | None, rules, rank: str) -> str:
     if opponents is not None:
         return "budget drafter" if opponents == "generator" else opponents
-    from rune_env.envs.run_env import shipped_pool
+    from rune_env.envs.run_env import SHIPPED_POOLS, shipped_pool
     from rune_env.run.ranks import rank_index
     pool = shipped_pool(rules, rank_index(rules, rank))
-    return str(pool.relative_to(ROOT)) if pool else "budget drafter (no shipped pool)"
+    if pool is None:
+        return "budget drafter (no shipped pool)"
+    # named as in a checkout wherever the package is installed (a wheel's pools live in
+    # site-packages, not under this script's checkout): the same JSON from either
+    return f"configs/opponents/{pool.relative_to(SHIPPED_POOLS).as_posix()}"
 
 
 def head_to_head(results: dict[str, dict], rules) -> dict[str, dict[str, float]]:

@@ -235,6 +235,17 @@ def test_evaluate_rank_accepts_names_and_numbers():
             mod.rank_name(bad, rules)
 
 
+def test_the_shipped_pool_is_named_as_in_a_checkout_wherever_the_package_lives(monkeypatch, tmp_path):
+    """The label of a rank's shipped pool is configs/opponents/<file>, also when the package (and
+    its pools) is installed away from the script's checkout: it was the path relative to the
+    checkout, a ValueError for a wheel's or another checkout's pools."""
+    mod = script_module(EVALUATE, "scripts_evaluate")
+    from rune_env.rules import default_rules
+    monkeypatch.setattr(mod, "ROOT", tmp_path)          # the script elsewhere than the pools
+    assert mod.opponents_label(None, default_rules(), "archmage") == "configs/opponents/archmage.json.gz"
+    assert mod.opponents_label("generator", default_rules(), "archmage") == "budget drafter"
+
+
 def test_evaluate_labels_model_paths(smoke):
     """A model path is an agent too, labelled <run>/<file stem> (its TensorBoard sub-run
     <run>_<stem>); baselines keep their names."""
