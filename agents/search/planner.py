@@ -157,6 +157,11 @@ class PlannerAgent:
     def reset(self, seed: int | None = None) -> None:
         self.seed = int(seed or 0)
         self.noise_rng = np.random.default_rng([self.seed, 0, _NOISE])
+        # the references were built with the previous run's seed: a run's choices must depend on
+        # its own seed only, not on which run this planner played first (in one process, or
+        # split over workers)
+        for reference in self._references.values():
+            reference.reseed(self.seed)
         self._round: tuple | None = None
         self._target: Layout | None = None
         self._goal: tuple[Layout, int] | None = None      # (the goal, its round)

@@ -67,6 +67,13 @@ class Reference:
         self.parts = [(self._load(source), ahead) for source, ahead in parse_source(spec.source)]
         self._memo: dict = {}
 
+    def reseed(self, seed: int) -> None:
+        """The reference of another seed, keeping the loaded pools (which do not depend on it):
+        the boards remembered per round were drafted and fielded with the old seed's draws."""
+        if int(seed) != self.seed:
+            self.seed = int(seed)
+            self._memo = {}
+
     def _load(self, source: str) -> Pool | None:
         if source == "meta":
             path = meta_path(self.rules)
