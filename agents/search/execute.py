@@ -12,12 +12,21 @@ the mana left; the player then re-plans or readies):
 4. a hand rune onto an empty target cell that wants exactly it;
 5. a merge that makes a rune the target still lacks (`_merge`): onto a copy already on a target
    cell that wants the merged rune, else onto a copy in the hand;
-6. a board rune the target does not want on its cell, picked up (when the hand has room);
+6. a board rune the target does not want on its cell, picked up (when the hand has room): one
+   in the way (on a cell the target wants for another rune) first; one on a cell the target
+   leaves empty (a rune parked there, step 9) only once no rune the target needs can be bought
+   from the display, or the hand keeps a slot free for it;
 7. a hand rune the target has no use for, sold, when the hand is full;
 8. a rune on display that the target still needs bought (grade-I runes short, per kind, by the
    plan of `assets.build_runes`); an artifact likewise;
-9. hand runes the target has no use for, sold;
-10. a reroll, when runes or artifacts are still short and none is on display, rerolls are
+9. with the hand full and a rune to buy (on display, affordable) or a board rune in the way: a
+   hand rune parked on an empty cell the target leaves empty. A bought rune passes through the
+   hand, so a target that fills the hand with reserves needs a slot lent for each purchase and
+   each move; the parked rune comes back by step 6 when the buying is done. (Without it the
+   player readied with the target unbuilt and its mana unspent: a late-round board of 9 runes
+   for a target of 13, 20-50 mana kept.)
+10. hand runes the target has no use for, sold;
+11. a reroll, when runes or artifacts are still short and none is on display, rerolls are
     allowed, and the mana left pays for the reroll and for all that is short.
 
 It reads the state as the player sees it (its own runes, mana, shop) and never the run's
@@ -29,7 +38,7 @@ from collections import Counter
 
 import numpy as np
 
-from rune_env.rules import CASTING_KINDS, Rules
+from rune_env.rules import CASTING_KINDS, Rules, geometry
 from rune_env.run.actions import action_table
 from rune_env.run.state import RunState
 
@@ -44,6 +53,7 @@ class Executor:
         self.rules = rules
         self.table = action_table(rules)
         self.merge_count = rules.spec.grades.merge_count
+        self.cells = list(range(geometry(rules.radius).n_cells))
 
     def _ok(self, mask: np.ndarray, kind: str, *args: int) -> int | None:
         a = self.table.id(kind, *args)
@@ -52,7 +62,7 @@ class Executor:
     def next_action(self, state: RunState, target: Layout, mask: np.ndarray,
                     rerolls: bool = True) -> int | None:
         for step in (self._element, self._sector, self._artifact, self._place, self._merge,
-                     self._pick_up, self._make_room, self._buy, self._sell_spare,
+                     self._pick_up, self._make_room, self._buy, self._park, self._sell_spare,
                      self._reroll):
             a = step(state, target, mask, rerolls)
             if a is not None:
@@ -176,11 +186,37 @@ class Executor:
         return None
 
     def _pick_up(self, state, target, mask, rerolls):
-        if len(state.hand) >= state.hand_slots:
+        free = state.hand_slots - len(state.hand)
+        if free <= 0:
             return None
-        for c, rune in sorted(state.board.items()):
-            if target.runes.get(c) != rune:
-                a = self._ok(mask, "pick_up", c)
+        in_the_way = [c for c, rune in sorted(state.board.items())
+                      if target.runes.get(c) not in (None, rune)]
+        stray = [c for c in sorted(state.board) if target.runes.get(c) is None]
+        if free == 1 and self._buy_pending(state, target):
+            stray = []          # the last free slot is for the purchase; a parked rune waits
+        for c in (*in_the_way, *stray):
+            a = self._ok(mask, "pick_up", c)
+            if a is not None:
+                return a
+        return None
+
+    def _buy_pending(self, state: RunState, target: Layout) -> bool:
+        """A rune the target still needs is on display and the mana pays for it."""
+        short = self.to_buy(state, target)
+        return any(k is not None and short[k] > 0 and self.rules.prices[k] <= state.mana
+                   for k in state.shop_runes)
+
+    def _park(self, state, target, mask, rerolls):
+        if len(state.hand) < state.hand_slots:
+            return None
+        in_the_way = any(target.runes.get(c) not in (None, rune)
+                         for c, rune in state.board.items())
+        if not (in_the_way or self._buy_pending(state, target)):
+            return None
+        empty = [c for c in self.cells if c not in state.board and c not in target.runes]
+        for h in range(len(state.hand) - 1, -1, -1):
+            for c in empty:
+                a = self._ok(mask, "place", h, c)
                 if a is not None:
                     return a
         return None

@@ -149,6 +149,35 @@ def test_executor_rebuilds_a_board_and_sells_what_it_drops():
     assert state.board == target.runes and state.hand == [] and state.mana == 1
 
 
+def test_executor_lends_a_full_hand_a_slot_to_buy_what_the_target_needs():
+    # the hand's 4 slots hold 4 reserves the target keeps; the target also wants a fire on 1:0,
+    # on display. A purchase passes through the hand: a reserve is parked on an empty cell the
+    # target leaves empty, the fire bought and placed, the reserve taken back. Without the park
+    # the executor stopped at once with the fire unbought (the late-round leak it fixes).
+    reserves = [("ice", 1), ("wind", 1), ("earth", 1), ("node", 1)]
+    state = run_state(mana=5, shop=("fire", None, None, None, None), arts=(None,),
+                      hand=reserves)
+    target = layout({"1:0": ("fire", 1)}, hand=reserves)
+    taken = _execute(state, target)
+    assert state.board == target.runes and sorted(state.hand) == sorted(reserves)
+    # fire costs 2 of the 5 mana; park, buy, place, pick up: 4 actions
+    assert state.mana == 3 and len(taken) == 4
+    assert [t.split()[0] for t in taken] == ["place", "buy_rune", "place", "pick_up"]
+
+
+def test_executor_moves_a_rune_in_the_way_with_a_full_hand():
+    # the hand is full; the ice on 1:0 must go to 1:1 and the wind in the hand onto 1:0. A hand
+    # rune is parked, the ice picked up and placed, the wind placed, the parked rune taken back.
+    hand = [("wind", 1), ("earth", 1), ("node", 1), ("fire", 1)]
+    state = run_state(mana=0, shop=(None,) * 5, arts=(None,), hand=hand,
+                      board={cell("1:0"): ("ice", 1)})
+    target = layout({"1:0": ("wind", 1), "1:1": ("ice", 1)},
+                    hand=[("earth", 1), ("node", 1), ("fire", 1)])
+    _execute(state, target)
+    assert state.board == target.runes
+    assert sorted(state.hand) == sorted(target.hand) and state.mana == 0
+
+
 def test_executor_rerolls_only_while_it_can_pay_for_what_is_short():
     state = run_state(mana=3, shop=("fire",) * 5, arts=(None,))
     target = layout({"1:0": ("thunder", 1)})
