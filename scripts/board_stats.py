@@ -13,9 +13,14 @@ ghost of every round as often as its `count` says (the boards the pool fields).
 
 Per source, a row per round: boards, casting runes per board (the eight elements on the circle,
 not the hand), median [10th, 90th percentile] (weighted, by the inverted CDF: always a count
-that occurs), the share of boards with <= K casting runes, the top 3 rune kinds (of the runes) and
+that occurs), the share of boards with <= K casting runes, the boards' mean cost against the
+round's budget (a pool: its rank's opponent budget, what its drafting runs were given; an agent: a
+player's budget, 10, 20, 30, ... mana under the defaults; the cost counts the runes on the circle
+and in the hand, the artifacts and the open sectors), the top 3 rune kinds (of the runes) and
 the top core; for agents, what the runs end with (cores, relics, artifacts); last, "from round
-R on: X% of N boards have <= K casting runes" with its 95% interval. A pool's boards are also
+R on: X% of N boards have <= K casting runes" with its 95% interval, and the least and mean cost
+share from round R on (issue #32 asks 0.80 of the budget from round 3 of mentor, sage and
+archmage's ghosts). A pool's boards are also
 split by drafter (each ghost records the agent that drafted it): a line per drafter with its
 boards and its "from round R on" share, and with `--by-drafter` a whole table per drafter. The JSON report
 (`--json` on stdout, `--out FILE` written atomically) holds every round's statistics: casting
@@ -131,22 +136,36 @@ def check_sources(a, rules, rank: int):
     return env, label, agents, pools
 
 
+def budgets(rules, rank_name: str | None):
+    """round -> the opponent budget (D-44) of the rank named `rank_name`; a player's (E-36, the
+    first rank's) when None or a rank these rules do not have (a pool made under other rules)."""
+    from rune_env.run.ranks import opponent_budget, rank_effects
+    names = [r.id for r in rules.spec.ranks]
+    effects = rank_effects(rules, names.index(rank_name) if rank_name in names else 0)
+    return lambda round_: opponent_budget(rules, round_, effects)
+
+
 def report(a, rules, rank_name: str, env, opponents: str, agents: dict, pools: dict) -> dict:
-    """Play the agents (in `env`), read the pools, and summarise every source."""
+    """Play the agents (in `env`), read the pools, and summarise every source: an agent's
+    boards cost against a player's budget, a pool's against its rank's opponent budget."""
     sources: dict[str, dict] = {}
+    player = budgets(rules, None)
     with bar(a.episodes * len(agents), "boards", a.progress) as progress:
         for name, agent in agents.items():
             progress.set_description(name)
             boards, runs = agent_boards(agent, a.episodes, a.seed, env=env, progress=progress)
             sources[name] = {"source": "agent", "rank": rank_name, "opponents": opponents,
                              "episodes": a.episodes, "seed": a.seed,
-                             **summarise(boards, rules, a.from_round, a.max_casting, runs)}
+                             **summarise(boards, rules, a.from_round, a.max_casting, runs,
+                                         budget=player)}
     for path, pool in pools.items():
-        entries = pool_boards(pool)
+        entries = pool_boards(pool, rules)
+        budget = budgets(rules, pool.rank)
         sources[path] = {"source": "pool", "rank": pool.rank, "pool_rules_hash": pool.rules_hash,
                          "same_rules": pool.rules_hash == rules.hash,
-                         **summarise(entries, rules, a.from_round, a.max_casting),
-                         "drafters": {name: summarise(group, rules, a.from_round, a.max_casting)
+                         **summarise(entries, rules, a.from_round, a.max_casting, budget=budget),
+                         "drafters": {name: summarise(group, rules, a.from_round, a.max_casting,
+                                                      budget=budget)
                                       for name, group in by_drafter(entries).items()}}
     return {"rules_hash": rules.hash, "from_round": a.from_round, "max_casting": a.max_casting,
             "sources": sources}

@@ -20,8 +20,13 @@ casting runes per board (CASTING_KINDS on the circle; the hand's reserves do not
 not counted): weighted median, 10th and 90th percentile, min, max, mean and the share of boards
 with <= K casting runes; the rune kinds' and grades' shares of the runes; the cores' shares of
 the boards; the artifacts' shares of the artifacts and the share of boards with any; the share
-of boards holding each relic. Then the "from round R on" share of boards with <= K casting runes
-(with a 95% Wilson interval), and for agents the runs' final holdings (`run_summary`).
+of boards holding each relic; given a budget per round (`summarise(budget=...)`), the boards'
+mean cost (`agents.search.boards.board_cost`: runes on the circle and in the hand, artifacts,
+open sectors) and its share of the round's budget (a pool: its rank's opponent budget, D-44,
+what the drafting runs were given; an agent: a player's budget of the round, E-36). Then the
+"from round R on" share of boards with <= K casting runes (with a 95% Wilson interval), the
+least and mean cost share from round R on, and for agents the runs' final holdings
+(`run_summary`).
 
 Percentiles are `weighted_quantile`: the inverted weighted CDF, see there. Every share's keys are
 the rules' names (every kind, grade, core, artifact and relic, 0.0 where absent), so reports of
@@ -54,6 +59,13 @@ def board_entry(board: dict, round_: int, weight: int = 1, **extra) -> dict[str,
             **extra}
 
 
+def board_cost_of(board: dict, rules) -> int:
+    """The mana a run pays for a board of a board file (`agents.search.boards.board_cost`)."""
+    from agents.search.boards import board_cost
+    from rune_env.rules import Board
+    return board_cost(Board.from_json(board, rules, source="a board"), rules)
+
+
 def agent_boards(agent, episodes: int, seed: int = 0, env=None, env_kwargs: dict | None = None,
                  progress=None) -> tuple[list[dict], list[dict]]:
     """`agent` plays `episodes` runs on evaluation seed `seed` in `env` (default: a RuneRunEnv of
@@ -68,7 +80,8 @@ def agent_boards(agent, episodes: int, seed: int = 0, env=None, env_kwargs: dict
         run = play_run(env, agent, eval_run_seed(seed, i))
         for b in run["battles"]:
             boards.append(board_entry(b["board"], b["round"], run_seed=run["run_seed"],
-                                      outcome=b["outcome"]))
+                                      outcome=b["outcome"],
+                                      cost=board_cost_of(b["board"], env.rules)))
         # what the run ends with is read from the state: relics and artifacts chosen after the
         # last battle, or artifacts left in the inventory, are on no battle's board
         s = env.state
@@ -80,9 +93,12 @@ def agent_boards(agent, episodes: int, seed: int = 0, env=None, env_kwargs: dict
     return boards, runs
 
 
-def pool_boards(pool: Pool) -> list[dict]:
-    """Every ghost of the pool as a board entry weighted by its count (with its agent)."""
-    return [board_entry(g["board"], round_, ghost_count(g), agent=g.get("agent"))
+def pool_boards(pool: Pool, rules=None) -> list[dict]:
+    """Every ghost of the pool as a board entry weighted by its count (with its agent; with
+    `rules`, its cost)."""
+    def extra(g):
+        return {} if rules is None else {"cost": board_cost_of(g["board"], rules)}
+    return [board_entry(g["board"], round_, ghost_count(g), agent=g.get("agent"), **extra(g))
             for round_, ghosts in sorted(pool.rounds.items()) for g in ghosts]
 
 
@@ -150,10 +166,17 @@ def _shares(counts: Counter, keys, total: float) -> dict[str, float]:
     return {str(k): (counts.get(k, 0) / total if total else 0.0) for k in names}
 
 
-def round_summary(entries: list[dict], rules, max_casting: int) -> dict[str, Any]:
-    """The statistics of one round's board entries (see the module docstring), each weighted."""
+def round_summary(entries: list[dict], rules, max_casting: int,
+                  budget: int | None = None) -> dict[str, Any]:
+    """The statistics of one round's board entries (see the module docstring), each weighted;
+    with the round's `budget` and entries that know their cost, "cost" (the weighted mean) and
+    "cost_share" (of the budget)."""
     weights = [e["weight"] for e in entries]
     total = sum(weights)
+    cost = {}
+    if budget is not None and total and all("cost" in e for e in entries):
+        mean = sum(e["cost"] * w for e, w in zip(entries, weights)) / total
+        cost = {"cost": mean, "budget": budget, "cost_share": mean / budget if budget else None}
     kinds: Counter = Counter()
     grades: Counter = Counter()
     cores: Counter = Counter()
@@ -181,7 +204,19 @@ def round_summary(entries: list[dict], rules, max_casting: int) -> dict[str, Any
             "cores": _shares(cores, list(rules.spec.cores), total),
             "artifacts": _shares(artifacts, list(rules.spec.artifacts), sum(artifacts.values())),
             "boards_with_artifacts": with_artifacts / total if total else 0.0,
-            "relics": _shares(relics, list(rules.spec.relics), total)}
+            "relics": _shares(relics, list(rules.spec.relics), total), **cost}
+
+
+def cost_from_round(per_round: dict[str, dict], from_round: int) -> dict[str, Any] | None:
+    """The least and the mean of the rounds' cost shares from `from_round` on (each round
+    counts once), and the round of the least; None without costs or rounds that late."""
+    shares = {int(r): s["cost_share"] for r, s in per_round.items()
+              if int(r) >= from_round and s.get("cost_share") is not None}
+    if not shares:
+        return None
+    low = min(shares, key=lambda r: (shares[r], r))
+    return {"from_round": from_round, "min": shares[low], "min_round": low,
+            "mean": sum(shares.values()) / len(shares)}
 
 
 def from_round_share(entries: list[dict], rules, from_round: int = DEFAULT_FROM_ROUND,
@@ -212,17 +247,23 @@ def run_summary(runs: list[dict], rules) -> dict[str, Any]:
 
 
 def summarise(entries: list[dict], rules, from_round: int = DEFAULT_FROM_ROUND,
-              max_casting: int = DEFAULT_MAX_CASTING, runs: list[dict] | None = None) -> dict:
+              max_casting: int = DEFAULT_MAX_CASTING, runs: list[dict] | None = None,
+              budget=None) -> dict:
     """A source's report: "boards" (total weight), "per_round" {"1": round_summary, ...},
-    "from_round" (from_round_share) and, given the run entries, "runs" (run_summary)."""
+    "from_round" (from_round_share), given `budget` (round -> mana) "cost_from_round"
+    (cost_from_round) and, given the run entries, "runs" (run_summary)."""
     by_round: dict[int, list[dict]] = {}
     for e in entries:
         by_round.setdefault(e["round"], []).append(e)
+    per_round = {str(r): round_summary(group, rules, max_casting,
+                                       None if budget is None else budget(r))
+                 for r, group in sorted(by_round.items())}
     out: dict[str, Any] = {
         "boards": sum(e["weight"] for e in entries),
-        "per_round": {str(r): round_summary(group, rules, max_casting)
-                      for r, group in sorted(by_round.items())},
+        "per_round": per_round,
         "from_round": from_round_share(entries, rules, from_round, max_casting)}
+    if budget is not None:
+        out["cost_from_round"] = cost_from_round(per_round, from_round)
     if runs is not None:
         out["runs"] = run_summary(runs, rules)
     return out
@@ -255,13 +296,19 @@ def format_source(title: str, summary: dict, max_casting: int) -> str:
     # as wide as the widest: a two-digit percentile or a long kind never shifts a column
     kinds = {r: _top(s["kinds"], 3) for r, s in summary["per_round"].items()}
     wide = max([34, *map(len, kinds.values())])
+    costs = any(s.get("cost_share") is not None for s in summary["per_round"].values())
+    cost_head = f" {'cost/budget':>14}" if costs else ""
     lines = [title, f"  {'round':>5} {'boards':>7} {'casting med':>11} {'[p10, p90]':<10} "
-                    f"{share_head:>6}  {'top kinds (of runes)':<{wide}}  top core"]
+                    f"{share_head:>6}{cost_head}  {'top kinds (of runes)':<{wide}}  top core"]
     for r, s in summary["per_round"].items():
         c = s["casting"]
         spread = f"[{c['p10']}, {c['p90']}]"
+        share = s.get("cost_share")
+        cost = (f" {s['cost']:>5.1f}/{s['budget']:<3} {share:.2f}" if share is not None
+                else f" {'-':>14}") if costs else ""
         lines.append(f"  {r:>5} {s['boards']:>7} {c['median']!s:>11} {spread:<10} "
-                     f"{c['share_at_most_k']:>6.0%}  {kinds[r]:<{wide}}  {_top(s['cores'], 1)}")
+                     f"{c['share_at_most_k']:>6.0%}{cost}  {kinds[r]:<{wide}}  "
+                     f"{_top(s['cores'], 1)}")
     if not summary["per_round"]:
         lines.append("  (no boards)")
     if "runs" in summary:
@@ -271,6 +318,11 @@ def format_source(title: str, summary: dict, max_casting: int) -> str:
                      f"({u['relics_per_run']:.2f} a run, shares of the runs)")
         lines.append(f"  artifacts held at the end: {_top(u['artifacts'], 3)} (of the runs)")
     lines.append("  " + from_round_line(summary["from_round"]))
+    spend = summary.get("cost_from_round")
+    if spend is not None:
+        lines.append(f"  from round {spend['from_round']} on: boards cost {spend['min']:.2f} of "
+                     f"the round's budget at least (round {spend['min_round']}), "
+                     f"{spend['mean']:.2f} on average over the rounds")
     return "\n".join(lines)
 
 

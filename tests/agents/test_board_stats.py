@@ -118,6 +118,27 @@ def test_pool_statistics_by_hand(tiny_pool):
     table = format_source("tiny", s, 2)
     assert "from round 3 on: 60.0% of 5 boards have <= 2 casting runes" in table
     assert "fire 50%" in table and "moon 75%" in table
+    assert "cost" not in s["per_round"]["1"] and "cost_from_round" not in s   # no budget given
+
+
+def test_pool_cost_against_the_budget_by_hand(tiny_pool):
+    # prices: fire, water, ice, earth, wind 2; amplify, node, resonator 3; a grade II is 3 grade-I
+    # runes; the ward stone 5. Round 1: A = 2 mana (x3), B = 3 x 2 + 2 + 2 + 2 + 3 + 5 = 20 (x1):
+    # mean (3 x 2 + 20) / 4 = 6.5 of a budget of 10 (the defaults' 10 + 10 (r - 1), apprentice):
+    # 0.65. Round 3: C = 2 + 2 + 3 = 7, D = 6: 6.5 of 30. Round 4: E = 3 of 40 = 0.075. From
+    # round 3 on: the least 0.075 (round 4), the mean (6.5 / 30 + 0.075) / 2.
+    pool = load_pool(tiny_pool, RULES)
+    s = summarise(pool_boards(pool, RULES), RULES, budget=lambda r: 10 * r)
+    r1 = s["per_round"]["1"]
+    assert (r1["cost"], r1["budget"], r1["cost_share"]) == (6.5, 10, 0.65)
+    assert s["per_round"]["3"]["cost_share"] == pytest.approx(6.5 / 30)
+    assert s["per_round"]["4"]["cost_share"] == pytest.approx(0.075)
+    spend = s["cost_from_round"]
+    assert (spend["min_round"], spend["min"]) == (4, pytest.approx(0.075))
+    assert spend["mean"] == pytest.approx((6.5 / 30 + 0.075) / 2)
+    table = format_source("tiny", s, 2)
+    assert "6.5/10  0.65" in table
+    assert "boards cost 0.07 of the round's budget at least (round 4)" in table
 
 
 def test_agent_boards_are_sane_and_deterministic():
