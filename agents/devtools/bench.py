@@ -247,6 +247,7 @@ def training(ctx: Context) -> list[Row]:
     import gymnasium as gym
     import torch
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -272,6 +273,9 @@ def training(ctx: Context) -> list[Row]:
         model = MaskablePPO(policy, venv, seed=ctx.options.seed, verbose=0,
                             device="cpu", policy_kwargs=cfg.policy_kwargs or None,
                             **cfg.ppo.kwargs())
+        # a logger that writes nothing: without one, every learn() makes an empty SB3-<time>
+        # folder in the temp directory (stable-baselines3's default log folder)
+        model.set_logger(Logger(folder=None, output_formats=[]))
         model.learn(total_timesteps=2 * model.n_steps * n_envs)    # untimed warm-up
         return model, venv
 
