@@ -246,18 +246,24 @@ def test_planner_never_reads_hidden_information():
         apply(trial, TABLE.id("reroll"))
 
 
+def _play_rounds(agent, state, last_round: int) -> list[int]:
+    """The agent plays `state` against the rank's default opponents through `last_round`;
+    the actions it took."""
+    from rune_env.run.opponents import default_opponents
+    opponents = default_opponents(RULES)
+    taken = []
+    while not state.over and state.round <= last_round:
+        a = agent.act(None, legal_mask(state), state=state)
+        taken.append(a)
+        apply(state, a, opponents)
+    return taken
+
+
 def test_planner_is_reproducible_for_a_seed():
     def whole(seed):
         state = new_run(21, RULES)
         agent = make_agent("planner:boards=40", RULES, seed=seed)
-        from rune_env.run.opponents import default_opponents
-        opponents = default_opponents(RULES)
-        taken = []
-        while not state.over and state.round <= 3:
-            a = agent.act(None, legal_mask(state), state=state)
-            taken.append(a)
-            apply(state, a, opponents)
-        return taken, state.to_board()
+        return _play_rounds(agent, state, 3), state.to_board()
 
     assert whole(4) == whole(4)
 
@@ -268,18 +274,9 @@ def test_a_runs_choices_depend_on_its_seed_only_not_on_the_runs_played_before():
     journeyman (the opponent's extra rune is fielded by the planner's own seeded draws) a run
     played after another differed from the same run played first: evaluate gave 0.40 and 0.37
     mean wins on the same 30 archmage runs in one process and under Ray."""
-    from rune_env.run.opponents import default_opponents
-
     def whole(agent, seed):
         agent.reset(seed)
-        state = new_run(seed, RULES, rank="journeyman")
-        opponents = default_opponents(RULES)
-        taken = []
-        while not state.over and state.round <= 2:
-            a = agent.act(None, legal_mask(state), state=state)
-            taken.append(a)
-            apply(state, a, opponents)
-        return taken
+        return _play_rounds(agent, new_run(seed, RULES, rank="journeyman"), 2)
 
     settings = parse_planner("planner:boards=40", RULES)
     fresh = whole(PlannerAgent(RULES, seed=6, settings=settings), 6)
