@@ -116,14 +116,27 @@ class Assets:
         return [*self.artifacts.values(), *self.inventory]
 
     # -- the board a layout fields -------------------------------------------------------------
-    def board_of(self, layout: Layout) -> Board:
+    def board_of(self, layout: Layout, sectors: frozenset[int] | None = None) -> Board:
         """The board the run would field with this layout: the run's core, relics, max HP and
         round, and the sectors it has open plus those the layout's cells need."""
-        sectors = set(self.open_sectors) | layout.sectors(self.rules)
+        if sectors is None:
+            sectors = self.fielded_sectors(layout)
         return Board(runes=dict(layout.runes), artifacts=dict(layout.artifacts),
                      hand=tuple(layout.hand), core=self.core, sun_element=layout.sun_element,
                      open_sectors=frozenset(sectors), relics=self.relics, max_hp=self.max_hp,
                      round=self.round)
+
+    def fielded_sectors(self, layout: Layout) -> frozenset[int]:
+        """The sectors the board of `layout` has open: the run's and those its cells need."""
+        return self._open_set | layout.sectors(self.rules)
+
+    def fielded_key(self, key: tuple, sectors: frozenset[int]) -> tuple:
+        """`fast_key(self.board_of(layout))` from the layout's `layout_key` and its
+        `fielded_sectors`, without building the board: a search keys many more edits than it
+        keeps (the board's fields as `board_of` sets them)."""
+        runes, artifacts, hand, _core, sun = key
+        return (runes, artifacts, hand, self.core, sun, tuple(sorted(sectors)), self.relics,
+                self.max_hp, (), self.round, "")
 
     # -- the price of a target -----------------------------------------------------------------
     def __post_init__(self) -> None:
@@ -146,18 +159,39 @@ class Assets:
         put(self, "_kind_plans", {})    # (kind, *grades wanted) -> _kind_plan's answer
         put(self, "_artifact_plans", {})   # the layout's artifacts, in order -> _artifact_plan's
         put(self, "_hand_count", Counter(self.hand))
+        put(self, "_open_set", frozenset(self.open_sectors))
+        put(self, "_rune_plans", {})    # the runes' multiset -> _rune_plan's answer (`price`)
 
     def reach(self, layout: Layout, rerolls: bool = True) -> Reach | None:
         """What reaching `layout` takes (the module docstring), or None when it cannot be
         reached in this preparation: more mana or actions than are left, more hand runes or
         artifacts than slots, a kind not unlocked, another core, or (with `rerolls=False`) a
         rune or artifact the shop does not show now."""
-        rules = self.rules
-        spec = rules.spec
         if layout.core != self.core or len(layout.hand) > self.hand_slots \
                 or len(layout.artifacts) > self.artifact_slots:
             return None
-        runes = _rune_plan(self, layout)
+        return self._reach(layout, rerolls, _rune_plan(self, layout))
+
+    def price(self, layout: Layout, rerolls: bool = True) -> tuple[int, int] | None:
+        """(waste, mana) of `reach(layout, rerolls)`, or None where it is None: what a search
+        scores. The runes' part is remembered per multiset of the layout's runes (board and
+        hand): a search prices many layouts that only place the same runes elsewhere. (Only
+        the order of `Reach.buy` would differ for another layout of the same runes: a price
+        does not read it.)"""
+        if layout.core != self.core or len(layout.hand) > self.hand_slots \
+                or len(layout.artifacts) > self.artifact_slots:
+            return None
+        key = tuple(sorted([*layout.runes.values(), *layout.hand]))
+        runes = self._rune_plans.get(key, _UNSET)
+        if runes is _UNSET:
+            runes = self._rune_plans[key] = _rune_plan(self, layout)
+        found = self._reach(layout, rerolls, runes)
+        return None if found is None else (found.waste, found.mana)
+
+    def _reach(self, layout: Layout, rerolls: bool, runes) -> Reach | None:
+        """`reach` given the layout's `_rune_plan`."""
+        rules = self.rules
+        spec = rules.spec
         if runes is None:
             return None
         buy, merges, sold_units, sale_loss = runes
@@ -196,6 +230,9 @@ class Assets:
         if n + len(needed) > len(costs):
             return None
         return needed, sum(costs[n:n + len(needed)])
+
+
+_UNSET = object()     # a rune plan not remembered yet (None is an answer: out of reach)
 
 
 # -- the pieces of `reach` ----------------------------------------------------------------------

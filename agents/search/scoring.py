@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from rune_env.battle.fast import fast_battles
+from rune_env.battle.fast import BattleGrid
 from rune_env.rules import Board, Rules
 from rune_env.run.loop import player_seat
 
@@ -84,6 +84,7 @@ class SeatScorer:
         if not boards:
             raise ValueError("the search player needs at least one reference board")
         self.rules, self.boards, self.seat = rules, list(boards), seat
+        self._grid = BattleGrid(self.boards, rules)    # the reference boards encoded once
         self.weights = np.asarray(weights, dtype=np.float64)
         self.total = float(self.weights.sum())
         self.battles = 0
@@ -112,12 +113,8 @@ class SeatScorer:
 
     def _play_seat(self, candidates: list[Board], me: int) -> tuple[np.ndarray, np.ndarray]:
         n_o = len(self.boards)
-        if me == 0:
-            pairs = [(c, o) for c in candidates for o in self.boards]
-        else:
-            pairs = [(o, c) for c in candidates for o in self.boards]
-        out = fast_battles(pairs, self.rules, workers=1)
-        self.battles += len(pairs)
+        out = self._grid.play(candidates, me, workers=1)   # candidate-major, the candidate in `me`
+        self.battles += len(candidates) * n_o
         winner = out["winner"].reshape(len(candidates), n_o)
         ratio = (out["hp"] / out["max_hp"]).reshape(len(candidates), n_o, 2)
         points = np.where(winner == me, 1.0, np.where(winner < 0, 0.5, 0.0))

@@ -87,14 +87,15 @@ class TargetMutator:
             self.plans[key] = self._plan(Layout.of(board))
         return self.plans[key]
 
-    def _plan(self, layout: Layout) -> tuple[int, int] | None:
+    def _plan(self, layout: Layout, key: tuple | None = None) -> tuple[int, int] | None:
         """(waste, mana) of reaching `layout` (`Assets.reach`, remembered), None if out of
-        reach. The key holds everything `reach` reads of a layout (its runes, core, element,
-        artifacts and hand in order), so a remembered answer is the answer."""
-        key = layout_key(layout)
+        reach. The key (`layout_key`, given or computed) holds everything `reach` reads of a
+        layout (its runes, core, element, artifacts and hand in order), so a remembered answer
+        is the answer."""
+        if key is None:
+            key = layout_key(layout)
         if key not in self._reaches:
-            reach = self.assets.reach(layout, self.rerolls)
-            self._reaches[key] = None if reach is None else (reach.waste, reach.mana)
+            self._reaches[key] = self.assets.price(layout, self.rerolls)
         return self._reaches[key]
 
     def children(self, parent: Layout, count: int, seen: set[str]) -> list[Board]:
@@ -105,16 +106,18 @@ class TargetMutator:
             layout = parent.copy()
             if not self._pick(self.ops)(layout):
                 continue
-            plan = self._plan(layout)
+            shape = layout_key(layout)
+            plan = self._plan(layout, shape)
             if plan is None:
                 continue
-            board = self.assets.board_of(layout)
-            key = fast_key(board)
+            # the board's key before the board: most reachable edits were seen before
+            sectors = self.assets.fielded_sectors(layout)
+            key = self.assets.fielded_key(shape, sectors)
             if key in seen:
                 continue
             seen.add(key)
             self.plans[key] = plan
-            out.append(board)
+            out.append(self.assets.board_of(layout, sectors))
         return out
 
     # -- edits: each changes the layout in place and says whether it did --------------------------
@@ -242,9 +245,11 @@ class TargetMutator:
         """A board rune one grade up, from merge_count - 1 copies of it in the layout (the hand's
         first), as the merge action does: what copies bought earlier are for."""
         need = self.rules.spec.grades.merge_count - 1
+        # copies of a cell's rune: in the hand, and on the board's other cells (its count less 1)
+        copies = Counter(layout.hand)
+        copies.update(layout.runes.values())
         cells = [c for c, (k, g) in sorted(layout.runes.items()) if g < self.rules.max_grade
-                 and sum(r == (k, g) for r in layout.hand)
-                 + sum(r == (k, g) for c2, r in layout.runes.items() if c2 != c) >= need]
+                 and copies[(k, g)] - 1 >= need]
         if not cells:
             return False
         cell = self._pick(cells)

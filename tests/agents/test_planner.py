@@ -117,6 +117,42 @@ def test_reach_opens_the_sectors_a_ring3_cell_needs():
     assert (reach.mana, reach.actions, reach.sectors) == (5, 3, (0,))
 
 
+def test_price_and_fielded_key_are_reach_and_fast_key_without_their_work():
+    """A search prices and keys its edits without building boards (`Assets.price`, remembered
+    per multiset of runes; `Assets.fielded_key`): on 400 random edits of a mid-run board, each
+    is exactly `reach`'s (waste, mana) (None where reach is None) and `fast_key` of the board
+    `board_of` fields, so the search's choices are those of the slow path. Two layouts with the
+    same runes on other cells share the runes' plan and still get their own price (a ring-3 cell
+    opens a sector)."""
+    from agents.search.boards import fast_key, layout_key
+    from agents.search.target import TargetMutator
+    state = run_state(mana=14, hand=[("fire", 1)], board={cell("1:0"): ("wind", 2),
+                                                          cell("2:3"): ("ice", 1)})
+    assets = Assets.of(state)
+    mutator = TargetMutator(assets, np.random.default_rng(5))
+    parent, tried, reachable = assets.layout(), 0, 0
+    for _ in range(400):
+        child = parent.copy()
+        if not mutator._pick(mutator.ops)(child):
+            continue
+        tried += 1
+        reach = assets.reach(child)
+        price = assets.price(child)
+        assert price == (None if reach is None else (reach.waste, reach.mana))
+        if reach is not None:
+            reachable += 1
+            sectors = assets.fielded_sectors(child)
+            assert assets.fielded_key(layout_key(child), sectors) == fast_key(assets.board_of(child))
+            parent = child
+    assert tried > 300 and reachable > 50      # the sample is not degenerate
+    inner = layout({"1:0": ("fire", 1), "1:1": ("wind", 1)})
+    outer = layout({"3:0": ("fire", 1), "1:1": ("wind", 1)})
+    # the hand's fire I serves; a wind I is bought (2 mana: the board's wind II is not broken
+    # down); the unused wind II (3 units) and ice I are sold at 1 a unit: 2 - 4 = -2 mana, each
+    # unit 1 below its price of 2: waste 4. On a ring-3 cell sector 0 opens too: 3 mana more
+    assert assets.price(inner) == (4, -2) and assets.price(outer) == (4, 1)
+
+
 # -- the executor -----------------------------------------------------------------------------
 def _execute(state, target, rerolls=False, limit=60):
     ex = Executor(RULES)

@@ -34,7 +34,7 @@ import yaml
 from conftest import FROZEN_RULES, frozen_rules, heavy_variants, retuned_rules
 
 from rune_env.battle import battle
-from rune_env.battle.fast import fast_battle, fast_battles
+from rune_env.battle.fast import BattleGrid, fast_battle, fast_battles
 from agents.devtools.parity import compare, coverage_boards, parity_pairs, stress_board
 from rune_env.rules import Board, load_board, load_rules
 from rune_env.rules.config import CASTING_KINDS, KINDS, Rules
@@ -230,6 +230,38 @@ def test_output_order_and_threads():
     for key in one:
         assert np.array_equal(shuffled[key], one[key][perm]), key
     assert one["winner"].dtype == np.int8 and one["hp"].shape == (len(pairs), 2)
+
+
+def test_battle_grid_is_fast_battles_of_its_pairs():
+    """`BattleGrid(columns).play(rows, seat)` is `fast_battles` of the pairs (row, column),
+    row-major, the row in `seat`, to the last bit, for both seats and over several batches on
+    one grid (the columns encoded once, the rows each time); the board of an unchecked grade 0
+    is left to the reference engine there too; a grid refuses no columns and a seat of 2."""
+    rules = frozen_rules()
+    boards = [b for pair in parity_pairs(60, 11, rules) for b in pair]
+    columns, rows = boards[:17], boards[17:]
+    grid = BattleGrid(columns, rules)
+    for seat in (0, 1):
+        for batch in (rows[:5], rows[5:40], rows[40:41], []):
+            pairs = [(r, c) if seat == 0 else (c, r) for r in batch for c in columns]
+            want = fast_battles(pairs, rules, workers=1)
+            got = grid.play(batch, seat)
+            for key in want:
+                assert np.array_equal(got[key], want[key]), (seat, len(batch), key)
+            if batch:
+                # pair j is row j // 17 against column j % 17 (17 columns)
+                r = len(batch) - 1
+                j = r * 17 + 3
+                ref = battle(*((batch[r], columns[3]) if seat == 0 else (columns[3], batch[r])),
+                             rules)
+                assert (got["winner"][j] == -1 if ref.winner is None
+                        else got["winner"][j] == ref.winner)
+    odd = Board(runes={0: ("fire", 0), 7: ("water", 1)})
+    _check([(odd, c) for c in columns], rules, out=grid.play([odd], 0, workers=2))
+    with pytest.raises(ValueError, match="at least one column"):
+        BattleGrid([], rules)
+    with pytest.raises(ValueError, match="seat must be 0 or 1"):
+        grid.play(rows[:1], 2)
 
 
 def test_empty_batch_unchecked_board_and_dice_variant():

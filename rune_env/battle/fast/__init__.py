@@ -33,6 +33,10 @@ the results are always the reference's.
 
 The public API (`__all__`); the rest of the package (compile.py's tables, kernel.py) is its own:
     fast_battle, fast_battles, warm_up   battles, as above
+    BattleGrid(columns, rules)           many batches of boards, each against the same columns
+                                         (a search's reference population), the columns encoded
+                                         once: `grid.play(rows, seat)` gives what `fast_battles`
+                                         gives for the pairs (row, column), row-major
     BoardAnalyser                        a board's analysis at battle start, compiled
     compile_rules(rules)                 the rules as the kernel's tables: (rules_i, rules_f, ids)
     encode_board(board, rules)           one board as a kernel record (rules_i, rules_f, enc,
@@ -64,10 +68,10 @@ from ...rules.config import Rules, default_rules
 from ..result import BattleResult
 from .compile import (ANF_POWER, KERNEL_SOURCES, REC_CORE, REC_HEADER, REC_N_ARTS, REC_N_BOSSES,
                       REC_N_HAND, REC_N_RELICS, REC_N_RUNES, REC_ROUND, REC_SUN, RI_N_CELLS,
-                      RI_N_FLOWS, ROW_SCALARS, S_ANALYSIS, compile_rules, encode_board,
-                      encode_pairs, source_signature)
+                      RI_N_FLOWS, ROW_SCALARS, S_ANALYSIS, _filled_max_hp, _int32, _records,
+                      compile_rules, encode_board, encode_pairs, source_signature)
 
-__all__ = ["ANALYSIS_LAYOUT", "AnalysisLayout", "BOARD_RECORD", "BoardAnalyser",
+__all__ = ["ANALYSIS_LAYOUT", "AnalysisLayout", "BOARD_RECORD", "BattleGrid", "BoardAnalyser",
            "BoardRecordLayout", "analyse", "compile_rules", "encode_board", "fast_battle",
            "fast_battles", "fresh_module", "loaded_kernel", "make_state", "setup_side",
            "signature_with_kernel", "warm_up"]
@@ -209,17 +213,28 @@ def _threads(workers: int | None) -> int:
 
 
 def _run(pairs, rules: Rules, workers: int | None) -> dict[str, np.ndarray]:
+    _check_deterministic(rules)
+    n = len(pairs)
+    if n == 0:
+        return _arrays(0)
+    return _play_encoded(encode_pairs(pairs, rules), n, workers, lambda j: pairs[j], rules)
+
+
+def _check_deterministic(rules: Rules) -> None:
     if rules.spec.variant != "deterministic":
         raise NotImplementedError(
             f"the fast engine plays the deterministic variant only (rules variant: "
             f"{rules.spec.variant!r}); use rune_env.battle.battle")
+
+
+def _play_encoded(encoded, n: int, workers: int | None, pair_of, rules: Rules
+                  ) -> dict[str, np.ndarray]:
+    """The kernel on n encoded pairs (`encode_pairs`' tuple); `pair_of(j)` gives pair j's boards
+    for the reference engine's replay of a battle the kernel could not play."""
     k = loaded_kernel()
-    n = len(pairs)
     out = _arrays(n)
-    if n == 0:
-        return out
     status = np.zeros(n, dtype=np.int8)
-    rules_i, rules_f, enc, offs, maxhp, i0, i1, hand_cap, mods_cap = encode_pairs(pairs, rules)
+    rules_i, rules_f, enc, offs, maxhp, i0, i1, hand_cap, mods_cap = encoded
     results = (out["winner"], out["time"], out["hp"], out["max_hp"], out["casts"], out["turns"],
                out["seals"], out["rests"], out["knockout"], status)
     threads = min(_threads(workers), n // MIN_PER_THREAD)
@@ -243,8 +258,68 @@ def _run(pairs, rules: Rules, workers: int | None) -> dict[str, np.ndarray]:
     if len(bad):
         from ..engine import battle
         for j in bad:
-            _put(out, int(j), battle(pairs[j][0], pairs[j][1], rules))
+            board0, board1 = pair_of(int(j))
+            _put(out, int(j), battle(board0, board1, rules))
     return out
+
+
+class BattleGrid:
+    """Batches of boards (rows), each against the same boards (columns): a search that scores
+    many candidates against one reference population. The columns' records are encoded once;
+    each `play` encodes its rows only and indexes the pairs with arrays instead of a Python
+    loop over them. `play(rows, seat)` returns exactly `fast_battles` of the pairs (row,
+    column) for every row and column, row-major (pair j = rows[j // len(columns)] against
+    columns[j % len(columns)]), the row board in side `seat` (0: board 0, 1: board 1): a pair's
+    battle does not depend on the batch it is played in."""
+
+    def __init__(self, columns, rules: Rules | None = None):
+        self.rules = rules or default_rules()
+        self.columns = list(columns)
+        if not self.columns:
+            raise ValueError("a battle grid needs at least one column board")
+        self._compiled = self.rules.spec.variant == "deterministic"
+        self._index: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        if self._compiled:
+            flat, offsets, max_hp, hand_cap, mods_cap = _records(self.columns, self.rules)
+            self._flat, self._offsets, self._max_hp = flat, offsets, max_hp
+            self._caps = (hand_cap, mods_cap)
+
+    def _pair_index(self, n_rows: int, seat: int) -> tuple[np.ndarray, np.ndarray]:
+        """(i0, i1): each pair's records, board 0's and board 1's (the columns' records first,
+        then the rows'), kept per batch size: a search plays batches of a few sizes."""
+        key = (n_rows, seat)
+        if key not in self._index:
+            n_cols = len(self.columns)
+            rows = np.repeat(np.arange(n_cols, n_cols + n_rows, dtype=np.int64), n_cols)
+            cols = np.tile(np.arange(n_cols, dtype=np.int64), n_rows)
+            self._index[key] = (rows, cols) if seat == 0 else (cols, rows)
+        return self._index[key]
+
+    def play(self, rows, seat: int, workers: int | None = 1) -> dict[str, np.ndarray]:
+        if seat not in (0, 1):
+            raise ValueError(f"seat must be 0 or 1; got {seat!r}")
+        rows = list(rows)
+        n_cols = len(self.columns)
+        n = len(rows) * n_cols
+
+        def pair_of(j: int):
+            row, col = rows[j // n_cols], self.columns[j % n_cols]
+            return (row, col) if seat == 0 else (col, row)
+
+        if not self._compiled:      # the dice variant, or one the kernel refuses: as fast_battles
+            return fast_battles([pair_of(j) for j in range(n)], self.rules, workers)
+        if n == 0:
+            return _arrays(0)
+        rules_i, rules_f, _ = compile_rules(self.rules)
+        flat, offsets, max_hp, hand_cap, mods_cap = _records(rows, self.rules)
+        base = len(self._flat)
+        enc = _int32(self._flat + flat)
+        offs = np.array(self._offsets + [base + o for o in offsets], dtype=np.int64)
+        maxhp = _filled_max_hp(self._max_hp + max_hp, enc, offs, self.rules)
+        i0, i1 = self._pair_index(len(rows), seat)
+        encoded = (rules_i, rules_f, enc, offs, maxhp, i0, i1, max(hand_cap, self._caps[0]),
+                   max(mods_cap, self._caps[1]))
+        return _play_encoded(encoded, n, workers, pair_of, self.rules)
 
 
 _LOCAL = threading.local()   # per thread: the work arrays of single battles
