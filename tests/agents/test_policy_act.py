@@ -1,7 +1,9 @@
 """PolicyAgent.act takes predict()'s action without predict()'s per-call overhead
 (agents/policy/__init__.py, `_masked_action`): the same action on every state, for shipped
-policies of both trainers' distributions, through the quick path (the top logit, clear of the
-next) and through the distribution (forced here by a gap no logits clear)."""
+policies of both trainers' distributions, through the numpy path (the legal actions' logits in
+float64 from the observation's set entries, `_ActingNet`), through torch's logits (the top
+logit clear of the next) and through the distribution (each forced here by a gap no logits
+clear)."""
 from __future__ import annotations
 
 import numpy as np
@@ -36,6 +38,20 @@ def test_act_is_predicts_action(path, monkeypatch):
     assert agent._masked is not None
     states = _states(agent, "apprentice", 400)
     expected = [int(agent.model.predict(o, action_masks=m, deterministic=True)[0]) for o, m in states]
+    assert agent._net is not None            # the shipped MLPs take the numpy path
+    assert [agent.act(o, m) for o, m in states] == expected
+    # the numpy logits are torch's to float32's rounding (1e-6 here), far inside NUMPY_GAP
+    import torch
+    policy = agent._masked
+    for o, m in states[:50]:
+        legal = np.flatnonzero(m)
+        with torch.no_grad():
+            obs, _ = policy.obs_to_tensor(o)
+            features = policy.extract_features(obs, policy.pi_features_extractor)
+            want = policy.action_net(policy.mlp_extractor.forward_actor(features)).numpy()[0]
+        assert np.abs(agent._net.logits(o, legal) - want[legal]).max() < 1e-4
+    # every state through torch's logits: the same again
+    monkeypatch.setattr(policy_module, "NUMPY_GAP", float("inf"))
     assert [agent.act(o, m) for o, m in states] == expected
     # every state through the distribution, as predict() does: the same again
     monkeypatch.setattr(policy_module, "ARGMAX_GAP", float("inf"))
