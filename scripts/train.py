@@ -172,8 +172,8 @@ def start(a, runs_dir: Path, progress: bool) -> int:
     say(f"run: {run_dir}  (torch threads {cfg.torch_threads}; tensorboard --logdir {run_dir / 'tb'})")
     try:
         if cfg.pretrain is not None:
-            pretrain(cfg, model, run_dir, demos, progress)
-        res = train(cfg, run_dir, model, venv, False, 0.0, progress)
+            demos = pretrain(cfg, model, run_dir, demos, progress)
+        res = train(cfg, run_dir, model, venv, False, 0.0, progress, demos=demos)
     except BaseException as exc:
         if from_ctrl_c(exc):
             return interrupted(run_dir)

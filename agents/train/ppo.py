@@ -71,12 +71,16 @@ def new_model(cfg: TrainConfig, venv):
 
 
 def train(cfg: TrainConfig, run_dir: Path, model, venv, resumed: bool, base_seconds: float,
-          progress: bool, state: dict | None = None) -> dict:
+          progress: bool, state: dict | None = None, demos=None) -> dict:
     """Train `model` on to cfg.total_timesteps, save it, evaluate it; returns eval.json's content.
     `state`: the resume state of the checkpoint `model` was loaded from (agents/train/resume.py), put
-    back before training goes on, so the run continues as if it had never stopped."""
+    back before training goes on, so the run continues as if it had never stopped. `demos`: the
+    demonstrations the policy was cloned on, for the config's keep term (agents/train/keep.py; a
+    resumed run reads them from the run directory)."""
     from .callbacks import build_callbacks
+    from .keep import keep_term
     from .resume import collect_state, restore_state, save_state
+    keeping = keep_term(cfg, model, run_dir, demos)
     model.tensorboard_log = str(run_dir / "tb")
     remaining = cfg.total_timesteps - model.num_timesteps
     if resumed:
@@ -95,6 +99,8 @@ def train(cfg: TrainConfig, run_dir: Path, model, venv, resumed: bool, base_seco
         model.learn(total_timesteps=remaining, callback=callbacks, tb_log_name="run",
                     reset_num_timesteps=not resumed, progress_bar=False)
         final_state = collect_state(model, callbacks)    # a larger total may resume from it
+        if keeping is not None:
+            keeping.remove()              # the saved optimizer carries no hook
     except KeyboardInterrupt:
         for cb in callbacks:          # give the terminal back (rich hides the cursor while drawing)
             if getattr(cb, "pbar", None) is not None:

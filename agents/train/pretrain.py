@@ -47,6 +47,10 @@ class PretrainConfig(Section):
     dagger_rounds: Whole = Field(0, ge=0, le=100)   # with agent: rounds of DAgger after cloning
     dagger_runs: Whole = Field(20, ge=1, le=MAX_RUNS)  # runs the clone plays per round
     strict: StrictBool = False        # refuse a demonstrations file of other rules (else: warn)
+    # during PPO: the weight of the cloning loss on the demonstrations in every update, at the
+    # start and (linearly) at the end of the run (agents/train/keep.py); 0: PPO alone
+    keep: Number = Field(0.0, ge=0, le=100)
+    keep_end: Number | None = Field(None, ge=0, le=100)   # default: keep's value throughout
 
     @model_validator(mode="after")
     def _one_source(self) -> "PretrainConfig":
@@ -163,10 +167,11 @@ def check_pretrain(cfg: PretrainConfig, env_kwargs: dict, rules_hash: str, sourc
     return None
 
 
-def pretrain(cfg, model, run_dir, demos: Demos | None, progress: bool = False) -> dict[str, Any]:
+def pretrain(cfg, model, run_dir, demos: Demos | None, progress: bool = False) -> Demos:
     """The training config `cfg`'s pretrain section on `model`'s policy: its demonstrations
     (`demos`, read by check_pretrain, or its agent's runs played now), cloned; the epochs go to
-    TensorBoard (run_dir/tb/pretrain: pretrain/*) and, with the timings, to pretrain.json."""
+    TensorBoard (run_dir/tb/pretrain: pretrain/*) and, with the timings, to pretrain.json.
+    Returns the demonstrations cloned on (with DAgger's steps), for the keep term."""
     from torch.utils.tensorboard import SummaryWriter
 
     from agents.cli.progress import bar, say
@@ -198,7 +203,7 @@ def pretrain(cfg, model, run_dir, demos: Demos | None, progress: bool = False) -
     say(f"pretrain: {len(demos)} steps of {demos.meta['runs']} runs of {demos.meta['agent']} "
         f"({demo_seconds:.0f} s), {len(history)} epochs ({out['clone_seconds']:.0f} s): accuracy "
         f"{before:.3f} -> {last['accuracy']:.3f}, loss {last['loss']:.3f}")
-    return out
+    return demos
 
 
 def dagger(model, p: PretrainConfig, seed: int, env_kwargs: dict, run_dir, round_: int) -> Demos:

@@ -145,7 +145,9 @@ def test_the_pretrain_section_is_checked():
                            ({"epochs": 3}, "not neither"),
                            ({"agent": "greedy", "demos": "x.npz"}, "not both"),
                            ({"agent": "greedy", "epoch": 3}, "unknown key 'pretrain.epoch'"),
-                           ({"demos": "x.npz", "dagger_rounds": 1}, "dagger_rounds needs an agent")]:
+                           ({"demos": "x.npz", "dagger_rounds": 1}, "dagger_rounds needs an agent"),
+                           ({"agent": "greedy", "keep": -1}, "pretrain.keep must be >= 0"),
+                           ({"agent": "greedy", "keep_end": 101}, "pretrain.keep_end must be <= 100")]:
         with pytest.raises(ConfigError, match=words.replace(".", r"\.")):
             validate_config({"pretrain": section}, "x.yaml")
     assert validate_config({"pretrain": {"agent": "greedy"}}, "x.yaml").pretrain.epochs == 10
@@ -204,3 +206,105 @@ def test_train_with_pretrain_logs_pretrain_scalars(tmp_path, demo_file):
     r = run(TRAIN, "--config", path, "--runs-dir", tmp_path / "runs2", "--no-progress")
     assert r.returncode == 2 and "pretrain.demos" in r.stderr and r.stderr.count("\n") == 1, r.stderr
     assert not (tmp_path / "runs2").exists()
+
+
+# -- the keep term: cloning during PPO (agents/train/keep.py) -------------------------------------
+def test_keep_term_adds_the_scaled_cloning_gradient(demo_file):
+    import torch as th
+
+    from agents.evaluation.demos import load_demos
+    from agents.train.keep import KeepTerm
+    d = load_demos(demo_file)
+    from stable_baselines3.common.logger import Logger
+    model = _model()
+    model.set_logger(Logger(None, []))  # what learn() gives it: the term logs its loss
+    model.max_grad_norm = 1e9          # no clipping: the gradient is the term's alone
+    term = KeepTerm(model, d, keep=0.5, keep_end=0.5, batch_size=len(d), seed=1)
+    params = [p for p in model.policy.parameters()]
+    # the whole demonstration set is the minibatch (batch_size = its length), so the gradient
+    # the hook must add is 0.5 x d(cross-entropy on all steps)/d(params), computed here by hand
+    model.policy.optimizer.zero_grad()
+    ce, _ = term.loss(np.arange(len(d)))
+    expected = th.autograd.grad(0.5 * ce, params, allow_unused=True)
+    model.policy.optimizer.zero_grad()
+    for p in params:
+        p.grad = th.zeros_like(p)      # PPO's gradient, here nothing
+    term._before_step(model.policy.optimizer, (), {})
+    for p, g in zip(params, expected):
+        want = th.zeros_like(p) if g is None else g
+        assert th.allclose(p.grad, want, atol=1e-6), p.shape
+    assert any(float(p.grad.abs().sum()) > 0 for p in params)   # a real gradient, not zeros
+    # with the term installed, Adam's steps fit the policy to the demonstrations: 60 steps with
+    # no PPO gradient raise the accuracy well above the untrained net's near-chance level
+    from agents.train.pretrain import accuracy
+    before = accuracy(model.policy, d)
+    term.install()
+    for _ in range(60):
+        model.policy.optimizer.zero_grad()
+        for p in params:
+            p.grad = th.zeros_like(p)
+        model.policy.optimizer.step()
+    term.remove()
+    assert accuracy(model.policy, d) > before + 0.2
+
+
+def test_keep_term_schedule_and_minibatches_are_functions_of_the_run():
+    from agents.evaluation.demos import Demos
+    from agents.train.keep import KeepTerm
+
+    class Model:                       # what the term reads of a MaskablePPO
+        num_timesteps = 4096
+        _current_progress_remaining = 0.25
+    n = 50
+    demos = Demos(np.zeros((n, 3), np.float32), np.zeros((n, 1), np.uint8), np.zeros(n, np.int32),
+                  np.zeros(n, np.float32), np.zeros(n, np.int64), {"actions": 8})
+    m = Model()
+    term = KeepTerm(m, demos, keep=1.0, keep_end=0.2, batch_size=20, seed=9)
+    # linear from keep (progress remaining 1) to keep_end (0): 0.2 + (1.0 - 0.2) x 0.25 = 0.4
+    assert term.coefficient() == pytest.approx(0.4)
+    first, second = term.minibatch(), term.minibatch()
+    assert len(set(first.tolist())) == 20 and not np.array_equal(first, second)
+    # a new term (a resumed run) at the same step count draws the same minibatches in order
+    again = KeepTerm(m, demos, keep=1.0, keep_end=0.2, batch_size=20, seed=9)
+    assert np.array_equal(again.minibatch(), first) and np.array_equal(again.minibatch(), second)
+    m.num_timesteps = 8192             # the next rollout's update: other draws
+    assert not np.array_equal(again.minibatch(), first)
+    # more steps asked than the demonstrations have: each step once
+    assert sorted(KeepTerm(m, demos, 1.0, 1.0, 500, 9).minibatch().tolist()) == list(range(n))
+
+
+def test_train_with_keep_logs_it_and_resumes_exactly(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    cfg = {"name": "keep", "env_kwargs": ENV, "n_envs": 2, "seed": 3, "total_timesteps": 1024,
+           "ppo": {"n_steps": 256, "batch_size": 128, "n_epochs": 2},
+           "policy_kwargs": {"net_arch": [32, 32]}, "checkpoint_every": 512,
+           "metrics_every": 512, "final_eval_episodes": 0,
+           "pretrain": {"agent": "greedy", "runs": 2, "epochs": 1, "keep": 1.0}}
+    path = tmp_path / "keep.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    runs = tmp_path / "runs"
+    r = run(TRAIN, "--config", path, "--runs-dir", runs, "--run-name", "whole", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert (runs / "whole" / "demos.npz").is_file()      # kept for a resumed run
+    ea = EventAccumulator(str(next((runs / "whole" / "tb").glob("run_*"))))
+    ea.Reload()
+    assert {"train/keep_loss", "train/keep_accuracy", "train/keep_coef"} <= set(ea.Tags()["scalars"])
+    assert ea.Scalars("train/keep_coef")[-1].value == 1.0
+    # the same run stopped at 512 steps and resumed to 1024: the same weights, bit for bit (the
+    # term's minibatches are drawn from (seed, step count), its demonstrations read back)
+    r = run(TRAIN, "--config", path, "--runs-dir", runs, "--run-name", "halves",
+            "--total-timesteps", 512, "--no-progress")
+    assert r.returncode == 0, r.stderr
+    r = run(TRAIN, "--resume", "--runs-dir", runs, "--run-name", "halves", "--total-timesteps",
+            1024, "--no-progress")
+    assert r.returncode == 0, r.stderr
+    a, b = (_weights(runs / n / "final_policy.pt") for n in ("whole", "halves"))
+    assert all(bool((a[k] == b[k]).all()) for k in a)
+    # and the term changes the training: keep 0 (PPO alone after the same clone) ends elsewhere
+    cfg["pretrain"]["keep"] = 0.0
+    path.write_text(yaml.safe_dump(cfg))
+    r = run(TRAIN, "--config", path, "--runs-dir", runs, "--run-name", "none", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert not (runs / "none" / "demos.npz").exists()
+    c = _weights(runs / "none" / "final_policy.pt")
+    assert not all(bool((a[k] == c[k]).all()) for k in a)
