@@ -81,12 +81,10 @@ class KeepTerm:
 
     def loss(self, idx):
         """(cross-entropy, accuracy) of the policy's masked distribution on steps `idx`."""
-        from .pretrain import _forward
-        dist, _ = _forward(self.model.policy, self.obs[idx], self.legal[idx])
-        actions = self.actions[idx]
-        ce = -dist.log_prob(actions).mean()
-        hits = (dist.distribution.logits.argmax(dim=1) == actions).float().mean().item()
-        return ce, hits
+        from .pretrain import cloning_loss
+        ce, hits, _ = cloning_loss(self.model.policy, self.obs[idx], self.legal[idx],
+                                   self.actions[idx])
+        return ce, hits / len(idx)
 
     def _before_step(self, optimizer, args, kwargs) -> None:
         import torch as th
@@ -108,7 +106,10 @@ def keep_term(cfg, model, run_dir: Path, demos: Demos | None = None) -> KeepTerm
     demonstrations given (a new run: those it was cloned on, saved as run_dir/demos.npz), else
     on run_dir/demos.npz (a resumed run)."""
     p = cfg.pretrain
-    if p is None or (p.keep == 0 and p.keep_end in (None, 0)):
+    if p is None:
+        return None
+    end = p.keep if p.keep_end is None else p.keep_end
+    if p.keep == 0 and end == 0:
         return None
     from agents.evaluation.demos import load_demos, save_demos
     path = Path(run_dir) / DEMOS_FILE
@@ -116,5 +117,4 @@ def keep_term(cfg, model, run_dir: Path, demos: Demos | None = None) -> KeepTerm
         demos = load_demos(path)
     elif not path.exists():
         save_demos(demos, path)
-    end = p.keep if p.keep_end is None else p.keep_end
     return KeepTerm(model, demos, p.keep, end, p.batch_size, cfg.seed).install()

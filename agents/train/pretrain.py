@@ -87,6 +87,16 @@ def _forward(policy, obs, legal):
     return dist, policy.value_net(latent_vf).flatten()
 
 
+def cloning_loss(policy, obs, legal, actions):
+    """(masked cross-entropy of `policy` on the expert's `actions`, the number of steps whose
+    most likely legal action is the expert's, the value head's outputs) for one batch: the loss
+    of cloning (`clone`) and of the keep term during PPO (agents/train/keep.py)."""
+    dist, values = _forward(policy, obs, legal)
+    ce = -dist.log_prob(actions).mean()
+    hits = int((dist.distribution.logits.argmax(dim=1) == actions).sum())
+    return ce, hits, values
+
+
 def accuracy(policy, demos: Demos, batch: int = 4096) -> float:
     """The share of the demonstrations' steps whose most likely legal action under `policy` is
     the one taken."""
@@ -125,15 +135,14 @@ def clone(policy, demos: Demos, cfg: PretrainConfig, seed: int, gamma: float,
         hits = 0
         for s in range(0, n, cfg.batch_size):
             idx = order[s:s + cfg.batch_size]
-            dist, values = _forward(policy, obs[idx], legal[idx])
-            loss = -dist.log_prob(actions[idx]).mean()
+            loss, batch_hits, values = cloning_loss(policy, obs[idx], legal[idx], actions[idx])
             value_loss = th.nn.functional.mse_loss(values, returns[idx])
             optimizer.zero_grad()
             (loss + value_loss if cfg.value else loss).backward()
             optimizer.step()
             total += loss.item() * len(idx)
             value_total += value_loss.item() * len(idx)
-            hits += int((dist.distribution.logits.argmax(dim=1) == actions[idx]).sum())
+            hits += batch_hits
         row = {"epoch": epoch, "loss": total / n, "value_loss": value_total / n,
                "accuracy": hits / n, "seconds": time.perf_counter() - start}
         history.append(row)
