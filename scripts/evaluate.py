@@ -195,8 +195,8 @@ def build_parser(rules=None):
                    help="random, scripted, greedy, greedy:NOISE (NOISE a share 0..1 of random "
                         "actions), planner[:KEY=VALUE,...] (the search player; knobs boards "
                         "10..1000000, reference meta|rank|FILE[@K][+...], size 1..256, noise "
-                        "0..1, core) or the path of a saved model (.zip) or exported policy (.pt) "
-                        "(required; no default)")
+                        "0..1, core), by_round:1=A;3=B (A in rounds 1-2, B from round 3) or the path "
+                        "of a saved model (.zip) or exported policy (.pt) (required; no default)")
     ranks = [r.id for r in (rules or default_rules()).spec.ranks]
     p.add_argument("--rank", default=ranks[0], metavar="R",
                    help=f"the rank to play: a name ({', '.join(ranks)}) or its number "

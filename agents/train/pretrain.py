@@ -46,6 +46,9 @@ class PretrainConfig(Section):
     value: StrictBool = True          # also fit the value head to the Monte-Carlo returns
     dagger_rounds: Whole = Field(0, ge=0, le=100)   # with agent: rounds of DAgger after cloning
     dagger_runs: Whole = Field(20, ge=1, le=MAX_RUNS)  # runs the clone plays per round
+    # with agent: the rank (or mix of ranks) the demonstration and DAgger runs play, when it is
+    # not PPO's (env_kwargs.rank): e.g. teachers shown at every rank, PPO at the top ones
+    rank: str | int | list[str | int] | None = None
     strict: StrictBool = False        # refuse a demonstrations file of other rules (else: warn)
     # during PPO: the weight of the cloning loss on the demonstrations in every update, at the
     # start and (linearly) at the end of the run (agents/train/keep.py); 0: PPO alone
@@ -57,9 +60,18 @@ class PretrainConfig(Section):
         if (self.demos is None) == (self.agent is None):
             raise ValueError("give one of demos (a file) and agent (a name), not "
                              + ("both" if self.demos else "neither"))
+        if self.rank is not None and self.agent is None:
+            raise ValueError("rank needs an agent (a demonstrations file has its own runs)")
         if self.dagger_rounds and self.agent is None:
             raise ValueError("dagger_rounds needs an agent (the expert that labels the runs)")
         return self
+
+
+def demo_env_kwargs(cfg: PretrainConfig, env_kwargs: dict) -> dict:
+    """The env options the agent's demonstration and DAgger runs play under: PPO's, with the
+    section's own `rank` when it has one (the rules stay PPO's, so the demonstrations are of the
+    rules trained under)."""
+    return env_kwargs if cfg.rank is None else {**env_kwargs, "rank": cfg.rank}
 
 
 def demonstrations(cfg: PretrainConfig, seed: int, env_kwargs: dict, rules_hash: str,
@@ -71,7 +83,8 @@ def demonstrations(cfg: PretrainConfig, seed: int, env_kwargs: dict, rules_hash:
     if cfg.demos is not None:
         return load_demos(cfg.demos, rules_hash, cfg.strict)
     with bar(cfg.runs, f"demonstrations ({cfg.agent})", progress) as pb:
-        return collect_demos(cfg.agent, cfg.runs, seed, env_kwargs, cfg.jobs, pb)
+        return collect_demos(cfg.agent, cfg.runs, seed, demo_env_kwargs(cfg, env_kwargs),
+                             cfg.jobs, pb)
 
 
 def _forward(policy, obs, legal):
@@ -168,11 +181,17 @@ def check_pretrain(cfg: PretrainConfig, env_kwargs: dict, rules_hash: str, sourc
             return load_demos(cfg.demos, rules_hash, cfg.strict)
         except DemosError as exc:
             raise ConfigError(f"{source}: pretrain.demos: {exc}") from None
+    rules = resolve_rules(env_kwargs.get("rules"), env_kwargs.get("rules_overrides"))
     try:
-        make_agent(cfg.agent, resolve_rules(env_kwargs.get("rules"), env_kwargs.get("rules_overrides")),
-                   seed=0)
+        make_agent(cfg.agent, rules, seed=0)
     except (ValueError, OSError) as exc:
         raise ConfigError(f"{source}: pretrain.agent: {exc}") from None
+    if cfg.rank is not None:
+        from rune_env.envs.arguments import check_rank_mix
+        try:
+            check_rank_mix(rules, cfg.rank, "pretrain.rank")
+        except ValueError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
     return None
 
 
@@ -225,7 +244,8 @@ def dagger(model, p: PretrainConfig, seed: int, env_kwargs: dict, run_dir, round
     export_policy(model, path, dtype="float32")
     start = p.runs + round_ * p.dagger_runs
     try:
-        return collect_demos(p.agent, p.dagger_runs, seed, env_kwargs, p.jobs, start=start,
+        return collect_demos(p.agent, p.dagger_runs, seed, demo_env_kwargs(p, env_kwargs),
+                             p.jobs, start=start,
                              actor=str(path))
     finally:
         path.unlink(missing_ok=True)

@@ -89,6 +89,7 @@ def test_a_good_recipe_loads_with_defaults_filled_in(tmp_path):
     (lambda t: t.replace('[{agent: "greedy:0.5"', '[{agent: "greedy:1.5"'), r"ranks.apprentice.agents\[0\].agent: .*share between 0 and 1"),
     (lambda t: t.replace('[{agent: "greedy:0.5"', '[{agent: "greedy:lots"'), r"ranks.apprentice.agents\[0\].agent: .*needs a number"),
     (lambda t: t.replace('[{agent: "greedy:0.5"', '[{agent: "cleverbot"'), r"ranks.apprentice.agents\[0\].agent: unknown agent 'cleverbot'"),
+    (lambda t: t.replace('[{agent: "greedy:0.5"', '[{agent: "by_round:1=greedy;3=random"'), r"ranks.apprentice.agents\[0\].agent: agent .by_round:1=greedy;3=random.: a by_round agent does not draft pools"),
     (lambda t: t.replace(POLICY, "agents/models/nowhere.pt"), r"ranks.mentor.agents\[1\].agent: no such policy file 'agents/models/nowhere.pt'"),
     (lambda t: t.replace('[{agent: "greedy:0.5", runs: 2}]', '[{agent: "greedy", runs: 2, sample: true}]'),
      r"ranks.apprentice.agents\[0\].sample: only trained policies sample"),

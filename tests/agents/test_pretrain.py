@@ -147,10 +147,41 @@ def test_the_pretrain_section_is_checked():
                            ({"agent": "greedy", "epoch": 3}, "unknown key 'pretrain.epoch'"),
                            ({"demos": "x.npz", "dagger_rounds": 1}, "dagger_rounds needs an agent"),
                            ({"agent": "greedy", "keep": -1}, "pretrain.keep must be >= 0"),
-                           ({"agent": "greedy", "keep_end": 101}, "pretrain.keep_end must be <= 100")]:
+                           ({"agent": "greedy", "keep_end": 101}, "pretrain.keep_end must be <= 100"),
+                           ({"demos": "x.npz", "rank": "sage"}, "rank needs an agent")]:
         with pytest.raises(ConfigError, match=words.replace(".", r"\.")):
             validate_config({"pretrain": section}, "x.yaml")
     assert validate_config({"pretrain": {"agent": "greedy"}}, "x.yaml").pretrain.epochs == 10
+
+
+def test_demonstrations_play_the_sections_own_rank():
+    # PPO's env is apprentice (rank 0); pretrain.rank archmage (rank 5 of 0..5) puts every
+    # demonstration step at the rank scalar 5 / 5 = 1.0, and a mix of the two gives both 0.0 and
+    # 1.0 over 6 runs (each run draws its rank from its seed), nothing else
+    from agents.train.pretrain import PretrainConfig, demo_env_kwargs, demonstrations
+    from agents.train.train_config import rules_hash
+    from rune_env.envs.observation import SCALARS, ObservationLayout
+    from rune_env.rules import default_rules
+    at = ObservationLayout.of(default_rules()).slices["scalars"].start + SCALARS.index("rank")
+    plain = PretrainConfig(agent="greedy", runs=2)
+    assert demo_env_kwargs(plain, ENV) == ENV
+    top = PretrainConfig(agent="greedy", runs=2, rank="archmage")
+    assert demo_env_kwargs(top, ENV) == {**ENV, "rank": "archmage"}
+    demos = demonstrations(top, 0, ENV, rules_hash(ENV))
+    assert set(demos.obs[:, at].tolist()) == {1.0}
+    mix = PretrainConfig(agent="greedy", runs=6, rank=["apprentice", "archmage"])
+    assert set(demonstrations(mix, 0, ENV, rules_hash(ENV)).obs[:, at].tolist()) == {0.0, 1.0}
+
+
+def test_a_bad_pretrain_rank_is_one_line(tmp_path):
+    cfg = {"name": "bc", "env_kwargs": ENV, "total_timesteps": 32,
+           "pretrain": {"agent": "greedy", "rank": ["apprentice", "grandmaster"]}}
+    path = tmp_path / "bc.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    r = run(TRAIN, "--config", path, "--runs-dir", tmp_path / "runs", "--no-progress")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "pretrain.rank[1] must be a rank name" in r.stderr and "'grandmaster'" in r.stderr
+    assert not (tmp_path / "runs").exists()
 
 
 def _weights(path: Path) -> dict:

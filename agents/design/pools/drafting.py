@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from agents import is_builtin, make_agent
+from agents import SCHEDULE_PREFIX, is_builtin, make_agent
 from agents.cli.progress import CountRuns, bar
 from agents.evaluation.runs import eval_run_seed
 from rune_env.run.opponents import Pool, ghost_count
@@ -35,6 +35,12 @@ def drafting_overrides(rules, rank: int) -> dict:
     return out
 
 
+# a pool records each drafter's policy file and its hash; a by_round agent is several, and is a
+# teacher to distil (pretrain.agent) rather than a drafter
+NO_SCHEDULES = ("agent {!r}: a by_round agent does not draft pools; distil it into one policy "
+                "(a train config's pretrain.agent) and draft with that")
+
+
 def is_trained(agent_name: str) -> bool:
     """A trained policy (a saved model or exported policy), not a baseline, greedy:NOISE, the
     planner or the metagame."""
@@ -50,6 +56,8 @@ def make_drafting_agent(agent_name: str, rules, seed: int, sample: bool = False,
     does."""
     if agent_name == METAGAME:
         return None             # boards of a pool, not an agent that plays
+    if agent_name.startswith(SCHEDULE_PREFIX):
+        raise ValueError(NO_SCHEDULES.format(agent_name))
     if not is_trained(agent_name):
         if sample:
             raise ValueError(f"agent {agent_name!r}: only trained policies sample their actions")

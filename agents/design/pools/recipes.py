@@ -13,12 +13,12 @@ import yaml
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, ValidationError, ValidationInfo,
                       field_validator, model_validator)
 
-from agents import make_agent
+from agents import SCHEDULE_PREFIX, make_agent
 from agents.cli.args import MAX_RUNS
 from agents.cli.provenance import REPO
 from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml
 
-from .drafting import METAGAME, is_trained
+from .drafting import METAGAME, NO_SCHEDULES, is_trained
 
 RECIPE_VERSION = 1
 
@@ -168,6 +168,8 @@ class AgentSpec(_Spec):
                 raise _KeyProblem("sample", f"only trained policies sample their actions "
                                             f"({name!r} is not one)")
             return self
+        if name.startswith(SCHEDULE_PREFIX):
+            raise _KeyProblem("agent", NO_SCHEDULES.format(name))
         if not is_trained(name):
             try:
                 make_agent(name, info.context["rules"], seed=0)   # greedy:NOISE's noise checked
