@@ -4,11 +4,13 @@ A teacher for policy distillation (Rusu et al. 2016, "Policy Distillation"): two
 each good at one part of the run (an opening learnt against short runs, a middle game learnt in
 long ones), are cloned into one network with `pretrain.agent` and DAgger (docs/RESULTS.md). It
 reads the round from the observation's `round` scalar (round / round cap, exact for every round
-up to the cap), so it works wherever a policy does: evaluations, pools, demonstrations, duels (the
-duel observation begins with the player's own run).
+up to the cap), so it plays wherever an agent of the observation does: evaluations,
+demonstrations, duels (the duel observation begins with the player's own run). Pools refuse it:
+a pool records one policy file per drafter (agents/design/pools/drafting.py).
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Any, Callable
 
 import numpy as np
@@ -58,16 +60,16 @@ class RoundScheduleAgent:
         self.needs_state = any(getattr(a, "needs_state", False) for a in self.agents)
 
     def agent_for(self, round_: int):
-        chosen = self.agents[0]
-        for first, agent in zip(self.starts, self.agents):
-            if round_ >= first:
-                chosen = agent
-        return chosen
+        # the last agent starting at or before the round (the first starts at round 1)
+        return self.agents[max(0, bisect_right(self.starts, round_) - 1)]
 
     def observed_round(self, observation) -> int:
-        obs = observation if isinstance(observation, np.ndarray) else observation["scalars"]
-        at = self.round_index if isinstance(observation, np.ndarray) else 1
-        return int(round(float(obs[at]) * self.round_cap))
+        if isinstance(observation, np.ndarray):
+            value = observation[self.round_index]
+        else:                   # obs_mode="dict": the scalars block alone
+            from rune_env.envs.observation import SCALARS
+            value = observation["scalars"][SCALARS.index("round")]
+        return int(round(float(value) * self.round_cap))
 
     def reset(self, seed: int | None = None) -> None:
         for agent in self.agents:
