@@ -1,0 +1,71 @@
+"""The shipped training configs (configs/train/*.yaml) stay runnable as the models and pools they
+name change: each validates, builds its env, and names a teacher that loads; and each shipped
+policy whose card names a training config names one that exists, with the seed its command
+gives."""
+from __future__ import annotations
+
+import json
+import shlex
+import warnings
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIGS = sorted((REPO / "configs" / "train").glob("*.yaml"))
+
+
+def test_the_configs_are_there():
+    # quick.yaml is the README's run; expert.yaml, distill.yaml and distill_v2.yaml ship models
+    names = {p.name for p in CONFIGS}
+    assert {"quick.yaml", "expert.yaml", "distill.yaml", "distill_v2.yaml"} <= names
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_each_config_validates_and_its_teacher_loads(path, monkeypatch):
+    from agents.train.pretrain import check_pretrain
+    from agents.train.train_config import check_env, read_config, rules_hash
+    monkeypatch.chdir(REPO)                  # the configs name models relative to the repository
+    cfg = read_config(path)
+    with warnings.catch_warnings():          # long_mentor's 15 lamps: the pools warn of their rules
+        warnings.simplefilter("ignore")
+        check_env(cfg, str(path))
+    if cfg.pretrain is not None and cfg.pretrain.agent is not None:
+        with warnings.catch_warnings():      # teachers trained under other rules say so
+            warnings.simplefilter("ignore")
+            assert check_pretrain(cfg.pretrain, cfg.env_kwargs, rules_hash(cfg.env_kwargs),
+                                  str(path)) is None     # an agent, not a demonstrations file
+        from agents.policy.schedule import PREFIX, parse_schedule
+        agent = cfg.pretrain.agent
+        parts = [a for _, a in parse_schedule(agent, 99)] if agent.startswith(PREFIX) else [agent]
+        for name in parts:
+            if name.endswith(".pt"):         # a shipped teacher has its card beside it
+                assert (REPO / name).is_file() and (REPO / name).with_suffix(".json").is_file()
+
+
+def test_distill_v2_distils_ppo_s2s_opening_and_long_mentors_middle_game():
+    # the issue #33 student: rounds 1-2 from the strongest opening at archmage, 3+ from a spender
+    from agents.policy.schedule import parse_schedule
+    from agents.train.train_config import read_config
+    cfg = read_config(REPO / "configs" / "train" / "distill_v2.yaml")
+    assert parse_schedule(cfg.pretrain.agent, 99) == [(1, "agents/models/apprentice_s2.pt"),
+                                                   (3, "agents/models/long_mentor_s1.pt")]
+    ranks = cfg.env_kwargs["rank"]
+    assert "mentor" not in ranks             # mentor's pool is half drafted by a distilled agent
+    assert ranks.count("archmage") == 4 and len(ranks) == 8
+
+
+def test_each_cards_config_exists_with_the_cards_seed():
+    cards = [json.loads(p.read_text(encoding="utf-8"))
+             for p in sorted((REPO / "agents" / "models").rglob("*.json"))]
+    checked = 0
+    for card in cards:
+        config = card.get("config")
+        if not config or not config.startswith("configs/train/"):
+            continue
+        assert (REPO / config).is_file(), card["policy"]
+        words = shlex.split(card["command"])
+        assert words[words.index("--config") + 1] == config
+        assert int(words[words.index("--seed") + 1]) == card["seed"], card["policy"]
+        checked += 1
+    assert checked >= 4      # the apprentice seeds, expert s1, distill s1, distill_v2 s1, ...
