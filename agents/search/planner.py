@@ -32,8 +32,11 @@ against every reference board of the round), `reference` (meta, rank or a pool f
 by +, `@K` for K rounds ahead), `size` (reference boards a part gives a round), `noise` (the share
 of its actions taken uniformly at random among the legal ones: the strength dial for building
 ranks), `core` (a fixed core), `goal` (meta or none), `goal_weight` (how much the goal's share
-held weighs against this round's battles: large, a player that follows the goal) and `goal_lead`
-(how many rounds ahead a goal is drawn from).
+held weighs against this round's battles: large, a player that follows the goal), `goal_lead`
+(how many rounds ahead a goal is drawn from) and `goal_from` (the first round whose search weighs
+the goal; before it the goal is still a start of the search and still picks the core, but the
+round's battles alone decide: at archmage, whose runs are decided in rounds 1-2, the goal's pull
+costs the default planner about a fifth of its wins, docs/RESULTS.md).
 """
 from __future__ import annotations
 
@@ -62,6 +65,7 @@ _NOISE, _PLAN, _SETTLE, _CORE, _GOAL, _CHOICE = range(6)
 BOARDS_BOUNDS = (10, 1_000_000)
 GOAL_SOURCES = ("meta", "none")
 GOAL_WEIGHT_MAX = 100.0
+GOAL_FROM_MAX = 1000               # a round number; runs end far sooner (endless ones too, in practice)
 SIZE_BOUNDS = (1, 256)
 
 
@@ -80,6 +84,7 @@ class PlannerSettings:
     goal: str = "meta"             # meta: build towards a metagame board (goal.py); none
     goal_lead: int = 2             # rounds ahead of the current one a goal is drawn from
     goal_weight: float = 2.0       # the objective's weight of the goal's share held
+    goal_from: int = 1             # the first round whose search weighs the goal (weight 0 before)
     core_round: int = 6            # the round whose budget weighs the cores
     climb: ClimbSettings = field(default_factory=ClimbSettings)
 
@@ -96,6 +101,8 @@ class PlannerSettings:
         if not 0.0 <= self.goal_weight <= GOAL_WEIGHT_MAX:
             raise ValueError(f"planner: goal_weight must be in 0..{GOAL_WEIGHT_MAX}; got "
                              f"{self.goal_weight}")
+        if not 1 <= self.goal_from <= GOAL_FROM_MAX:
+            raise ValueError(f"planner: goal_from must be in 1..{GOAL_FROM_MAX}; got {self.goal_from}")
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"planner: noise is a share between 0 and 1; got {self.noise}")
         if self.core is not None and self.core not in rules.spec.cores:
@@ -106,18 +113,18 @@ class PlannerSettings:
     def to_json(self) -> dict:
         return {"boards": self.boards, "reference": self.reference, "size": self.size,
                 "noise": self.noise, "core": self.core, "goal": self.goal,
-                "goal_weight": self.goal_weight, "goal_lead": self.goal_lead}
+                "goal_weight": self.goal_weight, "goal_lead": self.goal_lead, "goal_from": self.goal_from}
 
 
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
-    goal_weight, goal_lead) -> settings; ValueError with a one-line reason otherwise."""
+    goal_weight, goal_lead, goal_from) -> settings; ValueError with a one-line reason otherwise."""
     if name == "planner":
         return PlannerSettings().check(rules)
     if not name.startswith("planner:"):
         raise ValueError(f"not a planner: {name!r}")
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
-             "goal": str, "goal_weight": float, "goal_lead": int}
+             "goal": str, "goal_weight": float, "goal_lead": int, "goal_from": int}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
         key, eq, value = part.partition("=")
@@ -224,16 +231,18 @@ class PlannerAgent:
         scorer = self._scorer(state)
         starts = [self._target] if self._target is not None else []
         starts += self._reference_starts(state, scorer)
-        settings = self._climb(share)
+        settings = self._climb(share, state.round)
         rng = np.random.default_rng([self.seed, state.round, stream, state.prep_actions])
         target, _ = search_target(assets, scorer, starts, settings, rng, rerolls, self.goal)
         return target
 
-    def _climb(self, share: float) -> ClimbSettings:
-        """The climb's settings for `share` of the search budget, with the goal's weight."""
+    def _climb(self, share: float, round_: int) -> ClimbSettings:
+        """The climb's settings for `share` of the search budget, with the goal's weight in
+        round `round_` (0 before `goal_from`)."""
         climb = self.settings.climb
+        weight = self.settings.goal_weight if round_ >= self.settings.goal_from else 0.0
         return replace(climb, boards=int(self.settings.boards * share),
-                       objective=replace(climb.objective, goal_weight=self.settings.goal_weight))
+                       objective=replace(climb.objective, goal_weight=weight))
 
     # -- the goal ---------------------------------------------------------------------------------
     @property
@@ -328,7 +337,7 @@ class PlannerAgent:
         assets = assets or Assets.of(state)
         scorer = self._scorer(state)
         starts = [self._target] if self._target is not None else []
-        settings = self._climb(share)
+        settings = self._climb(share, state.round)
         rng = np.random.default_rng([self.seed, state.round, stream])
         _, score = search_target(assets, scorer, starts, settings, rng, rerolls=True)
         return score

@@ -247,9 +247,36 @@ def test_planner_names_and_their_errors():
                         ("planner:speed=3", "planner knobs are"),
                         ("planner:boards=x", "needs a number"),
                         ("planner:core=lava", "unknown core"),
-                        ("planner:reference=nope", "reference part")):
+                        ("planner:reference=nope", "reference part"),
+                        ("planner:goal_from=0", "goal_from must be in"),
+                        ("planner:goal_from=2.5", "needs a number")):
         with pytest.raises(ValueError, match=words):
             make_agent(name, RULES)
+
+
+def test_goal_from_weighs_the_goal_from_its_round_on_only():
+    # goal_from=3: the objective's goal weight is 0 in rounds 1-2 and the knob's goal_weight
+    # (here 1.5) from round 3; the default (goal_from=1) weighs it in every round, as before
+    late = PlannerAgent(RULES, settings=parse_planner("planner:goal_from=3,goal_weight=1.5", RULES))
+    assert late.settings.goal_from == 3 and late.settings.to_json()["goal_from"] == 3
+    assert [late._climb(0.5, r).objective.goal_weight for r in (1, 2, 3, 9)] == [0.0, 0.0, 1.5, 1.5]
+    assert late._climb(0.5, 1).boards == 300           # 600 default boards x 0.5
+    default = PlannerAgent(RULES)
+    assert [default._climb(1.0, r).objective.goal_weight for r in (1, 2, 3)] == [2.0, 2.0, 2.0]
+
+
+def test_goal_from_changes_the_opening_not_the_default():
+    # the default and goal_from=1 are the same player: the same actions through round 1's
+    # preparation; with the goal unweighted in round 1 (goal_from=2) the search scores other
+    # boards, so at least one of a few runs opens differently
+    def opening(name, run_seed):
+        state = new_run(run_seed, RULES, rank="archmage")
+        agent = make_agent(name, RULES, seed=run_seed)
+        return _play_rounds(agent, state, 1)
+    seeds = range(3)
+    base = [opening("planner:boards=40", s) for s in seeds]
+    assert base == [opening("planner:boards=40,goal_from=1", s) for s in seeds]
+    assert base != [opening("planner:boards=40,goal_from=2", s) for s in seeds]
 
 
 # -- fair play and determinism --------------------------------------------------------------
