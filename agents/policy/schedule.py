@@ -16,6 +16,9 @@ from typing import Any, Callable
 import numpy as np
 
 from agents import SCHEDULE_PREFIX as PREFIX
+from rune_env.envs.observation import SCALARS
+
+_ROUND_SCALAR = SCALARS.index("round")   # the round's place in the dict observation's scalars
 
 
 def parse_schedule(name: str, round_cap: int) -> list[tuple[int, str]]:
@@ -67,8 +70,7 @@ class RoundScheduleAgent:
         if isinstance(observation, np.ndarray):
             value = observation[self.round_index]
         else:                   # obs_mode="dict": the scalars block alone
-            from rune_env.envs.observation import SCALARS
-            value = observation["scalars"][SCALARS.index("round")]
+            value = observation["scalars"][_ROUND_SCALAR]
         return int(round(float(value) * self.round_cap))
 
     def reset(self, seed: int | None = None) -> None:

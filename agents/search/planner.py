@@ -65,7 +65,6 @@ _NOISE, _PLAN, _SETTLE, _CORE, _GOAL, _CHOICE = range(6)
 BOARDS_BOUNDS = (10, 1_000_000)
 GOAL_SOURCES = ("meta", "none")
 GOAL_WEIGHT_MAX = 100.0
-GOAL_FROM_MAX = 1000               # a round number; runs end far sooner (endless ones too, in practice)
 SIZE_BOUNDS = (1, 256)
 
 
@@ -101,8 +100,9 @@ class PlannerSettings:
         if not 0.0 <= self.goal_weight <= GOAL_WEIGHT_MAX:
             raise ValueError(f"planner: goal_weight must be in 0..{GOAL_WEIGHT_MAX}; got "
                              f"{self.goal_weight}")
-        if not 1 <= self.goal_from <= GOAL_FROM_MAX:
-            raise ValueError(f"planner: goal_from must be in 1..{GOAL_FROM_MAX}; got {self.goal_from}")
+        last = rules.spec.run.round_cap          # a run's last round, as by_round's bound
+        if not 1 <= self.goal_from <= last:
+            raise ValueError(f"planner: goal_from must be in 1..{last}; got {self.goal_from}")
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"planner: noise is a share between 0 and 1; got {self.noise}")
         if self.core is not None and self.core not in rules.spec.cores:
@@ -113,7 +113,8 @@ class PlannerSettings:
     def to_json(self) -> dict:
         return {"boards": self.boards, "reference": self.reference, "size": self.size,
                 "noise": self.noise, "core": self.core, "goal": self.goal,
-                "goal_weight": self.goal_weight, "goal_lead": self.goal_lead, "goal_from": self.goal_from}
+                "goal_weight": self.goal_weight, "goal_lead": self.goal_lead,
+                "goal_from": self.goal_from}
 
 
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:

@@ -251,9 +251,9 @@ def test_a_policy_of_other_rules_warns_and_strict_refuses(tiny_run, tmp_path, sc
 def test_shipped_models_carry_their_rules_and_fit_the_budget():
     """Every shipped policy has a card naming its rules (in agents/models/ the defaults' before
     the amplify cap, configs/rules/balance_v2.yaml, until they are retrained, but the cloned
-    agents of configs/train/expert.yaml, expert_*.pt, and the distilled ones of distill.yaml and
-    distill_v2.yaml, distill_*.pt, trained under today's defaults, and long_mentor_s1.pt, their teacher,
-    under them with 15 lamps; the rules as written in seed_literal/), and the shipped models and
+    agents of configs/train/expert.yaml, expert_*.pt, and the distilled ones of distill.yaml
+    and distill_v2.yaml, distill_*.pt, trained under today's defaults, and long_mentor_s1.pt,
+    their teacher, under them with 15 lamps; the rules as written in seed_literal/), and the shipped models and
     pools stay under issue #32's 15 MB."""
     from rune_env.rules import default_rules
     models = REPO / "agents" / "models"

@@ -24,7 +24,7 @@ def test_the_configs_are_there():
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_each_config_validates_and_its_teacher_loads(path, monkeypatch):
     from agents.train.pretrain import check_pretrain
-    from agents.train.train_config import check_env, read_config, rules_hash
+    from agents.train.train_config import check_env, eval_rules, read_config, rules_hash
     monkeypatch.chdir(REPO)                  # the configs name models relative to the repository
     cfg = read_config(path)
     with warnings.catch_warnings():          # long_mentor's 15 lamps: the pools warn of their rules
@@ -37,7 +37,8 @@ def test_each_config_validates_and_its_teacher_loads(path, monkeypatch):
                                   str(path)) is None     # an agent, not a demonstrations file
         from agents.policy.schedule import PREFIX, parse_schedule
         agent = cfg.pretrain.agent
-        parts = [a for _, a in parse_schedule(agent, 99)] if agent.startswith(PREFIX) else [agent]
+        cap = eval_rules(cfg.env_kwargs).spec.run.round_cap
+        parts = [a for _, a in parse_schedule(agent, cap)] if agent.startswith(PREFIX) else [agent]
         for name in parts:
             if name.endswith(".pt"):         # a shipped teacher has its card beside it
                 assert (REPO / name).is_file() and (REPO / name).with_suffix(".json").is_file()
@@ -46,10 +47,11 @@ def test_each_config_validates_and_its_teacher_loads(path, monkeypatch):
 def test_distill_v2_distils_ppo_s2s_opening_and_long_mentors_middle_game():
     # the issue #33 student: rounds 1-2 from the strongest opening at archmage, 3+ from a spender
     from agents.policy.schedule import parse_schedule
-    from agents.train.train_config import read_config
+    from agents.train.train_config import eval_rules, read_config
     cfg = read_config(REPO / "configs" / "train" / "distill_v2.yaml")
-    assert parse_schedule(cfg.pretrain.agent, 99) == [(1, "agents/models/apprentice_s2.pt"),
-                                                   (3, "agents/models/long_mentor_s1.pt")]
+    cap = eval_rules(cfg.env_kwargs).spec.run.round_cap
+    assert parse_schedule(cfg.pretrain.agent, cap) == [(1, "agents/models/apprentice_s2.pt"),
+                                                       (3, "agents/models/long_mentor_s1.pt")]
     ranks = cfg.env_kwargs["rank"]
     assert "mentor" not in ranks             # mentor's pool is half drafted by a distilled agent
     assert ranks.count("archmage") == 4 and len(ranks) == 8
