@@ -34,9 +34,9 @@ of its actions taken uniformly at random among the legal ones: the strength dial
 ranks), `core` (a fixed core), `goal` (meta or none), `goal_weight` (how much the goal's share
 held weighs against this round's battles: large, a player that follows the goal), `goal_lead`
 (how many rounds ahead a goal is drawn from) and `goal_from` (the first round whose search weighs
-the goal; before it the goal is still a start of the search and still picks the core, but the
-round's battles alone decide: at archmage, whose runs are decided in rounds 1-2, the goal's pull
-costs the default planner about a fifth of its wins, docs/RESULTS.md).
+the goal, by default 3; before it the goal is still a start of the search and still picks the
+core, but the round's battles alone decide: at archmage, whose runs are decided in rounds 1-2,
+weighing the goal from round 1 cost the planner about a quarter of its wins, docs/RESULTS.md).
 """
 from __future__ import annotations
 
@@ -83,7 +83,9 @@ class PlannerSettings:
     goal: str = "meta"             # meta: build towards a metagame board (goal.py); none
     goal_lead: int = 2             # rounds ahead of the current one a goal is drawn from
     goal_weight: float = 2.0       # the objective's weight of the goal's share held
-    goal_from: int = 1             # the first round whose search weighs the goal (weight 0 before)
+    goal_from: int = 3             # the first round whose search weighs the goal (weight 0 before:
+    #                                rounds 1-2 decide archmage's runs, docs/RESULTS.md; 1 is the
+    #                                planner before the twenty-second session, which drafted the pools)
     core_round: int = 6            # the round whose budget weighs the cores
     climb: ClimbSettings = field(default_factory=ClimbSettings)
 
