@@ -34,9 +34,10 @@ of its actions taken uniformly at random among the legal ones: the strength dial
 ranks), `core` (a fixed core), `goal` (meta or none), `goal_weight` (how much the goal's share
 held weighs against this round's battles: large, a player that follows the goal), `goal_lead`
 (how many rounds ahead a goal is drawn from) and `goal_from` (the first round whose search weighs
-the goal, by default 3; before it the goal is still a start of the search and still picks the
-core, but the round's battles alone decide: at archmage, whose runs are decided in rounds 1-2,
-weighing the goal from round 1 cost the planner about a quarter of its wins, docs/RESULTS.md).
+the goal, or `auto`, the default: 3 in a run, 1 in a duel); before it the goal is still a start of
+the search and still picks the core, but the round's battles alone decide. At archmage, whose
+runs are decided in rounds 1-2, weighing the goal from round 1 cost the planner about a quarter
+of its wins; in the duel, weighing it from round 3 cost it duels (`GOAL_FROM_RUN`).
 """
 from __future__ import annotations
 
@@ -65,6 +66,15 @@ _NOISE, _PLAN, _SETTLE, _CORE, _GOAL, _CHOICE = range(6)
 BOARDS_BOUNDS = (10, 1_000_000)
 GOAL_SOURCES = ("meta", "none")
 GOAL_WEIGHT_MAX = 100.0
+# The goal's first round by default (`goal_from=auto`), measured in the twenty-second session
+# (docs/RESULTS.md, "The search player"). In a run the ghosts of rounds 1-2 are drafted boards at
+# the rank's budget and decide archmage's runs: weighing the goal from round 3 won 0.435 wins a
+# run at archmage against 0.33 from round 1 (seeds 0-3, 800 runs), 0.192 of its battles against
+# 0.139. In a duel the opponent builds from scratch too, and the goal's early pieces pay in the
+# longer game: from round 1 it won 312 of 350 duels (league_s0 and the three apprentice PPO
+# seeds), from round 3 290.
+GOAL_FROM_RUN = 3
+GOAL_FROM_DUEL = 1
 SIZE_BOUNDS = (1, 256)
 
 
@@ -83,9 +93,8 @@ class PlannerSettings:
     goal: str = "meta"             # meta: build towards a metagame board (goal.py); none
     goal_lead: int = 2             # rounds ahead of the current one a goal is drawn from
     goal_weight: float = 2.0       # the objective's weight of the goal's share held
-    goal_from: int = 3             # the first round whose search weighs the goal (weight 0 before:
-    #                                rounds 1-2 decide archmage's runs, docs/RESULTS.md; 1 is the
-    #                                planner before the twenty-second session, which drafted the pools)
+    goal_from: int | None = None   # the first round whose search weighs the goal (weight 0 before);
+    #                                None (`auto`): GOAL_FROM_RUN in a run, GOAL_FROM_DUEL in a duel
     core_round: int = 6            # the round whose budget weighs the cores
     climb: ClimbSettings = field(default_factory=ClimbSettings)
 
@@ -103,7 +112,7 @@ class PlannerSettings:
             raise ValueError(f"planner: goal_weight must be in 0..{GOAL_WEIGHT_MAX}; got "
                              f"{self.goal_weight}")
         last = rules.spec.run.round_cap          # a run's last round, as by_round's bound
-        if not 1 <= self.goal_from <= last:
+        if self.goal_from is not None and not 1 <= self.goal_from <= last:
             raise ValueError(f"planner: goal_from must be in 1..{last}; got {self.goal_from}")
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"planner: noise is a share between 0 and 1; got {self.noise}")
@@ -116,7 +125,18 @@ class PlannerSettings:
         return {"boards": self.boards, "reference": self.reference, "size": self.size,
                 "noise": self.noise, "core": self.core, "goal": self.goal,
                 "goal_weight": self.goal_weight, "goal_lead": self.goal_lead,
-                "goal_from": self.goal_from}
+                "goal_from": "auto" if self.goal_from is None else self.goal_from}
+
+    def goal_start(self, duel: bool) -> int:
+        """The first round whose search weighs the goal, in a duel or in a run."""
+        if self.goal_from is not None:
+            return self.goal_from
+        return GOAL_FROM_DUEL if duel else GOAL_FROM_RUN
+
+
+def _round_or_auto(value: str) -> int | None:
+    """A goal_from value: `auto` (None) or a round number; ValueError otherwise."""
+    return None if value == "auto" else int(value)
 
 
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
@@ -127,7 +147,7 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     if not name.startswith("planner:"):
         raise ValueError(f"not a planner: {name!r}")
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
-             "goal": str, "goal_weight": float, "goal_lead": int, "goal_from": int}
+             "goal": str, "goal_weight": float, "goal_lead": int, "goal_from": _round_or_auto}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
         key, eq, value = part.partition("=")
@@ -138,7 +158,8 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
         try:
             values[key] = kinds[key](value.strip())
         except ValueError:
-            raise ValueError(f"agent {name!r}: {key} needs a number, got {value!r}") from None
+            wanted = "a round number or auto" if key == "goal_from" else "a number"
+            raise ValueError(f"agent {name!r}: {key} needs {wanted}, got {value!r}") from None
     if values.get("goal", "meta") not in GOAL_SOURCES:
         raise ValueError(f"agent {name!r}: goal is one of {', '.join(GOAL_SOURCES)}")
     if "reference" in values:
@@ -234,16 +255,16 @@ class PlannerAgent:
         scorer = self._scorer(state)
         starts = [self._target] if self._target is not None else []
         starts += self._reference_starts(state, scorer)
-        settings = self._climb(share, state.round)
+        settings = self._climb(share, state.round, duel=state.choice_seed is not None)
         rng = np.random.default_rng([self.seed, state.round, stream, state.prep_actions])
         target, _ = search_target(assets, scorer, starts, settings, rng, rerolls, self.goal)
         return target
 
-    def _climb(self, share: float, round_: int) -> ClimbSettings:
+    def _climb(self, share: float, round_: int, duel: bool = False) -> ClimbSettings:
         """The climb's settings for `share` of the search budget, with the goal's weight in
-        round `round_` (0 before `goal_from`)."""
+        round `round_` (0 before the goal's first round, `PlannerSettings.goal_start`)."""
         climb = self.settings.climb
-        weight = self.settings.goal_weight if round_ >= self.settings.goal_from else 0.0
+        weight = self.settings.goal_weight if round_ >= self.settings.goal_start(duel) else 0.0
         return replace(climb, boards=int(self.settings.boards * share),
                        objective=replace(climb.objective, goal_weight=weight))
 
@@ -340,7 +361,7 @@ class PlannerAgent:
         assets = assets or Assets.of(state)
         scorer = self._scorer(state)
         starts = [self._target] if self._target is not None else []
-        settings = self._climb(share, state.round)
+        settings = self._climb(share, state.round, duel=state.choice_seed is not None)
         rng = np.random.default_rng([self.seed, state.round, stream])
         _, score = search_target(assets, scorer, starts, settings, rng, rerolls=True)
         return score

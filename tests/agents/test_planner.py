@@ -249,30 +249,36 @@ def test_planner_names_and_their_errors():
                         ("planner:core=lava", "unknown core"),
                         ("planner:reference=nope", "reference part"),
                         ("planner:goal_from=0", "goal_from must be in"),
-                        ("planner:goal_from=2.5", "needs a number")):
+                        ("planner:goal_from=2.5", "needs a round number or auto")):
         with pytest.raises(ValueError, match=words):
             make_agent(name, RULES)
 
 
 def test_goal_from_weighs_the_goal_from_its_round_on_only():
     # goal_from=4: the objective's goal weight is 0 in rounds 1-3 and the knob's goal_weight
-    # (here 1.5) from round 4; the default (goal_from=3) leaves rounds 1-2 to the battles and
-    # weighs the goal (weight 2.0) from round 3; goal_from=1 weighs it in every round
+    # (here 1.5) from round 4, in a run and in a duel alike
     late = PlannerAgent(RULES, settings=parse_planner("planner:goal_from=4,goal_weight=1.5", RULES))
     assert late.settings.goal_from == 4 and late.settings.to_json()["goal_from"] == 4
-    assert [late._climb(0.5, r).objective.goal_weight for r in (1, 3, 4, 9)] == [0.0, 0.0, 1.5, 1.5]
+    for duel in (False, True):
+        assert [late._climb(0.5, r, duel).objective.goal_weight
+                for r in (1, 3, 4, 9)] == [0.0, 0.0, 1.5, 1.5]
     assert late._climb(0.5, 1).boards == 300           # 600 default boards x 0.5
+    # the default, auto: in a run rounds 1-2 are left to the battles and the goal (weight 2.0)
+    # is weighed from round 3; in a duel from round 1
     default = PlannerAgent(RULES)
-    assert default.settings.goal_from == 3
+    assert default.settings.goal_from is None and default.settings.to_json()["goal_from"] == "auto"
+    assert parse_planner("planner:goal_from=auto", RULES) == default.settings
     assert [default._climb(1.0, r).objective.goal_weight for r in (1, 2, 3, 9)] == [0.0, 0.0, 2.0, 2.0]
+    assert [default._climb(1.0, r, duel=True).objective.goal_weight
+            for r in (1, 2, 3)] == [2.0, 2.0, 2.0]
     early = PlannerAgent(RULES, settings=parse_planner("planner:goal_from=1", RULES))
     assert [early._climb(1.0, r).objective.goal_weight for r in (1, 2, 3)] == [2.0, 2.0, 2.0]
 
 
-def test_goal_from_changes_the_opening_and_the_default_is_3():
-    # the default and goal_from=3 are the same player: the same actions through round 1's
-    # preparation; with the goal weighed from round 1 (goal_from=1, the planner that drafted the
-    # shipped pools) the search scores other boards, so at least one of a few runs opens
+def test_goal_from_changes_the_opening_and_the_default_in_a_run_is_3():
+    # in a run the default and goal_from=3 are the same player: the same actions through round
+    # 1's preparation; with the goal weighed from round 1 (goal_from=1, the planner that drafted
+    # the shipped pools) the search scores other boards, so at least one of a few runs opens
     # differently
     def opening(name, run_seed):
         state = new_run(run_seed, RULES, rank="archmage")
@@ -282,6 +288,20 @@ def test_goal_from_changes_the_opening_and_the_default_is_3():
     base = [opening("planner:boards=40", s) for s in seeds]
     assert base == [opening("planner:boards=40,goal_from=3", s) for s in seeds]
     assert base != [opening("planner:boards=40,goal_from=1", s) for s in seeds]
+
+
+def test_in_a_duel_the_default_weighs_the_goal_from_round_1():
+    # the same run state seated as a duel's (choice_seed set): the default plays round 1 as
+    # goal_from=1 does, not as goal_from=3 (the runs of the test above, which open differently)
+    def opening(name, run_seed):
+        state = new_run(run_seed, RULES, rank="archmage")
+        state.choice_seed = 1000 + run_seed
+        agent = make_agent(name, RULES, seed=run_seed)
+        return _play_rounds(agent, state, 1)
+    seeds = range(3)
+    base = [opening("planner:boards=40", s) for s in seeds]
+    assert base == [opening("planner:boards=40,goal_from=1", s) for s in seeds]
+    assert base != [opening("planner:boards=40,goal_from=3", s) for s in seeds]
 
 
 # -- fair play and determinism --------------------------------------------------------------
