@@ -191,7 +191,8 @@ def figure(path: Path, table: dict, ranks: list[str], agents: list[str], context
     ax.set_ylabel("normalized mean wins (floor 0, top 1)", fontsize=8)
     ax.set_title(f"benchmark: {context['floor']} = 0, {context['top']} = 1 (seed {context['seed']},"
                  f" rules {context['rules_hash']})", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))   # beside the lines, not on them
+    # the legend beside the lines, not on them
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     save(fig, path)
 

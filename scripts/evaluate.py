@@ -195,11 +195,11 @@ def build_parser(rules=None):
                    help="random, scripted, greedy, greedy:NOISE (NOISE a share 0..1 of random "
                         "actions), planner[:KEY=VALUE,...] (the search player; knobs boards "
                         "10..1000000, reference meta|rank|FILE[@K][+...], size 1..256, noise "
-                        "0..1, core, goal meta|none, goal_weight 0..100, goal_lead 0..15, goal_from "
-                        "1..run.round_cap or auto, default auto = 3 in a run, 1 in a duel: the first round that "
-                        "weighs the goal), by_round:1=A;3=B "
-                        "(A in rounds 1-2, B from round 3) or the path "
-                        "of a saved model (.zip) or exported policy (.pt) (required; no default)")
+                        "0..1, core, goal meta|none, goal_weight 0..100, goal_lead 0..15, "
+                        "goal_from 1..run.round_cap or auto, default auto = 3 in a run, 1 in a "
+                        "duel: the first round that weighs the goal), by_round:1=A;3=B (A in "
+                        "rounds 1-2, B from round 3) or the path of a saved model (.zip) or "
+                        "exported policy (.pt) (required; no default)")
     ranks = [r.id for r in (rules or default_rules()).spec.ranks]
     p.add_argument("--rank", default=ranks[0], metavar="R",
                    help=f"the rank to play: a name ({', '.join(ranks)}) or its number "

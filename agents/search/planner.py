@@ -255,7 +255,7 @@ class PlannerAgent:
         scorer = self._scorer(state)
         starts = [self._target] if self._target is not None else []
         starts += self._reference_starts(state, scorer)
-        settings = self._climb(share, state.round, duel=state.choice_seed is not None)
+        settings = self._climb(share, state.round, duel=state.in_duel)
         rng = np.random.default_rng([self.seed, state.round, stream, state.prep_actions])
         target, _ = search_target(assets, scorer, starts, settings, rng, rerolls, self.goal)
         return target
@@ -361,7 +361,7 @@ class PlannerAgent:
         assets = assets or Assets.of(state)
         scorer = self._scorer(state)
         starts = [self._target] if self._target is not None else []
-        settings = self._climb(share, state.round, duel=state.choice_seed is not None)
+        settings = self._climb(share, state.round, duel=state.in_duel)
         rng = np.random.default_rng([self.seed, state.round, stream])
         _, score = search_target(assets, scorer, starts, settings, rng, rerolls=True)
         return score

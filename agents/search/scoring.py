@@ -64,9 +64,9 @@ class Objective:
 def expected_seat(state) -> int | None:
     """The side the player's board will take in this round's battle: in a one-player run
     `player_seat(round)` (RULES: side 0 in odd rounds); a duel seats its players apart and
-    alternates them by round, so a duel player (`choice_seed` set) reads its side from its last
+    alternates them by round, so a duel player (`state.in_duel`) reads its side from its last
     battle, and cannot know it before its first (None: both seats)."""
-    if state.choice_seed is None:
+    if not state.in_duel:
         return player_seat(state.round)
     if not state.battles:
         return None

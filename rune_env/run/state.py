@@ -154,6 +154,11 @@ class RunState:
 
     # -- derived -------------------------------------------------------------------------------
     @property
+    def in_duel(self) -> bool:
+        """A duel's player (its shared draws set), not a one-player run."""
+        return self.choice_seed is not None
+
+    @property
     def max_hp(self) -> float:
         return round_max_hp(self.rules, self.round, self.hp_bonus)
 

@@ -253,8 +253,8 @@ def test_shipped_models_carry_their_rules_and_fit_the_budget():
     the amplify cap, configs/rules/balance_v2.yaml, until they are retrained, but the cloned
     agents of configs/train/expert.yaml, expert_*.pt, and the distilled ones of distill.yaml
     and distill_v2.yaml, distill_*.pt, trained under today's defaults, and long_mentor_s1.pt,
-    their teacher, under them with 15 lamps; the rules as written in seed_literal/), and the shipped models and
-    pools stay under issue #32's 15 MB."""
+    their teacher, under them with 15 lamps; the rules as written in seed_literal/), and the
+    shipped models and pools stay under issue #32's 15 MB."""
     from rune_env.rules import default_rules
     models = REPO / "agents" / "models"
     balance_v2 = load_rules(REPO / "configs" / "rules" / "balance_v2.yaml")

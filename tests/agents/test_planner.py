@@ -268,11 +268,24 @@ def test_goal_from_weighs_the_goal_from_its_round_on_only():
     default = PlannerAgent(RULES)
     assert default.settings.goal_from is None and default.settings.to_json()["goal_from"] == "auto"
     assert parse_planner("planner:goal_from=auto", RULES) == default.settings
-    assert [default._climb(1.0, r).objective.goal_weight for r in (1, 2, 3, 9)] == [0.0, 0.0, 2.0, 2.0]
+    assert [default._climb(1.0, r).objective.goal_weight
+            for r in (1, 2, 3, 9)] == [0.0, 0.0, 2.0, 2.0]
     assert [default._climb(1.0, r, duel=True).objective.goal_weight
             for r in (1, 2, 3)] == [2.0, 2.0, 2.0]
     early = PlannerAgent(RULES, settings=parse_planner("planner:goal_from=1", RULES))
     assert [early._climb(1.0, r).objective.goal_weight for r in (1, 2, 3)] == [2.0, 2.0, 2.0]
+
+
+def _openings(name: str, duel: bool = False) -> list[list[int]]:
+    """The actions `name` takes through round 1 of archmage runs 0-2, seated as in a run or,
+    with `duel`, as a duel's player (the run state with a choice seed set)."""
+    openings = []
+    for run_seed in range(3):
+        state = new_run(run_seed, RULES, rank="archmage")
+        if duel:
+            state.choice_seed = 1000 + run_seed
+        openings.append(_play_rounds(make_agent(name, RULES, seed=run_seed), state, 1))
+    return openings
 
 
 def test_goal_from_changes_the_opening_and_the_default_in_a_run_is_3():
@@ -280,28 +293,17 @@ def test_goal_from_changes_the_opening_and_the_default_in_a_run_is_3():
     # 1's preparation; with the goal weighed from round 1 (goal_from=1, the planner that drafted
     # the shipped pools) the search scores other boards, so at least one of a few runs opens
     # differently
-    def opening(name, run_seed):
-        state = new_run(run_seed, RULES, rank="archmage")
-        agent = make_agent(name, RULES, seed=run_seed)
-        return _play_rounds(agent, state, 1)
-    seeds = range(3)
-    base = [opening("planner:boards=40", s) for s in seeds]
-    assert base == [opening("planner:boards=40,goal_from=3", s) for s in seeds]
-    assert base != [opening("planner:boards=40,goal_from=1", s) for s in seeds]
+    base = _openings("planner:boards=40")
+    assert base == _openings("planner:boards=40,goal_from=3")
+    assert base != _openings("planner:boards=40,goal_from=1")
 
 
 def test_in_a_duel_the_default_weighs_the_goal_from_round_1():
-    # the same run state seated as a duel's (choice_seed set): the default plays round 1 as
+    # the same run states seated as a duel's (choice_seed set): the default plays round 1 as
     # goal_from=1 does, not as goal_from=3 (the runs of the test above, which open differently)
-    def opening(name, run_seed):
-        state = new_run(run_seed, RULES, rank="archmage")
-        state.choice_seed = 1000 + run_seed
-        agent = make_agent(name, RULES, seed=run_seed)
-        return _play_rounds(agent, state, 1)
-    seeds = range(3)
-    base = [opening("planner:boards=40", s) for s in seeds]
-    assert base == [opening("planner:boards=40,goal_from=1", s) for s in seeds]
-    assert base != [opening("planner:boards=40,goal_from=3", s) for s in seeds]
+    base = _openings("planner:boards=40", duel=True)
+    assert base == _openings("planner:boards=40,goal_from=1", duel=True)
+    assert base != _openings("planner:boards=40,goal_from=3", duel=True)
 
 
 # -- fair play and determinism --------------------------------------------------------------
