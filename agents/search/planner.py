@@ -37,7 +37,10 @@ held weighs against this round's battles: large, a player that follows the goal)
 the goal, or `auto`, the default: 3 in a run, 1 in a duel); before it the goal is still a start of
 the search and still picks the core, but the round's battles alone decide. At archmage, whose
 runs are decided in rounds 1-2, weighing the goal from round 1 cost the planner about a quarter
-of its wins; in the duel, weighing it from round 3 cost it duels (`GOAL_FROM_RUN`).
+of its wins; in the duel, weighing it from round 3 cost it duels (`GOAL_FROM_RUN`). `align` (0,
+off, by default) is a teacher's knob: the battle points it gives up to keep a rune or artifact
+where the board already holds it rather than where its own search put it (`align_target`), so
+that, labelling a learner's states, it does not ask for every placement but its own to be undone.
 """
 from __future__ import annotations
 
@@ -59,7 +62,7 @@ from .goal import Goals, progress
 from .reference import (AHEAD_MAX, Reference, ReferenceSpec, meta_path, parse_source,
                         player_budget)
 from .scoring import SeatScore, SeatScorer, expected_seat
-from .target import ClimbSettings, search_target
+from .target import ClimbSettings, align_target, search_target
 
 # Seed streams of the player's generators: [seed, round, stream, ...].
 _NOISE, _PLAN, _SETTLE, _CORE, _GOAL, _CHOICE = range(6)
@@ -96,6 +99,8 @@ class PlannerSettings:
     goal_from: int | None = None   # the first round whose search weighs the goal (weight 0 before);
     #                                None (`auto`): GOAL_FROM_RUN in a run, GOAL_FROM_DUEL in a duel
     core_round: int = 6            # the round whose budget weighs the cores
+    align: float = 0.0             # battle points a move onto the board's own cells may cost
+    #                                (0: off; a teacher's knob, `align_target`)
     climb: ClimbSettings = field(default_factory=ClimbSettings)
 
     def check(self, rules: Rules) -> "PlannerSettings":
@@ -114,6 +119,9 @@ class PlannerSettings:
         last = rules.spec.run.round_cap          # a run's last round, as by_round's bound
         if self.goal_from is not None and not 1 <= self.goal_from <= last:
             raise ValueError(f"planner: goal_from must be in 1..{last}; got {self.goal_from}")
+        if not 0.0 <= self.align <= 1.0:
+            raise ValueError(f"planner: align is a share of battle points between 0 and 1; got "
+                             f"{self.align}")
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"planner: noise is a share between 0 and 1; got {self.noise}")
         if self.core is not None and self.core not in rules.spec.cores:
@@ -125,7 +133,8 @@ class PlannerSettings:
         return {"boards": self.boards, "reference": self.reference, "size": self.size,
                 "noise": self.noise, "core": self.core, "goal": self.goal,
                 "goal_weight": self.goal_weight, "goal_lead": self.goal_lead,
-                "goal_from": "auto" if self.goal_from is None else self.goal_from}
+                "goal_from": "auto" if self.goal_from is None else self.goal_from,
+                "align": self.align}
 
     def goal_start(self, duel: bool) -> int:
         """The first round whose search weighs the goal, in a duel or in a run."""
@@ -141,13 +150,15 @@ def _round_or_auto(value: str) -> int | None:
 
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
-    goal_weight, goal_lead, goal_from) -> settings; ValueError with a one-line reason otherwise."""
+    goal_weight, goal_lead, goal_from, align) -> settings; ValueError with a one-line reason
+    otherwise."""
     if name == "planner":
         return PlannerSettings().check(rules)
     if not name.startswith("planner:"):
         raise ValueError(f"not a planner: {name!r}")
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
-             "goal": str, "goal_weight": float, "goal_lead": int, "goal_from": _round_or_auto}
+             "goal": str, "goal_weight": float, "goal_lead": int, "goal_from": _round_or_auto,
+             "align": float}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
         key, eq, value = part.partition("=")
@@ -195,6 +206,7 @@ class PlannerAgent:
             reference.reseed(self.seed)
         self._round: tuple | None = None
         self._target: Layout | None = None
+        self._target_points = 0.0                          # the plan's battle points
         self._goal: tuple[Layout, int] | None = None      # (the goal, its round)
         self._settled = False
         self._scorer_memo: tuple[tuple, SeatScorer] | None = None   # the round's (key, scorer)
@@ -235,13 +247,22 @@ class PlannerAgent:
             self._target = self.plan(state, rerolls=True)
         if not self._settled and state.prep_actions >= state.rules.spec.run.action_cap - 8:
             self._settle(state)       # the round's cap is near: finish with what is on display
-        a = self.executor.next_action(state, self._target, mask, rerolls=not self._settled)
+        a = self._next_action(state, mask)
         if a is None and not self._settled:
             self._settle(state)
-            a = self.executor.next_action(state, self._target, mask, rerolls=False)
+            a = self._next_action(state, mask)
         if a is None:
             a = self.executor.spend_down(state, mask)
         return ready if a is None else int(a)
+
+    def _next_action(self, state: RunState, mask: np.ndarray) -> int | None:
+        """The executor's next action towards the target, the target first aligned with the
+        board as it stands when `align` is on (after every plan: a new plan is free to put a
+        piece elsewhere again)."""
+        if self.settings.align > 0:
+            self._target = align_target(Assets.of(state), self._target, self._scorer(state),
+                                        self._target_points - self.settings.align)
+        return self.executor.next_action(state, self._target, mask, rerolls=not self._settled)
 
     def _settle(self, state: RunState) -> None:
         self._settled = True
@@ -257,7 +278,8 @@ class PlannerAgent:
         starts += self._reference_starts(state, scorer)
         settings = self._climb(share, state.round, duel=state.in_duel)
         rng = np.random.default_rng([self.seed, state.round, stream, state.prep_actions])
-        target, _ = search_target(assets, scorer, starts, settings, rng, rerolls, self.goal)
+        target, score = search_target(assets, scorer, starts, settings, rng, rerolls, self.goal)
+        self._target_points = score.payoff
         return target
 
     def _climb(self, share: float, round_: int, duel: bool = False) -> ClimbSettings:

@@ -356,3 +356,44 @@ def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
         if found is not None and found[1].key() > best_score.key():
             best_board, best_score = found[0], found[1]
     return Layout.of(best_board), best_score
+
+
+def align_target(assets: Assets, target: Layout, scorer: SeatScorer, floor: float) -> Layout:
+    """The target with its pieces moved onto the cells where the board already holds them, each
+    move kept when the board so changed still scores `floor` battle points against the reference
+    (`scorer`). The planner passes its plan's points less its `align` tolerance, so the moves of
+    a whole preparation never cost more than the tolerance.
+
+    A rune (or artifact) on a cell that the target gives to something else, while the target
+    wants a copy of it on a cell the board has not filled with it yet, trades cells with that
+    copy: the target keeps what stands instead of asking for it to be picked up and put down
+    elsewhere. Only moves are tried: what the target holds is unchanged.
+
+    Why: a layout is one of many near-equal ones, picked by a seeded search. A player labelling
+    another's states (DAgger) would otherwise undo every placement that is not its own pick, and
+    a learner of such labels learns to undo its own: the clone of docs/RESULTS.md ("Cloning the
+    planner itself") picked its runes up and put them down until the round's action cap readied
+    it."""
+    current = target
+    for pieces, standing in (("runes", assets.board), ("artifacts", assets.artifacts)):
+        for cell, piece in sorted(standing.items()):
+            wanted = getattr(current, pieces)
+            if wanted.get(cell) == piece:
+                continue
+            # the target's copy of this piece on a cell the board has not filled with it yet
+            copies = [c for c, p in sorted(wanted.items())
+                      if p == piece and standing.get(c) != piece]
+            if not copies:
+                continue
+            moved = current.copy()
+            slots = getattr(moved, pieces)
+            other, displaced = copies[0], slots.get(cell)
+            slots[cell] = piece
+            if displaced is None:
+                del slots[other]
+            else:
+                slots[other] = displaced
+            points = scorer([assets.board_of(moved)])[0][0]
+            if points >= floor:
+                current = moved
+    return current

@@ -23,6 +23,7 @@ from agents.search.assets import Assets, build_runes, expected_views
 from agents.search.boards import Layout
 from agents.search.execute import Executor
 from agents.search.planner import PlannerAgent, parse_planner, private_copy
+from agents.search.target import align_target
 from agents.search.reference import Reference, ReferenceSpec, parse_source
 
 RULES = default_rules()
@@ -238,6 +239,43 @@ def test_reference_parts_parse_and_weigh_alike():
 
 
 # -- the knobs ------------------------------------------------------------------------------
+class _PointsByIce:
+    """A scorer whose battle points depend only on the cell of the ice rune: 0.50 on 1:1, 0.48
+    on 1:0 and 0.30 on 2:0 (a stand-in for battles, so the floors below are worked by hand)."""
+
+    POINTS = {"1:1": 0.50, "1:0": 0.48, "2:0": 0.30}
+
+    def __call__(self, boards):
+        out = []
+        for b in boards:
+            ice = [c for c, r in b.runes.items() if r[0] == "ice"]
+            out.append((self.POINTS[GEO.name(ice[0])], 0.0))
+        return out
+
+
+def test_align_keeps_a_placement_within_its_tolerance_and_undoes_a_worse_one():
+    # the target wants ice on 1:1 and wind on 1:0 (0.50 points); the learner put the ice on 1:0.
+    # Trading cells with the wind costs 0.02 points: kept with a floor of 0.50 - 0.05, refused
+    # with a floor of 0.50 - 0.01 (the target is unchanged, and the executor picks the ice up).
+    target = layout({"1:1": ("ice", 1), "1:0": ("wind", 1)})
+    state = run_state(mana=0, shop=(None,) * 5, arts=(None,), board={cell("1:0"): ("ice", 1)},
+                      hand=[("wind", 1)])
+    assets = Assets.of(state)
+    kept = align_target(assets, target, _PointsByIce(), 0.50 - 0.05)
+    assert kept.runes == {cell("1:0"): ("ice", 1), cell("1:1"): ("wind", 1)}
+    assert align_target(assets, target, _PointsByIce(), 0.50 - 0.01).runes == target.runes
+    # with the ice kept, the executor places the wind on 1:1 and is done: nothing picked up
+    assert _execute(state, kept) == ["place 0 -> 1:1"]
+    # an ice on 2:0 (0.30 points) is 0.20 worse: the floor 0.45 refuses the move, and the
+    # target is unchanged (its executor takes the ice back to 1:1)
+    state = run_state(mana=0, shop=(None,) * 5, arts=(None,), board={cell("2:0"): ("ice", 1)},
+                      hand=[("wind", 1)])
+    assert align_target(Assets.of(state), target, _PointsByIce(), 0.45).runes == target.runes
+    # align=0 is off: the planner never calls it (the default keeps every earlier result)
+    assert parse_planner("planner", RULES).align == 0.0
+    assert parse_planner("planner:align=0.05", RULES).align == 0.05
+
+
 def test_planner_names_and_their_errors():
     s = parse_planner("planner:boards=50,noise=0.2,reference=rank+meta,core=star", RULES)
     assert (s.boards, s.noise, s.reference, s.core) == (50, 0.2, "rank+meta", "star")
@@ -249,7 +287,8 @@ def test_planner_names_and_their_errors():
                         ("planner:core=lava", "unknown core"),
                         ("planner:reference=nope", "reference part"),
                         ("planner:goal_from=0", "goal_from must be in"),
-                        ("planner:goal_from=2.5", "needs a round number or auto")):
+                        ("planner:goal_from=2.5", "needs a round number or auto"),
+                        ("planner:align=1.5", "align is a share")):
         with pytest.raises(ValueError, match=words):
             make_agent(name, RULES)
 
@@ -334,6 +373,43 @@ def test_planner_never_reads_hidden_information():
     trial = private_copy(base)
     with pytest.raises(AttributeError):
         apply(trial, TABLE.id("reroll"))
+
+
+def _learner_moves_a_placement(name: str):
+    """Archmage run 11 (moon) played by the planner `name` until its first placement, which a
+    learner makes instead on another empty cell its target leaves empty; then the planner
+    prepares on to ready. The two cells, the rune, the names of the planner's actions after it
+    and the board it fields."""
+    state = new_run(11, RULES, rank="archmage")
+    apply(state, TABLE.id("choose_core", TABLE.cores.index("moon")))
+    agent = make_agent(name, RULES, seed=5)
+    for _ in range(RULES.spec.run.action_cap):
+        action = TABLE.actions[agent.act(None, legal_mask(state), state=state)]
+        if action.kind != "place":
+            apply(state, action.id)
+            continue
+        slot, wanted = action.args
+        mask = legal_mask(state)
+        elsewhere = next(c for c in range(GEO.n_cells) if c != wanted and
+                         c not in agent._target.runes and mask[TABLE.id("place", slot, c)])
+        rune = state.hand[slot]
+        apply(state, TABLE.id("place", slot, elsewhere))
+        taken = [TABLE.actions[a].name for a in _prepare(agent, state, until_reroll=False)]
+        return wanted, elsewhere, rune, taken, dict(state.board)
+    raise AssertionError("the planner placed nothing")
+
+
+def test_an_aligned_planner_keeps_a_learners_placement_and_the_default_undoes_it():
+    # pinned from one run of each (boards=60, seed 5): the planner wants its wind on 2:11; the
+    # learner puts it on 1:0. The default picks it up and puts it on 2:11 before it readies;
+    # with align=1 (any loss of points accepted) the target follows the board, through the
+    # settling search at the end of the preparation too, and the wind stays on 1:0
+    wanted, elsewhere, rune, taken, board = _learner_moves_a_placement("planner:boards=60")
+    assert (GEO.name(wanted), GEO.name(elsewhere), rune) == ("2:11", "1:0", ("wind", 1))
+    assert taken[:2] == ["pick_up 1:0", "place 0 -> 2:11"] and board == {wanted: rune}
+    *_, taken, board = _learner_moves_a_placement("planner:boards=60,align=1")
+    assert not any(t.startswith("pick_up") for t in taken) and taken[-1] == "ready"
+    assert board == {elsewhere: rune}
 
 
 def _play_rounds(agent, state, last_round: int) -> list[int]:
