@@ -41,9 +41,13 @@ of its wins; in the duel, weighing it from round 3 cost it duels (`GOAL_FROM_RUN
 off, by default) is a teacher's knob: the battle points it gives up to keep a rune or artifact
 where the board already holds it rather than where its own search put it (`align_target`), so
 that, labelling a learner's states, it does not ask for every placement but its own to be undone.
+`seed_from` (run, the default, or state) is another: with `state` its searches draw from a hash
+of what it sees (`public_state_seed`) and its reference from a fixed seed, so the same state gets
+the same plan in every run, the consistency a student that sees only the state needs.
 """
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field, replace
 
@@ -68,6 +72,7 @@ from .target import ClimbSettings, align_target, search_target
 _NOISE, _PLAN, _SETTLE, _CORE, _GOAL, _CHOICE = range(6)
 BOARDS_BOUNDS = (10, 1_000_000)
 GOAL_SOURCES = ("meta", "none")
+SEED_SOURCES = ("run", "state")
 GOAL_WEIGHT_MAX = 100.0
 # The goal's first round by default (`goal_from=auto`), measured in the twenty-second session
 # (docs/RESULTS.md, "The search player"). In a run the ghosts of rounds 1-2 are drafted boards at
@@ -101,6 +106,8 @@ class PlannerSettings:
     core_round: int = 6            # the round whose budget weighs the cores
     align: float = 0.0             # battle points a move onto the board's own cells may cost
     #                                (0: off; a teacher's knob, `align_target`)
+    seed_from: str = "run"         # run: its searches draw from its seed; state: from what it
+    #                                sees (`public_state_seed`; a teacher's knob)
     climb: ClimbSettings = field(default_factory=ClimbSettings)
 
     def check(self, rules: Rules) -> "PlannerSettings":
@@ -124,6 +131,9 @@ class PlannerSettings:
                              f"{self.align}")
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"planner: noise is a share between 0 and 1; got {self.noise}")
+        if self.seed_from not in SEED_SOURCES:
+            raise ValueError(f"planner: seed_from is one of {', '.join(SEED_SOURCES)}; got "
+                             f"{self.seed_from!r}")
         if self.core is not None and self.core not in rules.spec.cores:
             raise ValueError(f"planner: unknown core {self.core!r} (one of "
                              f"{', '.join(rules.spec.cores)})")
@@ -134,7 +144,7 @@ class PlannerSettings:
                 "noise": self.noise, "core": self.core, "goal": self.goal,
                 "goal_weight": self.goal_weight, "goal_lead": self.goal_lead,
                 "goal_from": "auto" if self.goal_from is None else self.goal_from,
-                "align": self.align}
+                "align": self.align, "seed_from": self.seed_from}
 
     def goal_start(self, duel: bool) -> int:
         """The first round whose search weighs the goal, in a duel or in a run."""
@@ -150,7 +160,7 @@ def _round_or_auto(value: str) -> int | None:
 
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
-    goal_weight, goal_lead, goal_from, align) -> settings; ValueError with a one-line reason
+    goal_weight, goal_lead, goal_from, align, seed_from) -> settings; ValueError with a one-line reason
     otherwise."""
     if name == "planner":
         return PlannerSettings().check(rules)
@@ -158,7 +168,7 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
         raise ValueError(f"not a planner: {name!r}")
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
              "goal": str, "goal_weight": float, "goal_lead": int, "goal_from": _round_or_auto,
-             "align": float}
+             "align": float, "seed_from": str}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
         key, eq, value = part.partition("=")
@@ -203,7 +213,7 @@ class PlannerAgent:
         # its own seed only, not on which run this planner played first (in one process, or
         # split over workers)
         for reference in self._references.values():
-            reference.reseed(self.seed)
+            reference.reseed(self._reference_seed())
         self._round: tuple | None = None
         self._target: Layout | None = None
         self._target_points = 0.0                          # the plan's battle points
@@ -230,6 +240,16 @@ class PlannerAgent:
             return self._prepare(state, mask)
         finally:
             self._count_time(state.round, time.process_time() - start)
+
+    def _draw_seed(self, state: RunState) -> int:
+        """The seed of a search's generator: the player's own, or with `seed_from=state` one
+        drawn from what it sees (the same state, the same search, whatever the run's seed)."""
+        return self.seed if self.settings.seed_from == "run" else public_state_seed(state)
+
+    def _reference_seed(self) -> int:
+        """The reference's seed: the player's, or with `seed_from=state` a fixed one (0), so
+        that the reference too is the same in every run."""
+        return self.seed if self.settings.seed_from == "run" else 0
 
     def _count_time(self, round_: int, seconds: float) -> None:
         if self.decision_times and self.decision_times[-1][0] == round_:
@@ -277,7 +297,8 @@ class PlannerAgent:
         starts = [self._target] if self._target is not None else []
         starts += self._reference_starts(state, scorer)
         settings = self._climb(share, state.round, duel=state.in_duel)
-        rng = np.random.default_rng([self.seed, state.round, stream, state.prep_actions])
+        rng = np.random.default_rng([self._draw_seed(state), state.round, stream,
+                                     state.prep_actions])
         target, score = search_target(assets, scorer, starts, settings, rng, rerolls, self.goal)
         self._target_points = score.payoff
         return target
@@ -319,13 +340,14 @@ class PlannerAgent:
             after = max(state.round, self._goal[1] + 1 - goals.lead) if held else state.round
         else:
             after = state.round
-        rng = np.random.default_rng([self.seed, state.round, _GOAL])
+        rng = np.random.default_rng([self._draw_seed(state), state.round, _GOAL])
         self._goal = goals.pick(after, state.core, owned, rng) or self._goal
 
     def _reference(self, state: RunState) -> Reference:
         if state.rank not in self._references:
             spec = ReferenceSpec(self.settings.reference, self.settings.size)
-            self._references[state.rank] = Reference(self.rules, spec, state.rank, self.seed)
+            self._references[state.rank] = Reference(self.rules, spec, state.rank,
+                                                     self._reference_seed())
         return self._references[state.rank]
 
     def _scorer(self, state: RunState) -> SeatScorer:
@@ -384,7 +406,7 @@ class PlannerAgent:
         scorer = self._scorer(state)
         starts = [self._target] if self._target is not None else []
         settings = self._climb(share, state.round, duel=state.in_duel)
-        rng = np.random.default_rng([self.seed, state.round, stream])
+        rng = np.random.default_rng([self._draw_seed(state), state.round, stream])
         _, score = search_target(assets, scorer, starts, settings, rng, rerolls=True)
         return score
 
@@ -396,7 +418,7 @@ class PlannerAgent:
                 return fixed[0]
         goals = self._goals()
         if goals is not None:
-            rng = np.random.default_rng([self.seed, state.round, _GOAL])
+            rng = np.random.default_rng([self._draw_seed(state), state.round, _GOAL])
             self._goal = goals.pick(state.round, None, None, rng)
             if self._goal is not None and self._goal[0].core in cores:
                 wanted = cores.index(self._goal[0].core)
@@ -430,6 +452,23 @@ def seen_boards(state: RunState, count: int) -> tuple[list[Board], np.ndarray]:
                                  boss_rules=tuple(state.boss_rules), label=""))
     weights = np.arange(1, len(out) + 1, dtype=np.float64)
     return out, weights / weights.sum() if len(out) else weights
+
+
+def public_state_seed(state: RunState) -> int:
+    """A seed drawn from the run as its player sees it (rank, round, mana, lamps and record, its
+    core, runes, artifacts, relics and sectors, the shop on display, the kinds unlocked, the next
+    boss's rules), never from the run's generator. Why (`seed_from=state`): a planner whose
+    searches draw from its own seed answers like states with unlike plans (it agrees with itself
+    under another seed on a quarter of its actions at archmage: docs/RESULTS.md, "How clonable
+    is the planner"), and a student that sees only the state averages them."""
+    seen = (state.rank, state.round, state.mana, state.lamps, state.wins, state.losses,
+            state.draws, state.core, state.sun_element, tuple(state.hand),
+            tuple(sorted(state.board.items())), tuple(sorted(state.artifacts.items())),
+            tuple(state.artifact_inventory), tuple(sorted(state.open_sectors)),
+            tuple(state.relics), tuple(state.shop_runes), tuple(state.shop_artifacts),
+            tuple(state.unlocked), tuple(state.boss_rules), state.hand_slots,
+            state.artifact_slots)
+    return int.from_bytes(hashlib.blake2b(repr(seen).encode(), digest_size=8).digest(), "little")
 
 
 def private_copy(state: RunState) -> RunState:
