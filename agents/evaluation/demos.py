@@ -42,6 +42,10 @@ KEYS = {"obs": np.float32, "masks": np.uint8, "actions": np.int32, "rewards": np
 MAX_DEMO_BYTES = 2**31         # the arrays' size once unpacked: a larger file is refused unread
 META_KEYS = ("format", "agent", "seed", "runs", "rules_hash", "obs_size", "actions", "steps")
 RUNS_PER_TASK = 4
+# With an actor (DAgger): the meta key of the steps on which the actor took the labelled action,
+# the learner's agreement with its expert on its own states (training accuracy, on the expert's
+# states, does not show it: docs/RESULTS.md, "How clonable is the planner")
+AGREED = "agreed"
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)   # every member's timestamp: the same bytes for the same arrays
 
 
@@ -98,6 +102,7 @@ class _Recorder:
     def __init__(self, agent, record: dict, actor=None):
         self.agent, self.record, self.actor = agent, record, actor
         self.needs_state = getattr(agent, "needs_state", False) or getattr(actor, "needs_state", False)
+        self.agreed = 0     # with an actor: the steps on which it took the action `agent` labels
 
     def reset(self, seed: int | None = None) -> None:
         self.agent.reset(seed)
@@ -111,7 +116,9 @@ class _Recorder:
         self.record["actions"].append(action)
         if self.actor is None:
             return action
-        return int(self.actor.act(observation, action_mask, state=state))
+        played = int(self.actor.act(observation, action_mask, state=state))
+        self.agreed += played == action
+        return played
 
 
 def play_demos(agent_name: str, env_kwargs: dict, seed: int, start: int, count: int,
@@ -126,17 +133,21 @@ def play_demos(agent_name: str, env_kwargs: dict, seed: int, start: int, count: 
         raise ValueError("demonstrations record flat observations (obs_mode 'flat')")
     agent = make_agent(agent_name, env.rules, seed=seed)
     parts: dict[str, list] = {k: [] for k in KEYS if k != "meta"}
+    agreed = 0
     for i in range(start, start + count):
         record: dict[str, list] = {"obs": [], "masks": [], "actions": []}
         run_seed = demo_run_seed(seed, i)
         acting = None if actor is None else make_agent(actor, env.rules, seed=seed)
-        rewards = _play_recorded(env, _Recorder(agent, record, acting), run_seed)
+        recorder = _Recorder(agent, record, acting)
+        rewards = _play_recorded(env, recorder, run_seed)
+        agreed += recorder.agreed
         for k, v in record.items():
             parts[k].extend(v)
         parts["rewards"].extend(rewards)
         parts["run_seeds"].extend([run_seed] * len(record["actions"]))
-    return {k: np.asarray(v, KEYS[k]).reshape((len(v), -1) if k in ("obs", "masks") else (-1,))
-            for k, v in parts.items()}
+    out = {k: np.asarray(v, KEYS[k]).reshape((len(v), -1) if k in ("obs", "masks") else (-1,))
+           for k, v in parts.items()}
+    return {**out, AGREED: agreed} if actor is not None else out
 
 
 def _play_recorded(env, recorder: _Recorder, run_seed: int) -> list[float]:
@@ -183,13 +194,14 @@ def collect_demos(agent_name: str, runs: int, seed: int, env_kwargs: dict | None
                 chunks.append(f.result())
                 if progress is not None:
                     progress.update(t[4])
-    arrays = {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
+    arrays = {k: np.concatenate([c[k] for c in chunks]) for k in KEYS if k != "meta"}
     rules = resolve_rules(env_kwargs.get("rules"), env_kwargs.get("rules_overrides"))
     from rune_env.run.actions import action_table
     meta = {"format": FORMAT, "agent": agent_name, "seed": seed, "runs": runs,
             "rules_hash": rules.hash, "commit": git_commit(), "obs_size": int(arrays["obs"].shape[1]),
             "actions": len(action_table(rules)), "steps": int(len(arrays["actions"])), "start": start,
             "actor": actor,
+            **({AGREED: int(sum(c[AGREED] for c in chunks))} if actor is not None else {}),
             "env_kwargs": {k: v for k, v in env_kwargs.items()
                            if isinstance(v, (str, int, float, bool, type(None)))}}
     return Demos(meta=meta, **arrays)

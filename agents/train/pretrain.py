@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import Field, StrictBool, model_validator
 
 from agents.cli.args import MAX_RUNS
-from agents.evaluation.demos import Demos
+from agents.evaluation.demos import AGREED, Demos
 
 from .config import Number, Section, Whole
 
@@ -217,8 +217,14 @@ def pretrain(cfg, model, run_dir, demos: Demos | None, progress: bool = False) -
             bar(p.epochs * (1 + p.dagger_rounds), "cloning", progress) as pb:
         w.add_scalar("pretrain/accuracy", before, 0)
         history = clone(model.policy, demos, p, cfg.seed, gamma, w, pb)
+        agreements = []
         for r in range(p.dagger_rounds):
-            demos = demos.extend(dagger(model, p, cfg.seed, cfg.env_kwargs, run_dir, r))
+            played = dagger(model, p, cfg.seed, cfg.env_kwargs, run_dir, r)
+            # the clone's agreement with its expert on the clone's own states, before it is
+            # fitted to them (the DAgger round's labels)
+            agreements.append(played.meta[AGREED] / max(1, len(played)))
+            w.add_scalar("pretrain/dagger_agreement", agreements[-1], len(history))
+            demos = demos.extend(played)
             w.add_scalar("pretrain/dagger_steps", len(demos), len(history))
             history += clone(model.policy, demos, p, cfg.seed, gamma, w, pb, len(history) + 1)
     out = {"agent": demos.meta["agent"], "demos": p.demos, "runs": demos.meta["runs"],
@@ -226,6 +232,7 @@ def pretrain(cfg, model, run_dir, demos: Demos | None, progress: bool = False) -
            "accuracy_before": before, "demo_seconds": demo_seconds,
            "clone_seconds": time.perf_counter() - start - demo_seconds, "epochs": history}
     out["dagger_rounds"] = p.dagger_rounds
+    out["dagger_agreement"] = agreements
     write_json(run_dir / "pretrain.json", out)
     last = history[-1]
     say(f"pretrain: {len(demos)} steps of {demos.meta['runs']} runs of {demos.meta['agent']} "

@@ -173,6 +173,20 @@ def test_demonstrations_play_the_sections_own_rank():
     assert set(demonstrations(mix, 0, ENV, rules_hash(ENV)).obs[:, at].tolist()) == {0.0, 1.0}
 
 
+def test_dagger_counts_the_steps_where_the_actor_took_the_labelled_action():
+    # greedy labelling greedy (both reset with the run seed): the same action at every step, so
+    # every step agrees; greedy labelling `random`'s runs: random picks one of the legal actions
+    # uniformly, so it agrees on some steps and not all (a run of 2 has dozens of steps with
+    # several legal actions). A count of disagreements, or of nothing, fails the first line.
+    from agents.evaluation.demos import AGREED, collect_demos
+    same = collect_demos("greedy", 2, 0, ENV, actor="greedy")
+    assert same.meta[AGREED] == len(same) > 0
+    mixed = collect_demos("greedy", 2, 0, ENV, actor="random")
+    assert 0 < mixed.meta[AGREED] < len(mixed)
+    # without an actor (a demonstrations file) the key is absent: the file's metadata is as before
+    assert AGREED not in collect_demos("greedy", 1, 0, ENV).meta
+
+
 def test_a_bad_pretrain_rank_is_one_line(tmp_path):
     cfg = {"name": "bc", "env_kwargs": ENV, "total_timesteps": 32,
            "pretrain": {"agent": "greedy", "rank": ["apprentice", "grandmaster"]}}
@@ -222,6 +236,11 @@ def test_train_with_pretrain_logs_pretrain_scalars(tmp_path, demo_file):
     info = json.loads((run_dir / "pretrain.json").read_text())
     assert info["agent"] == "greedy" and len(info["epochs"]) == 4
     assert ea.Scalars("pretrain/dagger_steps")[0].value == info["steps"]   # both runs' steps
+    # the clone's agreement with greedy on the clone's own states, one share per DAgger round
+    agreement = ea.Scalars("pretrain/dagger_agreement")
+    assert len(agreement) == 1 and len(info["dagger_agreement"]) == 1
+    assert 0.0 <= info["dagger_agreement"][0] <= 1.0
+    assert abs(agreement[0].value - info["dagger_agreement"][0]) < 1e-6
     assert not (run_dir / "pretrain_policy.pt").exists()
     # the same seed again: the same demonstrations, clone and PPO, so the same final weights
     r = run(TRAIN, "--config", path, "--runs-dir", tmp_path / "runs", "--run-name", "bc2",
