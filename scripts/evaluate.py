@@ -198,9 +198,10 @@ def build_parser(rules=None):
                         "0..1, core, goal meta|none, goal_weight 0..100, goal_lead 0..15, "
                         "goal_from 1..run.round_cap or auto, default auto = 3 in a run, 1 in a "
                         "duel: the first round that weighs the goal, align 0..1, default 0: the "
-                        "battle points it gives up to keep a placement a learner made, seed_from run|state, "
-                        "default run: state draws its searches from what it sees), by_round:1=A;3=B (A in "
-                        "rounds 1-2, B from round 3) or the path of a saved model (.zip) or "
+                        "battle points it gives up to keep a placement a learner made, seed_from "
+                        "run|state, default run: state draws its searches from what it sees), "
+                        "by_round:1=A;3=B (A in rounds 1-2, B from round 3) or the path of a "
+                        "saved model (.zip) or "
                         "exported policy (.pt) (required; no default)")
     ranks = [r.id for r in (rules or default_rules()).spec.ranks]
     p.add_argument("--rank", default=ranks[0], metavar="R",

@@ -160,8 +160,8 @@ def _round_or_auto(value: str) -> int | None:
 
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
-    goal_weight, goal_lead, goal_from, align, seed_from) -> settings; ValueError with a one-line reason
-    otherwise."""
+    goal_weight, goal_lead, goal_from, align, seed_from) -> settings; ValueError with a one-line
+    reason otherwise."""
     if name == "planner":
         return PlannerSettings().check(rules)
     if not name.startswith("planner:"):
