@@ -18,7 +18,6 @@ independent), from a generator seeded by `seed`.
 """
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -86,19 +85,26 @@ def agreement(actor, labeller, env, runs: int, seed: int,
         if progress is not None:
             progress.update(1)
     rng = np.random.default_rng([seed, 0xA6])
-
-    def grouped(key) -> dict:
-        keys = sorted({key(s) for run in per_run for s in run})
-        return {k: _share([(sum(ok for *_, ok in (s for s in run if key(s) == k)),
-                            sum(1 for s in run if key(s) == k)) for run in per_run], rng)
-                for k in keys}
-
+    # the shares draw from `rng` in this order: all steps, the kinds (sorted), the rounds
     overall = _share([(sum(ok for *_, ok in run), len(run)) for run in per_run], rng)
-    kinds = Counter(s[1] for run in per_run for s in run)
-    by_kind = grouped(lambda s: s[1])
+    kinds = _tally(per_run, lambda step: step[1])
+    shares = {k: _share(kinds[k], rng) for k in sorted(kinds)}
+    rounds = _tally(per_run, lambda step: step[0])
     return {"overall": overall,
-            "by_kind": {k: by_kind[k] for k, _ in kinds.most_common()},
-            "by_round": grouped(lambda s: s[0])}
+            # the kinds the labeller asked for most first (ties: the first one met first)
+            "by_kind": {k: shares[k] for k in sorted(kinds, key=lambda k: -shares[k]["steps"])},
+            "by_round": {r: _share(rounds[r], rng) for r in sorted(rounds)}}
 
+
+def _tally(per_run: list[list[tuple[int, str, bool]]], key) -> dict:
+    """key(step) -> a list of (agreed, steps) per run, over every run (zeros where a run has no
+    such step)."""
+    out: dict = {}
+    for i, run in enumerate(per_run):
+        for step in run:
+            counts = out.setdefault(key(step), [(0, 0)] * len(per_run))
+            agreed, steps = counts[i]
+            counts[i] = (agreed + step[2], steps + 1)
+    return out
 
 __all__ = ["agreement", "LABELLER_SEED_OFFSET"]

@@ -459,8 +459,8 @@ def public_state_seed(state: RunState) -> int:
     core, runes, artifacts, relics and sectors, the shop on display, the kinds unlocked, the next
     boss's rules), never from the run's generator. Why (`seed_from=state`): a planner whose
     searches draw from its own seed answers like states with unlike plans (it agrees with itself
-    under another seed on a quarter of its actions at archmage: docs/RESULTS.md, "How clonable
-    is the planner"), and a student that sees only the state averages them."""
+    under another seed on 15% of its actions at archmage, 25% with align: docs/RESULTS.md, "How
+    clonable is the planner"), and a student that sees only the state averages them."""
     seen = (state.rank, state.round, state.mana, state.lamps, state.wins, state.losses,
             state.draws, state.core, state.sun_element, tuple(state.hand),
             tuple(sorted(state.board.items())), tuple(sorted(state.artifacts.items())),
