@@ -16,7 +16,8 @@ from ..rules.board import Board, load_board
 from ..rules.config import Rules, default_rules, load_rules
 from ..run.actions import action_table
 from ..run.legal import legal_mask, why_illegal
-from ..run.loop import ApplyResult, IllegalAction, apply, end_run, new_draft, new_run
+from ..run.loop import (ApplyResult, IllegalAction, apply, end_run, new_draft, new_run,
+                        sample_battles)
 from ..run.opponents import BudgetOpponents, PoolOpponents, load_pool, pool_rules_hash
 from ..run.state import BattleSummary, RunState
 from ..battle.engines import battle_function, default_engine
@@ -26,7 +27,13 @@ from .observation import Encoder
 
 ENV_VERSION = "0.1.0"
 TRAINING_SEED_LIMIT = 2**30   # run seeds an env draws itself are below this
-REWARD_MODES = ("battle", "run", "margin")
+REWARD_MODES = ("battle", "run", "margin", "expected")
+# the most opponents an "expected" reward samples per battle
+EXPECTED_SAMPLES_MAX = 1024
+# the "expected" reward's opponents come from a generator of their own, seeded (run seed, round,
+# this stream), so they never draw from the run's generator: the run goes on as under "battle"
+EXPECTED_STREAM = 0x657870
+OUTCOME_REWARD = {"win": 1.0, "loss": -1.0, "draw": 0.0}
 RESET_OPTIONS = ("rank", "core", "opponents", "run_seed")
 BUDGET_MAX = 10**9          # RuneDraft-v0's budget: mana must fit the observation's int32 record
 
@@ -131,7 +138,12 @@ class RuneRunEnv(gym.Env):
 
     **Rewards** (`reward_mode`): "battle": +1 per battle won, -1 lost, 0 drawn, plus
     `clear_bonus` on clearing the run; "run": 0 until the end, then wins / wins_to_clear;
-    "margin": the battle reward plus `margin_weight` x (player HP ratio - opponent HP ratio).
+    "margin": the battle reward plus `margin_weight` x (player HP ratio - opponent HP ratio);
+    "expected": the battle reward's mean over `expected_samples` (32) battles of the fielded
+    board against opponents of the round drawn as its battle draws one (the same source, seat,
+    bosses and rank effects; a generator of their own, so the run itself goes on as under
+    "battle"), plus the clear bonus: the same goal as "battle" with far less noise where one
+    drawn ghost decides most of a battle (a training signal; the observation is unchanged).
     An illegal action raises `IllegalAction` by default; with `illegal_action="penalty"` it is a
     no-op rewarded `illegal_penalty` (for algorithms without masks and for the env checkers).
 
@@ -150,7 +162,8 @@ class RuneRunEnv(gym.Env):
     training run meets several ranks, a rank listed twice twice as often), core (None = the agent chooses), opponents (None:
     the rank's shipped pool; "generator"; a pool file path; a callable `(round, rank_effects, boss_rules, rng) ->
     Board`; or an agent), rules (a Rules, a YAML path) and rules_overrides, unlocked (rune kinds;
-    default all), reward_mode, clear_bonus, margin_weight, max_rounds, obs_mode, illegal_action,
+    default all), reward_mode, clear_bonus, margin_weight, expected_samples, max_rounds, obs_mode,
+    illegal_action,
     illegal_penalty, variant (None: the rules' `variant`; "dice": the dice variant, each battle
     seeded from the run's generator), engine ("fast", the compiled engine, or "reference"; None:
     $RUNE_ENGINE, else "fast"; both give the same battles), battle_fn (a battle function that
@@ -162,6 +175,7 @@ class RuneRunEnv(gym.Env):
     argument: rank, a name of `rules.spec.ranks` or its number 0..len-1 (an int or a string of
     digits), or a list of 1..MAX_RANK_MIX of them; core, None or one of `rules.spec.cores`; unlocked, None or a non-empty list of rune
     kinds; clear_bonus >= 0, margin_weight >= 0 and illegal_penalty <= 0, finite numbers;
+    expected_samples, an integer in 1..EXPECTED_SAMPLES_MAX;
     max_rounds, None or an integer in 1..`run.round_cap`; reward_mode, obs_mode, illegal_action,
     render_mode, variant and engine, one of their names; strict_pools, a bool; battle_fn, None or
     callable. Booleans are not numbers here (`max_rounds=True` is refused).
@@ -180,7 +194,8 @@ class RuneRunEnv(gym.Env):
     def __init__(self, rank: int | str = "apprentice", core: str | None = None, opponents: Any = None,
                  rules: Rules | str | None = None, rules_overrides: dict | None = None,
                  unlocked: list[str] | None = None, reward_mode: str = "battle",
-                 clear_bonus: float = 5.0, margin_weight: float = 0.5, max_rounds: int | None = None,
+                 clear_bonus: float = 5.0, margin_weight: float = 0.5, expected_samples: int = 32,
+                 max_rounds: int | None = None,
                  obs_mode: str = "flat", illegal_action: str = "raise",
                  illegal_penalty: float = -0.1, render_mode: str | None = None,
                  battle_fn: Callable | None = None, variant: str | None = None,
@@ -207,6 +222,8 @@ class RuneRunEnv(gym.Env):
         self.unlocked = check_unlocked(unlocked)
         self.clear_bonus = check_real("clear_bonus", clear_bonus, lo=0.0)
         self.margin_weight = check_real("margin_weight", margin_weight, lo=0.0)
+        self.expected_samples = check_int("expected_samples", expected_samples, 1,
+                                          EXPECTED_SAMPLES_MAX)
         self.illegal_penalty = check_real("illegal_penalty", illegal_penalty, hi=0.0)
         self.max_rounds = check_int("max_rounds", max_rounds, 1, run.round_cap, allow_none=True,
                                     none_means=" (no limit)")
@@ -348,12 +365,25 @@ class RuneRunEnv(gym.Env):
     def _battle_reward(self, battle: BattleSummary) -> float:
         """+1 / -1 / 0 for a win, loss or draw; "margin" adds margin_weight x (player's HP ratio -
         opponent's HP ratio)."""
-        r = {"win": 1.0, "loss": -1.0, "draw": 0.0}[battle.outcome]
+        if self.reward_mode == "expected":
+            return self._expected_reward(battle)
+        r = OUTCOME_REWARD[battle.outcome]
         if self.reward_mode == "margin":
             mine = battle.hp[0] / battle.max_hp[0]
             theirs = battle.hp[1] / battle.max_hp[1]
             r += self.margin_weight * (mine - theirs)
         return r
+
+    def _expected_reward(self, battle: BattleSummary) -> float:
+        """The "expected" reward: the battle reward's mean over `expected_samples` battles of
+        the board just fielded against the round's opponents (`sample_battles`), drawn with a
+        generator seeded by the run's seed and the round."""
+        me = Board.from_json(battle.board, self.rules)
+        rng = np.random.default_rng([self.state.seed, battle.round, EXPECTED_STREAM])
+        fights = sample_battles(me, battle.round, self.rank, battle.boss_rules, battle.seat,
+                                self.opponents, self.rules, self.battle_fn, self.variant, rng,
+                                self.expected_samples)
+        return float(np.mean([OUTCOME_REWARD[outcome] for outcome, _, _ in fights]))
 
     def _obs(self):
         # the observation and the legal mask in one compiled call (Encoder.observe; the same
@@ -455,7 +485,8 @@ class RuneDraftEnv(RuneRunEnv):
     Same actions, observations, masks and options as RuneRun-v0, plus `round` (default 1),
     `budget` (mana to draft with; default the opponent budget of that round, D-44) and
     `start_board` (a board file path or `Board` to start from). The episode ends after the
-    round's battle; reward: +1 win, -1 loss, 0 draw ("margin" adds the HP-ratio margin).
+    round's battle; reward: +1 win, -1 loss, 0 draw ("margin" adds the HP-ratio margin,
+    "expected" is the mean over sampled opponents of the round, as in RuneRun-v0).
     If no core is fixed, the first step chooses it. After the battle the mask holds only
     `ready`, as in RuneRun-v0. Checked at construction: `round`, an integer in
     1..`run.round_cap`; `budget`, None or an integer in 0..10^9; `start_board`, None, a path or
@@ -466,7 +497,8 @@ class RuneDraftEnv(RuneRunEnv):
                  start_board: str | Board | None = None, **kwargs):
         kwargs.setdefault("reward_mode", "battle")
         if kwargs["reward_mode"] == "run":
-            raise ValueError("RuneDraft-v0 has one battle: reward_mode 'battle' or 'margin'")
+            raise ValueError("RuneDraft-v0 has one battle: reward_mode 'battle', 'margin' or "
+                             "'expected'")
         # the rules first (round's range comes from them), then this env's own arguments, all
         # before the base class does any work
         rules = resolve_rules(kwargs.pop("rules", None), kwargs.pop("rules_overrides", None))

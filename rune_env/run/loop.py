@@ -468,15 +468,44 @@ def _fight(state: RunState, opponents: OpponentSource, battle_fn: BattleFn | Non
     effects = rank_effects(rules, state.rank)
     child = np.random.default_rng(int(state.rng.integers(2**63)))
     boss = state.boss_rules
-    opp = opponents(state.round, effects, boss, child)
-    opp = opp.replace(boss_rules=tuple(boss), round=state.round, max_hp=None)
-    opp = field_opponent(opp, effects, rules, child)
+    opp = draw_opponent(opponents, state.round, effects, boss, rules, child)
     me = state.to_board()
     seat = player_seat(state.round)
     result = fight_boards(me, opp, seat, rules, battle_fn, variant, child)
     summary, boss_win = record_battle(state, result, seat, me, opp)
     _end_or_next_round(state, boss_win)
     return summary
+
+
+def draw_opponent(opponents: OpponentSource, round_: int, effects: RankEffects, boss,
+                  rules: Rules, rng: np.random.Generator) -> Board:
+    """The round's opponent as a battle fields it: drawn from the source, given the round's
+    boss rules and number, then the rank's extra runes (`field_opponent`); every draw from
+    `rng`, in this order."""
+    opp = opponents(round_, effects, boss, rng)
+    opp = opp.replace(boss_rules=tuple(boss), round=round_, max_hp=None)
+    return field_opponent(opp, effects, rules, rng)
+
+
+def sample_battles(me: Board, round_: int, rank: int, boss, seat: int,
+                   opponents: OpponentSource, rules: Rules, battle_fn: BattleFn | None,
+                   variant: str | None, rng: np.random.Generator,
+                   samples: int) -> list[tuple[str, float, float]]:
+    """`me` in side `seat` against `samples` opponents of round `round_` drawn as the round's
+    battle draws its one (`draw_opponent`: the same source, bosses and rank effects), each with
+    a child generator of `rng`. Returns each battle's (outcome for `me`, my HP ratio, the
+    opponent's HP ratio). For RuneRun-v0's "expected" reward: the run's own generator is never
+    touched, so the run goes on as it would."""
+    effects = rank_effects(rules, rank)
+    out = []
+    for _ in range(samples):
+        child = np.random.default_rng(int(rng.integers(2**63)))
+        opp = draw_opponent(opponents, round_, effects, boss, rules, child)
+        result = fight_boards(me, opp, seat, rules, battle_fn, variant, child)
+        outcome = "draw" if result.winner is None else ("win" if result.winner == seat else "loss")
+        out.append((outcome, result.hp[seat] / result.max_hp[seat],
+                    result.hp[1 - seat] / result.max_hp[1 - seat]))
+    return out
 
 
 def fight_boards(me: Board, opp: Board, seat: int, rules: Rules, battle_fn: BattleFn | None,

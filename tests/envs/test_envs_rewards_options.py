@@ -22,7 +22,8 @@ from rune_env.rules.board import Board
 from rune_env.rules.config import KINDS
 from test_envs_masks_cloning import (BUY_RUNE, CHOOSE_CORE, CHOOSE_RELIC, CHOOSE_REWARD, INFO_KEYS,
                                      N_ACTIONS, OBS_SHAPES, OBS_SIZE, PICK_UP, PLACE, READY, REROLL,
-                                     RULES, RUN_ID, SET_SUN, WIN_ROUND_1, controlled_env,
+                                     RULES, RUN_ID, SET_SUN, STRONG, WIN_ROUND_1, EMPTY,
+                                     controlled_env,
                                      empty_opponent, empty_then_strong, mixed_opponent, play,
                                      run_script, strong_opponent)
 
@@ -41,6 +42,8 @@ pytestmark = pytest.mark.outside_mutation_check
     # draw 0 + 0.5 x (1 - 1) = 0
     ("margin", 1.5, -1.5, 0.0),
     ("run", 0.0, 0.0, 0.0),          # nothing until the run ends
+    # every sampled opponent is the same board as the battle's: the battle reward exactly
+    ("expected", 1.0, -1.0, 0.0),
 ])
 def test_reward_modes_on_controlled_battles(mode, win, loss, draw):
     """Covers: D-1"""
@@ -70,6 +73,51 @@ def test_margin_weight_scales_the_margin():
     env.reset(seed=0)
     rewards, _ = run_script(env, WIN_ROUND_1)
     assert rewards[-1] == pytest.approx(1.2, rel=1e-12)
+
+
+def test_expected_reward_is_the_mean_over_sampled_opponents():
+    """An opponent source that fields a strong board on every fourth call (calls 3, 7, 11, ...),
+    an empty one otherwise. Round 1's battle is call 0 (empty: a win); then the expected reward's
+    8 samples are calls 1-8, of which 3 and 7 are strong: 6 wins and 2 losses, (6 - 2) / 8 = 0.5.
+    The run's own battle decides the run (a win, 3 lamps) whatever the samples say."""
+    calls = []
+
+    def every_fourth_strong(round_, effects, boss_rules, rng):
+        calls.append(round_)
+        return STRONG if len(calls) % 4 == 0 else EMPTY
+
+    env = controlled_env(opponents=every_fourth_strong, reward_mode="expected", expected_samples=8)
+    env.reset(seed=0)
+    rewards, (_, _, _, _, info) = run_script(env, WIN_ROUND_1)
+    assert rewards == [0.0, 0.0, 0.5]
+    assert calls == [1] * 9 and info["battle"]["outcome"] == "win" and info["lamps"] == 3
+
+
+def test_expected_reward_leaves_the_run_as_it_is():
+    """Archmage's shipped pool, a seeded random player: the same run seed gives the same run,
+    step for step, under "battle" and "expected" (the samples' generator is their own), and the
+    same expected rewards twice; at least one battle's expected reward lies strictly between
+    -1 and 1 (a pool of many boards), and each is a multiple of 1/16."""
+    def play_with(mode):
+        env = RuneRunEnv(rank="archmage", reward_mode=mode, expected_samples=16)
+        _, info = env.reset(options={"run_seed": 10**9 + 5})
+        rng = np.random.default_rng(0)
+        rows = []
+        for _ in range(400):
+            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            obs, reward, terminated, truncated, info = env.step(action)
+            rows.append((action, obs.tobytes(), info["round"], info["mana"], info["lamps"],
+                         json.dumps(info.get("battle"), sort_keys=True), reward))
+            if terminated or truncated:
+                break
+        return rows
+
+    battle, expected, again = play_with("battle"), play_with("expected"), play_with("expected")
+    assert [r[:-1] for r in battle] == [r[:-1] for r in expected]
+    assert expected == again
+    fought = [r[-1] for r in expected if r[5] != "null"]
+    assert fought and all(-1.0 <= x <= 1.0 and (x * 16).is_integer() for x in fought)
+    assert any(-1.0 < x < 1.0 for x in fought)
 
 
 def test_run_reward_comes_at_the_end():
