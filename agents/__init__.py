@@ -9,6 +9,7 @@ from .baselines import GreedyAgent, RandomAgent, ScriptedAgent
 BASELINES = ("random", "scripted", "greedy")
 PLANNER = "planner"
 SCHEDULE_PREFIX = "by_round:"     # agents.policy.schedule: agents by round, by_round:1=A;3=B
+SAMPLED_PREFIX = "sampled:"       # agents.search.sampled: a policy improved by search at play time
 
 
 def is_builtin(name: str) -> bool:
@@ -20,7 +21,8 @@ def is_builtin(name: str) -> bool:
 def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False):
     """An agent by name: random, scripted, greedy, greedy:NOISE, planner, planner:KEY=VALUE,...
     (the search player, `agents.search.planner`), by_round:1=A;3=B (A in rounds 1-2, B from
-    round 3: `agents.policy.schedule`), or the path of a saved model (.zip) or
+    round 3: `agents.policy.schedule`), sampled:policy=PATH,KEY=VALUE,... (a policy improved by
+    search at play time: `agents.search.sampled`), or the path of a saved model (.zip) or
     exported policy (.pt). A policy trained under other rules than `rules` (its card
     says so) warns, or is refused with `strict` (ValueError), as a pool of other rules is."""
     if name == "random":
@@ -41,6 +43,9 @@ def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False
         from .search.planner import PlannerAgent, parse_planner
         rules = rules or default_rules()
         return PlannerAgent(rules, seed, parse_planner(name, rules))
+    if name.startswith(SAMPLED_PREFIX):
+        from .search.sampled import SampledSearchAgent, parse_sampled
+        return SampledSearchAgent(rules or default_rules(), seed, parse_sampled(name))
     if name.startswith(SCHEDULE_PREFIX):
         from .policy.schedule import make_schedule_agent
         rules = rules or default_rules()
@@ -48,10 +53,10 @@ def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False
     from pathlib import Path
     if not (name.endswith((".zip", ".pt")) or Path(name).exists()):
         raise ValueError(f"unknown agent {name!r}: use random, scripted, greedy, greedy:NOISE, "
-                         f"planner, planner:KEY=VALUE,..., by_round:1=A;3=B or the path of a saved model (.zip) or exported policy (.pt)")
+                         f"planner, planner:KEY=VALUE,..., by_round:1=A;3=B, sampled:policy=PATH,... or the path of a saved model (.zip) or exported policy (.pt)")
     from .policy import PolicyAgent, check_model_rules
     check_model_rules(name, rules, strict)
     return PolicyAgent(name)
 
 
-__all__ = ["BASELINES", "PLANNER", "is_builtin", "GreedyAgent", "RandomAgent", "ScriptedAgent", "make_agent"]
+__all__ = ["BASELINES", "PLANNER", "SAMPLED_PREFIX", "SCHEDULE_PREFIX", "is_builtin", "GreedyAgent", "RandomAgent", "ScriptedAgent", "make_agent"]

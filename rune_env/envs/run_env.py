@@ -16,8 +16,8 @@ from ..rules.board import Board, load_board
 from ..rules.config import Rules, default_rules, load_rules
 from ..run.actions import action_table
 from ..run.legal import legal_mask, why_illegal
-from ..run.loop import (ApplyResult, IllegalAction, apply, end_run, new_draft, new_run,
-                        sample_battles)
+from ..run.expected import sample_battles
+from ..run.loop import ApplyResult, IllegalAction, apply, end_run, new_draft, new_run
 from ..run.opponents import BudgetOpponents, PoolOpponents, load_pool, pool_rules_hash
 from ..run.state import BattleSummary, RunState
 from ..battle.engines import battle_function, default_engine

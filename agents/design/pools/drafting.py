@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from agents import SCHEDULE_PREFIX, is_builtin, make_agent
+from agents import SAMPLED_PREFIX, SCHEDULE_PREFIX, is_builtin, make_agent
 from agents.cli.progress import CountRuns, bar
 from agents.evaluation.runs import eval_run_seed
 from rune_env.run.opponents import Pool, ghost_count
@@ -41,6 +41,12 @@ NO_SCHEDULES = ("agent {!r}: a by_round agent does not draft pools; distil it in
                 "(a train config's pretrain.agent) and draft with that")
 
 
+# a pool's provenance names one policy file and its hash per drafter; sampled search plays a
+# policy and a reference, which a pool does not record yet
+NO_SAMPLED = ("agent {!r}: sampled search does not draft pools (a pool records one policy file "
+              "per drafter); draft with its policy, or with the planner")
+
+
 def is_trained(agent_name: str) -> bool:
     """A trained policy (a saved model or exported policy), not a baseline, greedy:NOISE, the
     planner or the metagame."""
@@ -58,6 +64,8 @@ def make_drafting_agent(agent_name: str, rules, seed: int, sample: bool = False,
         return None             # boards of a pool, not an agent that plays
     if agent_name.startswith(SCHEDULE_PREFIX):
         raise ValueError(NO_SCHEDULES.format(agent_name))
+    if agent_name.startswith(SAMPLED_PREFIX):
+        raise ValueError(NO_SAMPLED.format(agent_name))
     if not is_trained(agent_name):
         if sample:
             raise ValueError(f"agent {agent_name!r}: only trained policies sample their actions")

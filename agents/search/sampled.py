@@ -1,0 +1,243 @@
+"""Sampled search: a trained policy improved by search at play time (policy-guided best-of-N).
+
+At the start of each round's preparation, the player plays its policy's preparation `n` times on
+private copies of its state, up to the round's battle: the first rollout takes the policy's
+greedy actions, the others sample them (a softmax of the legal actions' logits at `temperature`).
+Each rollout's board, as it would be fielded, is scored against the round's reference boards in
+the seat the run will give it (`agents.search.reference`, `agents.search.scoring`: by default the
+rank's shipped pool, the opponents it meets), by its payoff (wins, half the draws) plus `margin` x
+its HP-ratio margin; the best rollout wins (the first of equals, so the greedy one on a tie). The
+player then plays that rollout's actions for as long as what it sees is what the rollout saw
+(the same observation and legal actions), and searches again from where it is when not (a
+reroll's offers in a rollout are not the run's).
+
+Why: the policies we train take a good share of their good boards with some probability but not
+as their greedy choice; battles against the round's pool pick them out (at archmage, best of 16
+rollouts of distill v2 s1 wins about twice its greedy play's round-1 battles: docs/RESULTS.md,
+"Sampled search"). The labels it gives (one of the policy's own rollouts) are actions the policy
+can represent, which makes it an expert-iteration teacher for that policy
+(`pretrain.agent: "sampled:policy=..."`).
+
+Fair play, as the planner's: the copies carry a generator of the player's own, seeded by its seed
+(a run's seed in evaluations), the round and the search, never the run's, so a reroll in a
+rollout shows offers the run has not drawn; the opponent's board is never read, and the
+reference is public data. The same seed gives the same run.
+
+Knobs: `sampled:policy=PATH,n=16,temperature=1,reference=rank,size=64,margin=0.05` (`parse_sampled`).
+One-player runs only (RuneRun-v0, RuneDraft-v0): in a duel its policy's observation is not the
+run's.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from rune_env.envs.observation import Encoder
+from rune_env.rules import Rules, default_rules
+from rune_env.run.actions import action_table
+from rune_env.run.loop import apply
+from rune_env.run.state import RunState
+
+from .reference import Reference, ReferenceSpec, parse_source
+from .scoring import SeatScorer, expected_seat
+
+PREFIX = "sampled:"
+N_MAX = 1024                 # rollouts a search
+SIZE_MAX = 1024              # reference boards a round
+TEMPERATURE_MAX = 100.0
+MARGIN_MAX = 10.0
+_SHOP_STREAM = 31            # [seed, round, search, rollout, stream]: a rollout's own draws
+_PICK_STREAM = 32            # [seed, round, search, rollout, stream]: its sampled actions
+# a rollout's steps: the round's preparation actions (the cap ends it, D-41) and its choices
+# (a core, a reward, a relic), with room to spare
+_CHOICES = 8
+
+
+@dataclass(frozen=True)
+class SampledSettings:
+    policy: str = ""              # an exported policy (.pt) or a saved model (.zip), an MLP
+    n: int = 16                   # rollouts a search, the first greedy
+    temperature: float = 1.0      # the sampled rollouts' softmax temperature
+    reference: str = "rank"       # the boards a rollout's board is scored against (reference.py)
+    size: int = 64                # reference boards a round, at most
+    margin: float = 0.05          # the HP-ratio margin's weight in a board's score
+
+    def check(self) -> "SampledSettings":
+        if not self.policy:
+            raise ValueError("sampled search needs policy=PATH (an exported policy or a saved model)")
+        if not Path(self.policy).is_file():
+            raise ValueError(f"sampled search: no policy file {self.policy!r}")
+        if not 1 <= self.n <= N_MAX:
+            raise ValueError(f"sampled search: n is 1..{N_MAX}, got {self.n}")
+        if not (math.isfinite(self.temperature) and 0 < self.temperature <= TEMPERATURE_MAX):
+            raise ValueError(f"sampled search: temperature is in (0, {TEMPERATURE_MAX:g}], "
+                             f"got {self.temperature}")
+        if not 1 <= self.size <= SIZE_MAX:
+            raise ValueError(f"sampled search: size is 1..{SIZE_MAX}, got {self.size}")
+        if not (math.isfinite(self.margin) and 0 <= self.margin <= MARGIN_MAX):
+            raise ValueError(f"sampled search: margin is in [0, {MARGIN_MAX:g}], got {self.margin}")
+        parse_source(self.reference)
+        return self
+
+
+def parse_sampled(name: str) -> SampledSettings:
+    """`sampled:policy=PATH,n=16,...` -> settings; ValueError with a one-line reason otherwise."""
+    if not name.startswith(PREFIX):
+        raise ValueError(f"not a sampled search: {name!r}")
+    kinds = {"policy": str, "n": int, "temperature": float, "reference": str, "size": int,
+             "margin": float}
+    values: dict = {}
+    for part in name[len(PREFIX):].split(","):
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq or key not in kinds:
+            raise ValueError(f"agent {name!r}: sampled search knobs are KEY=VALUE with KEY one of "
+                             f"{', '.join(kinds)} (e.g. sampled:policy=agents/models/"
+                             f"distill_v2_s1.pt,n=16)")
+        try:
+            values[key] = kinds[key](value.strip())
+        except ValueError:
+            raise ValueError(f"agent {name!r}: {key} needs a number, got {value!r}") from None
+    try:
+        return replace(SampledSettings(), **values).check()
+    except ValueError as exc:
+        raise ValueError(f"agent {name!r}: {exc}") from None
+
+
+def _acting_net(path: str):
+    """The policy's acting network as numpy (`agents.policy._ActingNet`): its logits for the
+    legal actions of one observation, without torch."""
+    from agents.policy import _ActingNet, load_model, load_policy
+    loaded = load_policy(path) if str(path).endswith(".pt") else load_model(path).policy
+    net = _ActingNet.of(loaded)
+    if net is None:
+        raise ValueError(f"sampled search: {path} is not a masked MLP policy on flat observations")
+    return net
+
+
+class SampledSearchAgent:
+    """Sampled search on the agent protocol (`act(obs, mask, state=...)`, `reset(seed)`)."""
+
+    needs_state = True
+
+    def __init__(self, rules: Rules | None = None, seed: int | None = 0,
+                 settings: SampledSettings | None = None):
+        self.rules = rules or default_rules()
+        self.settings = (settings or SampledSettings()).check()
+        from agents.policy import check_model_rules
+        check_model_rules(self.settings.policy, self.rules)
+        self.net = _acting_net(self.settings.policy)
+        self.encoder = Encoder(self.rules)
+        self.table = action_table(self.rules)
+        self.steps_max = self.rules.spec.run.action_cap + _CHOICES
+        self._references: dict[int, Reference] = {}
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.seed = int(seed or 0)
+        for reference in self._references.values():
+            reference.reseed(self.seed)
+        self._plan: list[tuple[np.ndarray, np.ndarray, int]] = []  # (obs, mask, action) to come
+        self._searches: dict[int, int] = {}        # searches made per round (their seeds)
+        self._scorer: tuple[tuple, SeatScorer] | None = None
+        self.decision_times: list[tuple[int, float]] = []   # (round, CPU seconds deciding)
+        self.rollouts = 0
+
+    def act(self, observation, action_mask, state: RunState | None = None) -> int:
+        if state is None:
+            raise ValueError("sampled search needs the run state: "
+                             "act(obs, mask, state=env.unwrapped.state)")
+        if state.in_duel:
+            raise ValueError("sampled search plays one-player runs, not duels")
+        mask = np.asarray(action_mask, dtype=bool)
+        if not mask.any():
+            raise ValueError("no legal action")
+        obs = np.asarray(observation, dtype=np.float32).reshape(-1)
+        if self._plan:
+            seen, legal, action = self._plan[0]
+            if np.array_equal(seen, obs) and np.array_equal(legal, mask):
+                self._plan.pop(0)
+                return action
+        start = time.process_time()
+        self._plan = self._search(state)
+        self._count_time(state.round, time.process_time() - start)
+        seen, legal, action = self._plan.pop(0)
+        if not (np.array_equal(legal, mask) and mask[action]):
+            raise RuntimeError("sampled search: the state given is not the one observed")
+        return action
+
+    # -- the search ---------------------------------------------------------------------------
+    def _search(self, state: RunState) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        """The best of the settings' rollouts from `state` (its steps to play)."""
+        k = self._searches.get(state.round, 0)
+        self._searches[state.round] = k + 1
+        best, best_value = None, -math.inf
+        boards, plans = [], []
+        for j in range(self.settings.n):
+            steps, board = self._rollout(state, [self.seed, state.round, k, j], greedy=(j == 0))
+            plans.append(steps)
+            boards.append(board)
+        scorer = self._scorer_for(state)
+        fielded = [b for b in boards if b is not None]
+        scores = iter(scorer(fielded)) if fielded else iter(())
+        for steps, board in zip(plans, boards):
+            # a rollout that ends the run before a battle (none does today) scores least
+            payoff, margin = next(scores) if board is not None else (-math.inf, 0.0)
+            value = payoff + self.settings.margin * margin
+            if value > best_value:
+                best, best_value = steps, value
+        return best
+
+    def _rollout(self, state: RunState, key: list[int], greedy: bool):
+        """The policy's preparation on a private copy of `state` (a generator of its own) up to
+        the round's battle: its steps (obs, mask, action) and the board it would field."""
+        copy = state.clone(with_rng=False)
+        copy.rng = np.random.default_rng(key + [_SHOP_STREAM])
+        pick = np.random.default_rng(key + [_PICK_STREAM])
+        self.rollouts += 1
+        steps = []
+        for _ in range(self.steps_max):
+            obs, mask = self.encoder.observe(copy)
+            action = self._choose(obs, mask, pick, greedy)
+            steps.append((obs, mask, action))
+            result = apply(copy, action, defer_battle=True, assume_legal=True)
+            if result.ready:
+                return steps, copy.to_board()
+            if copy.over:
+                return steps, None
+        raise RuntimeError(f"sampled search: a rollout took more than {self.steps_max} steps "
+                           f"without a battle")
+
+    def _choose(self, obs: np.ndarray, mask: np.ndarray, pick: np.random.Generator,
+                greedy: bool) -> int:
+        legal = np.flatnonzero(mask)
+        if len(legal) == 1:
+            return int(legal[0])
+        logits = self.net.logits(obs, legal)
+        if greedy:
+            return int(legal[int(np.argmax(logits))])
+        z = (logits - logits.max()) / self.settings.temperature
+        p = np.exp(z)
+        return int(legal[int(pick.choice(len(legal), p=p / p.sum()))])
+
+    def _scorer_for(self, state: RunState) -> SeatScorer:
+        """The round's scorer (its reference boards in the run's seat), kept for the round."""
+        key = (state.rank, state.round, tuple(state.boss_rules), expected_seat(state))
+        if self._scorer is None or self._scorer[0] != key:
+            if state.rank not in self._references:
+                spec = ReferenceSpec(source=self.settings.reference, size=self.settings.size)
+                self._references[state.rank] = Reference(self.rules, spec, state.rank, self.seed)
+            boards, weights = self._references[state.rank].boards(state.round,
+                                                                  tuple(state.boss_rules))
+            self._scorer = (key, SeatScorer(self.rules, boards, weights, key[3]))
+        return self._scorer[1]
+
+    def _count_time(self, round_: int, seconds: float) -> None:
+        if self.decision_times and self.decision_times[-1][0] == round_:
+            self.decision_times[-1] = (round_, self.decision_times[-1][1] + seconds)
+        else:
+            self.decision_times.append((round_, seconds))

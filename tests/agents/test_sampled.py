@@ -1,0 +1,140 @@
+"""Sampled search (agents/search/sampled.py): its knobs and their errors, the policy's own greedy
+play at n=1, the choice of the best rollout, fair play (the run's generator never read) and
+determinism. The policy is a shipped one (agents/models/distill_v2_s1.pt); the runs are
+archmage's (two to four rounds each, so quick).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rune_env.envs import RuneRunEnv
+from rune_env.rules import default_rules
+
+from agents import make_agent
+from agents.evaluation.runs import eval_run_seed
+from agents.policy import PolicyAgent
+from agents.search.sampled import SampledSearchAgent, SampledSettings, parse_sampled
+
+RULES = default_rules()
+POLICY = "agents/models/distill_v2_s1.pt"
+
+
+def play(agent, run_seed: int, rank: str = "archmage") -> list[int]:
+    """One whole run's actions (the agent reset with the run seed, as evaluations do)."""
+    env = RuneRunEnv(rank=rank)
+    obs, info = env.reset(options={"run_seed": run_seed})
+    agent.reset(run_seed)
+    actions = []
+    while True:
+        action = agent.act(obs, info["action_mask"], state=env.state)
+        actions.append(action)
+        obs, _, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            return actions
+
+
+@pytest.mark.parametrize("name,words", [
+    ("sampled:n=4", "needs policy=PATH"),
+    ("sampled:policy=no/such.pt", "no policy file"),
+    (f"sampled:policy={POLICY},n=0", "n is 1..1024"),
+    (f"sampled:policy={POLICY},n=1025", "n is 1..1024"),
+    (f"sampled:policy={POLICY},n=two", "n needs a number"),
+    (f"sampled:policy={POLICY},temperature=0", "temperature is in (0, 100]"),
+    (f"sampled:policy={POLICY},temperature=nan", "temperature is in (0, 100]"),
+    (f"sampled:policy={POLICY},size=0", "size is 1..1024"),
+    (f"sampled:policy={POLICY},margin=-1", "margin is in [0, 10]"),
+    (f"sampled:policy={POLICY},depth=3", "KEY one of policy, n, temperature"),
+    (f"sampled:policy={POLICY},reference=rank@x", "sampled"),
+])
+def test_bad_knobs_are_one_line_errors(name, words):
+    with pytest.raises(ValueError) as err:
+        make_agent(name, RULES)
+    message = str(err.value)
+    assert words in message and "\n" not in message and repr(name) in message
+
+
+def test_knobs_parse():
+    s = parse_sampled(f"sampled:policy={POLICY},n=8,temperature=2,reference=meta+rank,size=32,"
+                      f"margin=0.5")
+    assert s == SampledSettings(policy=POLICY, n=8, temperature=2.0, reference="meta+rank",
+                                size=32, margin=0.5)
+
+
+def test_one_rollout_is_the_policy_greedy_play():
+    """n=1: the only rollout takes the policy's greedy actions, and the player follows it (or
+    searches again, greedily, where a reroll shows other offers): the same run, action for
+    action, as the policy itself plays it."""
+    for episode in range(3):
+        seed = eval_run_seed(0, episode)
+        assert play(make_agent(f"sampled:policy={POLICY},n=1", RULES), seed) == \
+            play(PolicyAgent(POLICY), seed)
+
+
+def test_the_best_rollout_is_played():
+    """A stand-in score, the number of runes on the board a rollout fields (payoff = runes / 100,
+    margin 0): the plan the player follows is that of the rollout with the most runes (the first
+    of equals), counted here from every rollout it made."""
+    agent = SampledSearchAgent(RULES, 0, parse_sampled(f"sampled:policy={POLICY},n=12"))
+    made = []
+    rollout = agent._rollout
+
+    def recording(state, key, greedy):
+        steps, board = rollout(state, key, greedy)
+        made.append((list(steps), board))     # a copy: the player pops its plan's steps
+        return steps, board
+
+    class RuneCount:
+        def __call__(self, boards):
+            return [(len(b.runes) / 100, 0.0) for b in boards]
+
+    agent._rollout = recording
+    agent._scorer_for = lambda state: RuneCount()
+    env = RuneRunEnv(rank="archmage")
+    obs, info = env.reset(options={"run_seed": eval_run_seed(0, 1)})
+    agent.reset(eval_run_seed(0, 1))
+    first = agent.act(obs, info["action_mask"], state=env.state)
+    assert len(made) == 12
+    counts = [len(board.runes) for _, board in made]
+    best = counts.index(max(counts))
+    assert len(set(counts)) > 1                       # the rollouts differ: a real choice
+    steps = made[best][0]
+    assert first == steps[0][2]
+    assert [a for _, _, a in agent._plan] == [a for _, _, a in steps[1:]]
+
+
+def test_fair_play_and_determinism():
+    """The run's generator (the shop's future, the opponent's draw) is never read: the first
+    search from a state gives the same plan whatever generator the state holds; and the same
+    seed gives the same run twice, another seed another one."""
+    env = RuneRunEnv(rank="archmage")
+    obs, info = env.reset(options={"run_seed": eval_run_seed(0, 2)})
+    plans = []
+    for generator_seed in (1, 2):
+        state = env.state.clone()
+        state.rng = np.random.default_rng(generator_seed)
+        agent = make_agent(f"sampled:policy={POLICY},n=8", RULES, seed=5)
+        agent.act(obs, info["action_mask"], state=state)
+        plans.append([a for _, _, a in agent._plan])
+    assert plans[0] == plans[1]
+    name = f"sampled:policy={POLICY},n=8"
+    seed = eval_run_seed(0, 3)
+    assert play(make_agent(name, RULES), seed) == play(make_agent(name, RULES), seed)
+
+
+def test_refuses_a_duel_and_a_missing_state():
+    agent = make_agent(f"sampled:policy={POLICY},n=2", RULES)
+    env = RuneRunEnv(rank="archmage")
+    obs, info = env.reset(options={"run_seed": 1})
+    with pytest.raises(ValueError, match="needs the run state"):
+        agent.act(obs, info["action_mask"])
+    state = env.state.clone()
+    state.choice_seed = 7          # a duel player's state
+    with pytest.raises(ValueError, match="one-player runs"):
+        agent.act(obs, info["action_mask"], state=state)
+
+
+def test_pools_refuse_sampled_search():
+    from agents.design.pools.drafting import make_drafting_agent
+    with pytest.raises(ValueError, match="does not draft pools"):
+        make_drafting_agent(f"sampled:policy={POLICY}", RULES, 0)
