@@ -40,8 +40,10 @@ def build_parser(rules=None):
                    help="read this demonstrations file and print its metadata instead (default: none)")
     p.add_argument("--agent", default="greedy",
                    help="the demonstrator: greedy, greedy:NOISE, planner[:KEY=VALUE,...], a "
-                        "policy file, or by_round:1=A;3=B (A in rounds 1-2, B from round 3: "
-                        "several teachers to distil into one policy) (default: greedy)")
+                        "policy file, by_round:1=A;3=B (A in rounds 1-2, B from round 3: "
+                        "several teachers to distil into one policy), or "
+                        "sampled:policy=FILE[,KEY=VALUE,...] (a policy improved by search at "
+                        "play time: its teacher in expert iteration) (default: greedy)")
     add_count_argument(p, "--runs", 20, "runs to record", high=MAX_RUNS)
     add_seed_argument(p, "the demonstrations' seed (agent and run seeds)")
     p.add_argument("--rank", default="apprentice",

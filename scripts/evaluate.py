@@ -200,7 +200,11 @@ def build_parser(rules=None):
                         "duel: the first round that weighs the goal, align 0..1, default 0: the "
                         "battle points it gives up to keep a placement a learner made, seed_from "
                         "run|state, default run: state draws its searches from what it sees), "
-                        "by_round:1=A;3=B (A in rounds 1-2, B from round 3) or the path of a "
+                        "by_round:1=A;3=B (A in rounds 1-2, B from round 3), "
+                        "sampled:policy=FILE,n=16,temperature=1,reference=rank,size=64,margin=0.05 "
+                        "(a policy improved by search at play time; n 1..1024 rollouts a round, "
+                        "temperature (0, 100], size 1..1024 reference boards, margin 0..10) or "
+                        "the path of a "
                         "saved model (.zip) or "
                         "exported policy (.pt) (required; no default)")
     ranks = [r.id for r in (rules or default_rules()).spec.ranks]

@@ -26,9 +26,11 @@ train_seconds.json.
 
 A config with a `pretrain:` section (agents/train/pretrain.py) first clones the policy from
 demonstrations (a file of scripts/collect_demos.py, or an agent's runs played then; DAgger rounds
-optionally): TensorBoard pretrain/* under tb/pretrain/, and pretrain.json (the demonstrations,
-timings and each epoch); a broken demonstrations file or an unknown agent is one `error: ...`
-line before anything is written. A resumed run is not cloned again.
+optionally), from a new network or, with `pretrain.init`, from a policy file's weights (a
+fine-tune); TensorBoard pretrain/* under tb/pretrain/, and pretrain.json (the demonstrations,
+timings and each epoch); a broken demonstrations file, an unknown agent or an init policy of
+another network is one `error: ...` line before anything is written. A resumed run is not
+cloned again.
 
 --resume continues a run from its newest model that loads (the last checkpoint, or the final
 model; each newer one that does not, truncated or unsigned, is skipped with a line saying why),
@@ -72,7 +74,7 @@ from agents.train.ppo import (final_evaluation, make_env_fn, make_venv,  # noqa:
                               new_model, seed_everything, set_torch_threads, summary_json, train)
 from agents.train.run_dirs import (TrainClock, claim_named_run, claim_run_dir,  # noqa: E402,F401
                                    default_run_name, latest_run, saved_models, tb_run_dir)
-from agents.train.pretrain import check_pretrain, pretrain  # noqa: E402
+from agents.train.pretrain import check_pretrain, init_from, pretrain  # noqa: E402
 from agents.train.train_config import PPOConfig, check_env, read_config, rules_hash  # noqa: E402,F401
 from rune_env.files import write_text_atomic
 
@@ -156,6 +158,8 @@ def start(a, runs_dir: Path, progress: bool) -> int:
     venv = make_venv(cfg)
     try:
         model = new_model(cfg, venv)
+        if cfg.pretrain is not None and cfg.pretrain.init is not None:
+            init_from(model.policy, cfg.pretrain.init)    # before the run is written: refused whole
     except (TypeError, ValueError, AssertionError) as exc:   # e.g. policy_kwargs SB3 cannot use
         venv.close()
         if run_dir is not None:            # claimed above, nothing in it yet: let it go again
@@ -165,6 +169,8 @@ def start(a, runs_dir: Path, progress: bool) -> int:
                     runs_dir.rmdir()       # only if empty: another run may have started there
                 except OSError:
                     pass
+        if str(exc).startswith("pretrain.init"):
+            return fail(f"{a.config}: {exc}")
         return fail(f"{a.config}: cannot build the model ({type(exc).__name__}: {exc})")
     if run_dir is None:
         run_dir = claim_run_dir(runs_dir, default_run_name(cfg.name, cfg.seed))

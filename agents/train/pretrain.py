@@ -37,6 +37,9 @@ class PretrainConfig(Section):
     """Behaviour cloning before PPO: from a demonstrations file (`demos`) or from `runs` runs of
     an agent played now (`agent`, on demonstration seeds of the config's seed)."""
     demos: str | None = None          # a file of scripts/collect_demos.py
+    # a policy file (.pt) or saved model (.zip) whose acting weights the policy starts from, so
+    # cloning fine-tunes it (expert iteration: a policy taught by its own search)
+    init: str | None = None
     agent: str | None = None          # greedy, planner[:KEY=VALUE,...], ... (make_agent's names)
     runs: Whole = Field(20, ge=1, le=MAX_RUNS)
     jobs: Whole = Field(1, ge=1, le=64)          # processes playing the agent's runs
@@ -168,6 +171,36 @@ def clone(policy, demos: Demos, cfg: PretrainConfig, seed: int, gamma: float,
     return history
 
 
+def _load_acting(path: str):
+    """The policy of `path` (an exported policy or a saved model), read as the scripts read
+    policies (no pickles from strangers: agents/policy/trust.py)."""
+    from agents.policy import load_model, load_policy
+    return load_policy(path) if str(path).endswith(".pt") else load_model(path).policy
+
+
+def init_from(policy, path: str) -> None:
+    """Start `policy` (the model's, before cloning) from the acting weights of the policy file
+    `path`: its feature extractor, policy layers and action head; the value head stays the new
+    model's (`value` fits it). ValueError naming the file if the networks differ."""
+    import torch as th
+
+    from agents.policy import acting_state
+    try:
+        source = acting_state(_load_acting(path), "float32")
+    except (ValueError, OSError) as exc:
+        raise ValueError(f"pretrain.init: {exc}") from None
+    target = acting_state(policy, "float32")
+    if source.keys() != target.keys() or any(source[k].shape != target[k].shape for k in source):
+        shapes = lambda st: ", ".join(f"{k} {tuple(v.shape)}" for k, v in st.items()   # noqa: E731
+                                      if k.endswith("weight"))
+        raise ValueError(f"pretrain.init: {path}'s network ({shapes(source)}) is not this "
+                         f"config's ({shapes(target)}): set policy_kwargs.net_arch to its layers")
+    with th.no_grad():
+        own = policy.state_dict()
+        for k, v in source.items():
+            own[k].copy_(v.to(own[k].dtype))
+
+
 def check_pretrain(cfg: PretrainConfig, env_kwargs: dict, rules_hash: str, source: str) -> Demos | None:
     """Before a run is claimed: the section's demonstrations file, read and checked, or its agent's
     name checked (None); a ConfigError naming `source` and the key otherwise."""
@@ -176,6 +209,11 @@ def check_pretrain(cfg: PretrainConfig, env_kwargs: dict, rules_hash: str, sourc
     from rune_env.envs.run_env import resolve_rules
 
     from .config import ConfigError
+    if cfg.init is not None:
+        try:
+            _load_acting(cfg.init)
+        except (ValueError, OSError) as exc:
+            raise ConfigError(f"{source}: pretrain.init: {exc}") from None
     if cfg.demos is not None:
         try:
             return load_demos(cfg.demos, rules_hash, cfg.strict)
@@ -212,7 +250,7 @@ def pretrain(cfg, model, run_dir, demos: Demos | None, progress: bool = False) -
         demos = demonstrations(p, cfg.seed, cfg.env_kwargs, rules_hash(cfg.env_kwargs), progress)
     demo_seconds = time.perf_counter() - start
     gamma = cfg.ppo.gamma if cfg.ppo.gamma is not None else 0.99
-    before = accuracy(model.policy, demos)
+    before = accuracy(model.policy, demos)    # of the policy it starts from (init's, or new)
     with SummaryWriter(str(run_dir / "tb" / "pretrain")) as w, \
             bar(p.epochs * (1 + p.dagger_rounds), "cloning", progress) as pb:
         w.add_scalar("pretrain/accuracy", before, 0)

@@ -358,3 +358,38 @@ def test_train_with_keep_logs_it_and_resumes_exactly(tmp_path):
     assert not (runs / "none" / "demos.npz").exists()
     c = _weights(runs / "none" / "final_policy.pt")
     assert not all(bool((a[k] == c[k]).all()) for k in a)
+
+
+def test_init_starts_the_clone_from_a_policy_file(demo_file, tmp_path):
+    """pretrain.init: the new model's acting weights become the file's (the shipped
+    distill_v2_s1.pt, [256, 256]): the same greedy action as the file's own policy on every
+    demonstration step, and accuracy() then is the file's; a network of other layers is one
+    ValueError naming the file and the fix; through train.py a missing file is one error line and
+    nothing is written."""
+    from agents.evaluation.demos import load_demos
+    from agents.policy import PolicyAgent
+    from agents.train.ppo import make_venv, new_model, seed_everything
+    from agents.train.pretrain import accuracy, init_from
+    from agents.train.train_config import validate_config
+    shipped = REPO / "agents" / "models" / "distill_v2_s1.pt"
+    cfg = validate_config({"env_kwargs": ENV, "n_envs": 1, "ppo": {"n_steps": 32},
+                           "policy_kwargs": {"net_arch": [256, 256]}}, "test")
+    seed_everything(0)
+    model = new_model(cfg, make_venv(cfg))
+    d = load_demos(demo_file)
+    init_from(model.policy, str(shipped))
+    started, own = PolicyAgent(model), PolicyAgent(str(shipped))
+    masks = d.legal()
+    assert [started.act(o, m) for o, m in zip(d.obs, masks)] == \
+        [own.act(o, m) for o, m in zip(d.obs, masks)]
+    assert accuracy(model.policy, d) == accuracy(own.model, d)
+    with pytest.raises(ValueError, match=r"pretrain\.init: .*distill_v2_s1\.pt's network .* "
+                                         r"set policy_kwargs\.net_arch"):
+        init_from(_model().policy, str(shipped))            # a [64, 64] network
+    path = tmp_path / "bc.yaml"
+    path.write_text(yaml.safe_dump({"name": "bc", "env_kwargs": ENV, "total_timesteps": 32,
+                                    "pretrain": {"agent": "greedy", "init": "no/such.pt"}}))
+    r = run(TRAIN, "--config", path, "--runs-dir", tmp_path / "runs", "--no-progress")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "pretrain.init" in r.stderr and "no/such.pt" in r.stderr
+    assert not (tmp_path / "runs").exists()
