@@ -13,10 +13,11 @@ reroll's offers in a rollout are not the run's).
 
 Why: the policies we train take a good share of their good boards with some probability but not
 as their greedy choice; battles against the round's pool pick them out (at archmage, best of 16
-rollouts of distill v2 s1 wins about twice its greedy play's round-1 battles: docs/RESULTS.md,
-"Sampled search"). The labels it gives (one of the policy's own rollouts) are actions the policy
-can represent, which makes it an expert-iteration teacher for that policy
-(`pretrain.agent: "sampled:policy=..."`).
+rollouts of distill v2 s1 wins a quarter more a run than its greedy play: docs/RESULTS.md,
+"Sampled search and expert iteration"). The labels it gives (one of the policy's own
+rollouts) are actions the policy can represent, which makes it an expert-iteration teacher for
+that policy (scripts/expert_iteration.py, or `pretrain.agent: "sampled:policy=..."` with
+`pretrain.init`).
 
 Fair play, as the planner's: the copies carry a generator of the player's own, seeded by its seed
 (a run's seed in evaluations), the round and the search, never the run's, so a reroll in a

@@ -8,8 +8,7 @@ temperature=T`, agents/search/sampled.py) plays `runs` runs on demonstration see
 (masked cross-entropy, `agents.train.pretrain.clone`, the value head left out: the exported
 policies have none), then exported as the next current policy. The search's labels are one of
 the policy's own rollouts, actions it can represent, so a third or so of the search's gain
-reaches the network each time (docs/RESULTS.md, "Sampled search and one step of expert
-iteration").
+reaches the network each time (docs/RESULTS.md, "Sampled search and expert iteration").
 
 Outputs, in `out/`: `iter_<i>/demos.npz` and `iter_<i>/policy.pt` with its card `policy.json`
 (start, teacher, rules hash, steps, accuracies, evaluation), `expert_iteration.json` (every
