@@ -176,7 +176,6 @@ class SampledSearchAgent:
         """The best of the settings' rollouts from `state` (its steps to play)."""
         k = self._searches.get(state.round, 0)
         self._searches[state.round] = k + 1
-        best, best_value = None, -math.inf
         boards, plans = [], []
         for j in range(self.settings.n):
             steps, board = self._rollout(state, [self.seed, state.round, k, j], greedy=(j == 0))
@@ -185,6 +184,7 @@ class SampledSearchAgent:
         scorer = self._scorer_for(state)
         fielded = [b for b in boards if b is not None]
         scores = iter(scorer(fielded)) if fielded else iter(())
+        best, best_value = plans[0], -math.inf
         for steps, board in zip(plans, boards):
             # a rollout that ends the run before a battle (none does today) scores least
             payoff, margin = next(scores) if board is not None else (-math.inf, 0.0)
