@@ -150,6 +150,12 @@ def check_model_rules(path: str | Path, rules, strict: bool = False) -> None:
     warnings.warn(msg, stacklevel=3)
 
 
+def load_acting_policy(path: str | Path):
+    """The policy of an exported policy (`.pt`) or of a saved model (any other path, its
+    `.policy`), each read as its loader reads it (no pickle from a stranger)."""
+    return load_policy(path) if str(path).endswith(".pt") else load_model(path).policy
+
+
 def load_model(path: str | Path, device: str = "cpu"):
     """Load a MaskablePPO (or PPO) zip that this machine's training saved (or any, when pickles
     are trusted: agents/policy/trust.py); a missing, corrupt or untrusted file raises PolicyLoadError."""

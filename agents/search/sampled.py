@@ -39,7 +39,6 @@ import numpy as np
 
 from rune_env.envs.observation import Encoder
 from rune_env.rules import Rules, default_rules
-from rune_env.run.actions import action_table
 from rune_env.run.loop import apply
 from rune_env.run.state import RunState
 
@@ -112,9 +111,8 @@ def parse_sampled(name: str) -> SampledSettings:
 def _acting_net(path: str):
     """The policy's acting network as numpy (`agents.policy._ActingNet`): its logits for the
     legal actions of one observation, without torch."""
-    from agents.policy import _ActingNet, load_model, load_policy
-    loaded = load_policy(path) if str(path).endswith(".pt") else load_model(path).policy
-    net = _ActingNet.of(loaded)
+    from agents.policy import _ActingNet, load_acting_policy
+    net = _ActingNet.of(load_acting_policy(path))
     if net is None:
         raise ValueError(f"sampled search: {path} is not a masked MLP policy on flat observations")
     return net
@@ -133,7 +131,6 @@ class SampledSearchAgent:
         check_model_rules(self.settings.policy, self.rules)
         self.net = _acting_net(self.settings.policy)
         self.encoder = Encoder(self.rules)
-        self.table = action_table(self.rules)
         self.steps_max = self.rules.spec.run.action_cap + _CHOICES
         self._references: dict[int, Reference] = {}
         self.reset(seed)

@@ -58,20 +58,18 @@ def teacher_name(policy: str, s: ExitSettings) -> str:
 
 def _fit(policy_path: str, demos, s: ExitSettings, iteration: int, writer, progress):
     """The policy of `policy_path` fitted to `demos` from its own weights: (policy, accuracy
-    before, the last epoch's training accuracy, accuracy after)."""
+    before, accuracy after)."""
     import torch as th
 
-    from agents.policy import load_model, load_policy
+    from agents.policy import load_acting_policy
     th.manual_seed(s.seed * 1000 + _TORCH_STREAM + iteration)     # the value head's new weights
-    policy = load_policy(policy_path) if policy_path.endswith(".pt") \
-        else load_model(policy_path).policy
-    policy = policy.float()
+    policy = load_acting_policy(policy_path).float()
     before = accuracy(policy, demos)
     cfg = PretrainConfig(demos="(expert iteration)", epochs=s.epochs, batch_size=s.batch_size,
                          learning_rate=s.learning_rate, value=False)
-    history = clone(policy, demos, cfg, s.seed + iteration, 0.99, writer, progress,
-                    first_epoch=iteration * s.epochs + 1)
-    return policy, before, history[-1]["accuracy"], accuracy(policy, demos)
+    clone(policy, demos, cfg, s.seed + iteration, 0.99, writer, progress,
+          first_epoch=iteration * s.epochs + 1)
+    return policy, before, accuracy(policy, demos)
 
 
 def run_expert_iteration(s: ExitSettings, out: Path, progress: bool = False,
@@ -99,7 +97,7 @@ def run_expert_iteration(s: ExitSettings, out: Path, progress: bool = False,
             save_demos(demos, folder / "demos.npz")
             demo_seconds = time.perf_counter() - start
             with bar(s.epochs, f"iteration {i}: fitting", progress, unit="epoch") as pb:
-                policy, before, _, after = _fit(current, demos, s, i, None, pb)
+                policy, before, after = _fit(current, demos, s, i, None, pb)
             path = folder / "policy.pt"
             export_policy(policy, path)
             row = {"iteration": i, "start": current, "teacher": teacher, "runs": s.runs,

@@ -171,22 +171,15 @@ def clone(policy, demos: Demos, cfg: PretrainConfig, seed: int, gamma: float,
     return history
 
 
-def _load_acting(path: str):
-    """The policy of `path` (an exported policy or a saved model), read as the scripts read
-    policies (no pickles from strangers: agents/policy/trust.py)."""
-    from agents.policy import load_model, load_policy
-    return load_policy(path) if str(path).endswith(".pt") else load_model(path).policy
-
-
 def init_from(policy, path: str) -> None:
     """Start `policy` (the model's, before cloning) from the acting weights of the policy file
     `path`: its feature extractor, policy layers and action head; the value head stays the new
     model's (`value` fits it). ValueError naming the file if the networks differ."""
     import torch as th
 
-    from agents.policy import acting_state
+    from agents.policy import acting_state, load_acting_policy
     try:
-        source = acting_state(_load_acting(path), "float32")
+        source = acting_state(load_acting_policy(path), "float32")
     except (ValueError, OSError) as exc:
         raise ValueError(f"pretrain.init: {exc}") from None
     target = acting_state(policy, "float32")
@@ -210,8 +203,9 @@ def check_pretrain(cfg: PretrainConfig, env_kwargs: dict, rules_hash: str, sourc
 
     from .config import ConfigError
     if cfg.init is not None:
+        from agents.policy import load_acting_policy
         try:
-            _load_acting(cfg.init)
+            load_acting_policy(cfg.init)
         except (ValueError, OSError) as exc:
             raise ConfigError(f"{source}: pretrain.init: {exc}") from None
     if cfg.demos is not None:

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..rules.board import Board
 from ..rules.config import Rules
-from .loop import BattleFn, OpponentSource, draw_opponent, fight_boards
+from .loop import BattleFn, OpponentSource, battle_outcome, draw_opponent, fight_boards
 from .ranks import rank_effects
 
 
@@ -25,7 +25,6 @@ def sample_battles(me: Board, round_: int, rank: int, boss, seat: int,
         child = np.random.default_rng(int(rng.integers(2**63)))
         opp = draw_opponent(opponents, round_, effects, boss, rules, child)
         result = fight_boards(me, opp, seat, rules, battle_fn, variant, child)
-        outcome = "draw" if result.winner is None else ("win" if result.winner == seat else "loss")
-        out.append((outcome, result.hp[seat] / result.max_hp[seat],
+        out.append((battle_outcome(result, seat), result.hp[seat] / result.max_hp[seat],
                     result.hp[1 - seat] / result.max_hp[1 - seat]))
     return out

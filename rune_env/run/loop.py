@@ -500,6 +500,11 @@ def fight_boards(me: Board, opp: Board, seat: int, rules: Rules, battle_fn: Batt
     return fight(pair[0], pair[1], rules)
 
 
+def battle_outcome(result: BattleResult, seat: int) -> str:
+    """"win", "loss" or "draw" for the side `seat` of a battle."""
+    return "draw" if result.winner is None else ("win" if result.winner == seat else "loss")
+
+
 def record_battle(state: RunState, result: BattleResult, seat: int, me: Board,
                   opp: Board) -> tuple[BattleSummary, bool]:
     """Count a battle the player fought in side `seat` (wins, losses, lamps, achievements) and
@@ -507,7 +512,7 @@ def record_battle(state: RunState, result: BattleResult, seat: int, me: Board,
     `next_round` (or the end of the run) is the caller's."""
     rules = state.rules
     boss = state.boss_rules
-    outcome = "draw" if result.winner is None else ("win" if result.winner == seat else "loss")
+    outcome = battle_outcome(result, seat)
     kinds = tuple(sorted(k for k, _ in state.board.values()))
     boss_win, lamp_saved = _count_outcome(state, outcome, bool(boss), me)
     summary = BattleSummary(
