@@ -3,12 +3,12 @@
 
     python scripts/expert_iteration.py --policy FILE [--iterations K] [--runs N] [--rank R]
                                        [--seed S] [--jobs J] [--n N] [--temperature T]
-                                       [--epochs E] [--learning-rate LR] [--batch-size B]
+                                       [--epsilon P] [--epochs E] [--learning-rate LR] [--batch-size B]
                                        [--eval-episodes M] [--eval-seed S] [--rules FILE]
                                        [--out DIR] [--force] [--json] [--no-progress]
 
 Each iteration, sampled search around the current policy (`sampled:policy=CURRENT,n=N,
-temperature=T`: its preparation played N times a round on private copies, the best by battles
+temperature=T[,epsilon=P]`: its preparation played N times a round on private copies, the best by battles
 against the rank's pool) plays N runs on demonstration seeds of S + iteration; the policy is
 fitted to the search's actions from its own weights and exported as the next one
 (agents/train/expert_iteration.py). Writes DIR/iter_<i>/demos.npz, DIR/iter_<i>/policy.pt (with
@@ -54,6 +54,9 @@ def build_parser(rules=None):
     p.add_argument("--temperature", type=positive_float_to(TEMPERATURE_MAX), default=2.0,
                    metavar="T", help=f"the sampled rollouts' softmax temperature, in (0, "
                                      f"{TEMPERATURE_MAX:g}] (default 2)")
+    p.add_argument("--epsilon", type=positive_float_to(1.0), default=1.0, metavar="P",
+                   help="the share of a sampled rollout's steps that sample (the others take "
+                        "the policy's greedy action), in (0, 1] (default 1: every step)")
     add_count_argument(p, "--epochs", 30, "epochs of fitting an iteration", high=MAX_EPOCHS,
                        metavar="E")
     p.add_argument("--learning-rate", type=positive_float_to(1.0), default=1e-3, metavar="LR",
@@ -78,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     from agents.train.expert_iteration import ExitSettings, run_expert_iteration, teacher_name
     from rune_env.envs.arguments import check_rank_mix
     s = ExitSettings(policy=a.policy, iterations=a.iterations, runs=a.runs, rank=a.rank,
-                     seed=a.seed, jobs=a.jobs, n=a.n, temperature=a.temperature, epochs=a.epochs,
+                     seed=a.seed, jobs=a.jobs, n=a.n, temperature=a.temperature, epsilon=a.epsilon,
+                     epochs=a.epochs,
                      batch_size=a.batch_size, learning_rate=a.learning_rate,
                      eval_episodes=a.eval_episodes, eval_seed=a.eval_seed,
                      rules=str(Path(a.rules).resolve()) if a.rules else None)

@@ -44,6 +44,7 @@ class ExitSettings:
     jobs: int = 1
     n: int = 16                   # the search's rollouts a round
     temperature: float = 2.0      # its sampled rollouts' temperature
+    epsilon: float = 1.0          # the share of a sampled rollout's steps that sample
     epochs: int = 30
     batch_size: int = 256
     learning_rate: float = 1e-3
@@ -52,8 +53,14 @@ class ExitSettings:
     rules: str | None = None      # a rules file (None: the defaults)
 
 
+def _number(x: float) -> str:
+    """`x` as short as it reads back exactly (2.0 -> "2", 0.1 -> "0.1")."""
+    return f"{x:g}" if float(f"{x:g}") == x else repr(x)
+
+
 def teacher_name(policy: str, s: ExitSettings) -> str:
-    return f"sampled:policy={policy},n={s.n},temperature={s.temperature:g}"
+    name = f"sampled:policy={policy},n={s.n},temperature={_number(s.temperature)}"
+    return name + (f",epsilon={_number(s.epsilon)}" if s.epsilon < 1 else "")
 
 
 def _fit(policy_path: str, demos, s: ExitSettings, iteration: int, writer, progress):

@@ -57,6 +57,8 @@ def test_an_iteration_fits_the_policy_to_its_search_and_is_reproducible(tmp_path
     (["--n", "0"], "--n"),
     (["--temperature", "0"], "--temperature"),
     (["--iterations", "51"], "--iterations"),
+    (["--epsilon", "0"], "--epsilon"),
+    (["--epsilon", "1.5"], "--epsilon"),
     (["--rank", "grandmaster"], "--rank"),
 ])
 def test_bad_arguments_are_one_line(tmp_path, args, words):
@@ -72,3 +74,20 @@ def test_a_missing_policy_or_an_existing_folder_is_refused(tmp_path):
     (tmp_path / "x").mkdir()
     r = run(*TINY, "--out", tmp_path / "x")
     assert r.returncode == 2 and "exists (--force replaces it)" in r.stderr, r.stderr
+
+
+def test_the_teacher_is_named_with_its_knobs():
+    """The teacher's agent name carries the settings' knobs, each as it reads back exactly, and
+    epsilon only below 1 (its default: the names of before the knob)."""
+    from agents import make_agent
+    from agents.search.sampled import parse_sampled
+    from agents.train.expert_iteration import ExitSettings, teacher_name
+    from rune_env.rules import default_rules
+    assert teacher_name(POLICY, ExitSettings(policy=POLICY)) == \
+        f"sampled:policy={POLICY},n=16,temperature=2"
+    s = ExitSettings(policy=POLICY, n=8, temperature=2.5, epsilon=0.1)
+    name = teacher_name(POLICY, s)
+    assert name == f"sampled:policy={POLICY},n=8,temperature=2.5,epsilon=0.1"
+    settings = parse_sampled(name)
+    assert (settings.n, settings.temperature, settings.epsilon) == (8, 2.5, 0.1)
+    assert make_agent(name, default_rules()).settings.epsilon == 0.1

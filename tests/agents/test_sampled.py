@@ -44,6 +44,9 @@ def play(agent, run_seed: int, rank: str = "archmage") -> list[int]:
     (f"sampled:policy={POLICY},temperature=nan", "temperature is in (0, 100]"),
     (f"sampled:policy={POLICY},size=0", "size is 1..1024"),
     (f"sampled:policy={POLICY},margin=-1", "margin is in [0, 10]"),
+    (f"sampled:policy={POLICY},epsilon=0", "epsilon is in (0, 1]"),
+    (f"sampled:policy={POLICY},epsilon=1.5", "epsilon is in (0, 1]"),
+    (f"sampled:policy={POLICY},epsilon=nan", "epsilon is in (0, 1]"),
     (f"sampled:policy={POLICY},depth=3", "KEY one of policy, n, temperature"),
     (f"sampled:policy={POLICY},reference=rank@x", "sampled"),
 ])
@@ -56,9 +59,9 @@ def test_bad_knobs_are_one_line_errors(name, words):
 
 def test_knobs_parse():
     s = parse_sampled(f"sampled:policy={POLICY},n=8,temperature=2,reference=meta+rank,size=32,"
-                      f"margin=0.5")
+                      f"margin=0.5,epsilon=0.25")
     assert s == SampledSettings(policy=POLICY, n=8, temperature=2.0, reference="meta+rank",
-                                size=32, margin=0.5)
+                                size=32, margin=0.5, epsilon=0.25)
 
 
 def test_one_rollout_is_the_policy_greedy_play():
@@ -69,6 +72,46 @@ def test_one_rollout_is_the_policy_greedy_play():
         seed = eval_run_seed(0, episode)
         assert play(make_agent(f"sampled:policy={POLICY},n=1", RULES), seed) == \
             play(PolicyAgent(POLICY), seed)
+
+
+def _off_greedy(name: str, run_seed: int) -> tuple[int, int]:
+    """(steps, steps whose action is not the policy's greedy one) over every rollout of a
+    run's first search, each step checked against the policy's logits at its observation."""
+    agent = make_agent(name, RULES)
+    made = []
+    rollout = agent._rollout
+
+    def recording(state, key, greedy):
+        steps, board = rollout(state, key, greedy)
+        made.extend(list(steps))
+        return steps, board
+
+    agent._rollout = recording
+    env = RuneRunEnv(rank="archmage")
+    obs, info = env.reset(options={"run_seed": run_seed})
+    agent.reset(run_seed)
+    agent.act(obs, info["action_mask"], state=env.state)
+    off = 0
+    for seen, legal, action in made:
+        actions = np.flatnonzero(legal)
+        off += action != actions[int(np.argmax(agent.net.logits(seen, actions)))]
+    return len(made), off
+
+
+def test_epsilon_samples_that_share_of_a_rollouts_steps():
+    """epsilon: each step of a sampled rollout samples with that probability, else takes the
+    greedy action. A vanishing epsilon (1e-12: a draw below it has odds of about 1e-12 a step)
+    leaves every step of every rollout greedy; at temperature 3 full sampling (epsilon 1, the
+    default) takes a non-greedy action on many steps, epsilon 0.2 on some but fewer (about a
+    fifth as many: the shares are counted over 12 rollouts of one search, so only the order is
+    asserted)."""
+    seed = eval_run_seed(0, 4)
+    base = f"sampled:policy={POLICY},n=12,temperature=3"
+    steps, off = _off_greedy(base + ",epsilon=1e-12", seed)
+    assert steps > 12 and off == 0
+    steps_full, off_full = _off_greedy(base, seed)
+    steps_some, off_some = _off_greedy(base + ",epsilon=0.2", seed)
+    assert 0 < off_some / steps_some < off_full / steps_full
 
 
 def test_the_best_rollout_is_played():
