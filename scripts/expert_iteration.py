@@ -3,7 +3,8 @@
 
     python scripts/expert_iteration.py --policy FILE [--iterations K] [--runs N] [--rank R]
                                        [--seed S] [--jobs J] [--n N] [--temperature T]
-                                       [--epsilon P] [--epochs E] [--learning-rate LR] [--batch-size B]
+                                       [--epsilon P] [--epochs E] [--holdout F] [--patience N]
+                                       [--keep-demos K] [--extra-demos FILE ...] [--learning-rate LR] [--batch-size B]
                                        [--eval-episodes M] [--eval-seed S] [--rules FILE]
                                        [--out DIR] [--force] [--json] [--no-progress]
 
@@ -23,12 +24,14 @@ more to 0.343 and 0.344 (evaluation seeds 0-3, 800 runs; the planner 0.435).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 from pathlib import Path
 
 from agents.cli.args import (add_count_argument, add_json_argument, add_rules_argument,
-                             add_seed_argument, fail, int_in, parse_with_rules,
+                             add_seed_argument, fail, int_in, non_negative_float,
+                             parse_with_rules,
                              positive_float_to, script_parser, seed_int)
 from agents.cli.progress import add_progress_argument, progress_on
 from agents.search.sampled import N_MAX, TEMPERATURE_MAX
@@ -36,6 +39,13 @@ from agents.search.sampled import N_MAX, TEMPERATURE_MAX
 MAX_ITERATIONS = 50
 MAX_RUNS = 1_000_000
 MAX_EPOCHS = 10_000
+
+
+def _holdout_share(text: str) -> float:
+    value = non_negative_float(text)
+    if value > 0.5:
+        raise argparse.ArgumentTypeError(f"must be in [0, 0.5]; got {text!r}")
+    return value
 
 
 def build_parser(rules=None):
@@ -59,6 +69,20 @@ def build_parser(rules=None):
                         "the policy's greedy action), in (0, 1] (default 1: every step)")
     add_count_argument(p, "--epochs", 30, "epochs of fitting an iteration", high=MAX_EPOCHS,
                        metavar="E")
+    p.add_argument("--holdout", type=_holdout_share, default=0.0, metavar="F",
+                   help="the share of the fitted runs held out to measure the fit: the epoch "
+                        "with the lowest held-out loss is kept (the start policy if none is "
+                        "lower) and fitting stops --patience epochs after it, in [0, 0.5] "
+                        "(default 0: every epoch kept, no measure)")
+    add_count_argument(p, "--patience", 3, "with --holdout: epochs without a lower held-out "
+                       "loss before fitting stops", high=MAX_EPOCHS)
+    add_count_argument(p, "--keep-demos", 1, "the last K iterations' demonstrations fitted "
+                       "together (DAgger's aggregation; 1: this iteration's only)",
+                       high=MAX_ITERATIONS, metavar="K")
+    p.add_argument("--extra-demos", nargs="+", default=[], metavar="FILE",
+                   help="demonstrations files (scripts/collect_demos.py, or an earlier run's "
+                        "iter_<i>/demos.npz) of these rules fitted in every iteration too "
+                        "(default: none)")
     p.add_argument("--learning-rate", type=positive_float_to(1.0), default=1e-3, metavar="LR",
                    help="Adam's learning rate, in (0, 1] (default 0.001)")
     add_count_argument(p, "--batch-size", 256, "steps a minibatch", high=1_000_000, metavar="B")
@@ -82,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     from rune_env.envs.arguments import check_rank_mix
     s = ExitSettings(policy=a.policy, iterations=a.iterations, runs=a.runs, rank=a.rank,
                      seed=a.seed, jobs=a.jobs, n=a.n, temperature=a.temperature, epsilon=a.epsilon,
-                     epochs=a.epochs,
+                     epochs=a.epochs, holdout=a.holdout, patience=a.patience,
+                     keep_demos=a.keep_demos, extra_demos=tuple(a.extra_demos),
                      batch_size=a.batch_size, learning_rate=a.learning_rate,
                      eval_episodes=a.eval_episodes, eval_seed=a.eval_seed,
                      rules=str(Path(a.rules).resolve()) if a.rules else None)
@@ -90,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         check_rank_mix(rules, a.rank, "--rank")
         from agents import make_agent
         make_agent(teacher_name(a.policy, s), rules)        # the policy loads, the knobs hold
+        from agents.evaluation.demos import load_demos
+        for path in a.extra_demos:                          # data of these rules, whole
+            load_demos(path, rules.hash, strict=True)
     except (ValueError, OSError) as exc:
         return fail(str(exc))
     out = Path(a.out) if a.out else Path("runs") / f"exit_{Path(a.policy).stem}_s{a.seed}"

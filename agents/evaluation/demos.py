@@ -87,6 +87,15 @@ class Demos:
             out[i] = acc
         return out
 
+    def select(self, keep: np.ndarray) -> "Demos":
+        """The steps where the boolean array `keep` is true (the metadata of these, with the
+        counts)."""
+        keep = np.asarray(keep, dtype=bool)
+        meta = {**self.meta, "steps": int(keep.sum()),
+                "runs": len(np.unique(self.run_seeds[keep]))}
+        return Demos(*(getattr(self, k)[keep]
+                       for k in ("obs", "masks", "actions", "rewards", "run_seeds")), meta)
+
     def extend(self, other: "Demos") -> "Demos":
         """These demonstrations followed by `other`'s (the metadata of these, with the counts)."""
         meta = {**self.meta, "steps": len(self) + len(other),

@@ -116,24 +116,36 @@ def cloning_loss(policy, obs, legal, actions):
 def accuracy(policy, demos: Demos, batch: int = 4096) -> float:
     """The share of the demonstrations' steps whose most likely legal action under `policy` is
     the one taken."""
+    return fit_quality(policy, demos, batch)[0]
+
+
+def fit_quality(policy, demos: Demos, batch: int = 4096) -> tuple[float, float]:
+    """(accuracy, mean masked cross-entropy) of `policy` on the demonstrations: the share of
+    steps whose most likely legal action is the one taken, and the cloning loss."""
     import torch as th
     legal = demos.legal()
     hits = 0
+    loss = 0.0
     with th.no_grad():
         for s in range(0, len(demos), batch):
             dist, _ = _forward(policy, th.as_tensor(demos.obs[s:s + batch]),
                                th.as_tensor(legal[s:s + batch]))
             best = dist.distribution.logits.argmax(dim=1).numpy()
             hits += int((best == demos.actions[s:s + batch]).sum())
-    return hits / len(demos)
+            taken = th.as_tensor(demos.actions[s:s + batch].astype(np.int64))
+            loss -= float(dist.log_prob(taken).sum())
+    return hits / len(demos), loss / len(demos)
 
 
 def clone(policy, demos: Demos, cfg: PretrainConfig, seed: int, gamma: float,
-          writer=None, progress=None, first_epoch: int = 1) -> list[dict[str, Any]]:
+          writer=None, progress=None, first_epoch: int = 1,
+          after_epoch=None) -> list[dict[str, Any]]:
     """Fit `policy` (a MaskableActorCriticPolicy, trained in place) to `demos` for cfg.epochs
     epochs of Adam at cfg.learning_rate in minibatches of cfg.batch_size; each epoch's
     {"epoch", "loss", "value_loss", "accuracy", "seconds"} is returned and, with `writer` (a
-    SummaryWriter), logged as pretrain/*. `progress` gets .update(1) per epoch."""
+    SummaryWriter), logged as pretrain/*. `progress` gets .update(1) per epoch. `after_epoch`,
+    if given, is called with each epoch's row (the policy in evaluation mode) and may add to it;
+    when it returns True the fitting stops there (early stopping)."""
     import torch as th
     obs = th.as_tensor(demos.obs)
     legal = th.as_tensor(demos.legal())
@@ -162,11 +174,18 @@ def clone(policy, demos: Demos, cfg: PretrainConfig, seed: int, gamma: float,
         row = {"epoch": epoch, "loss": total / n, "value_loss": value_total / n,
                "accuracy": hits / n, "seconds": time.perf_counter() - start}
         history.append(row)
+        stop = False
+        if after_epoch is not None:
+            policy.set_training_mode(False)
+            stop = bool(after_epoch(row))
+            policy.set_training_mode(True)
         if writer is not None:
             for k in ("loss", "value_loss", "accuracy"):
                 writer.add_scalar(f"pretrain/{k}", row[k], epoch)
         if progress is not None:
             progress.update(1)
+        if stop:
+            break
     policy.set_training_mode(False)
     return history
 

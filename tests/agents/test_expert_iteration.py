@@ -91,3 +91,52 @@ def test_the_teacher_is_named_with_its_knobs():
     settings = parse_sampled(name)
     assert (settings.n, settings.temperature, settings.epsilon) == (8, 2.5, 0.1)
     assert make_agent(name, default_rules()).settings.epsilon == 0.1
+
+
+def test_holdout_keeps_the_best_epoch_and_keep_demos_aggregates(tmp_path):
+    """--holdout 0.25 --keep-demos 2 over 2 iterations of 4 runs: the second iteration fits both
+    iterations' runs (8; 2 of them, a quarter, held out), so its fitted and held-out steps add
+    up to both iterations' steps; the exported policy's held-out loss, recomputed here from the
+    held-out runs, is the one the row reports, the lowest of its start's and every epoch's."""
+    from agents.evaluation.demos import load_demos
+    from agents.policy import load_acting_policy
+    from agents.train.expert_iteration import split_holdout
+    from agents.train.pretrain import fit_quality
+    out = tmp_path / "h"
+    r = run(*TINY, "--iterations", "2", "--holdout", "0.25", "--keep-demos", "2",
+            "--epochs", "4", "--patience", "4", "--out", out, "--json")
+    assert r.returncode == 0, r.stderr
+    first, second = json.loads(r.stdout)["iterations"]
+    assert first["holdout_runs"] == 1 and second["holdout_runs"] == 2     # round(0.25 x 4, x 8)
+    assert second["fit_steps"] + second["holdout_steps"] == first["steps"] + second["steps"]
+    both = load_demos(out / "iter_1" / "demos.npz").extend(load_demos(out / "iter_2" / "demos.npz"))
+    _, held = split_holdout(both, 0.25, 0, 2)
+    assert len(held) == second["holdout_steps"]
+    # the row's loss is the float32 fit's, the file's weights are float16 (export_policy's
+    # default): equal to a few parts in ten thousand
+    _, loss = fit_quality(load_acting_policy(str(out / "iter_2" / "policy.pt")).float(), held)
+    assert loss == pytest.approx(second["val_loss"], rel=2e-3)
+    curve = second["epoch_val_losses"]
+    assert 1 <= len(curve) <= 4 and second["val_loss"] == min([second["val_loss_before"], *curve])
+    kept = second["epochs_fitted"]
+    assert kept == 0 or curve[kept - 1] == second["val_loss"]
+
+
+def test_split_holdout_is_whole_runs_drawn_by_seed():
+    """A held-out run is held out whole, the two parts share no run, and the draw is the
+    seed's: the same seed and iteration, the same split."""
+    import numpy as np
+
+    from agents.evaluation.demos import Demos
+    from agents.train.expert_iteration import split_holdout
+    seeds = np.repeat(np.arange(10), 3)          # 10 runs of 3 steps
+    z = np.zeros((30, 1), np.float32)
+    d = Demos(z, np.zeros((30, 1), np.uint8), np.zeros(30, np.int64), np.zeros(30, np.float32),
+              seeds, {"actions": 8, "runs": 10, "steps": 30})
+    fitted, held = split_holdout(d, 0.2, 7, 1)
+    assert len(held) == 6 and len(fitted) == 24 and held.meta["runs"] == 2
+    assert not set(held.run_seeds) & set(fitted.run_seeds)
+    again, _ = split_holdout(d, 0.2, 7, 1)
+    assert np.array_equal(again.run_seeds, fitted.run_seeds)
+    with pytest.raises(ValueError, match="at least 2 runs"):
+        split_holdout(d.select(seeds == 0), 0.2, 7, 1)
