@@ -45,7 +45,11 @@ def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False
         return PlannerAgent(rules, seed, parse_planner(name, rules))
     if name.startswith(SAMPLED_PREFIX):
         from .search.sampled import SampledSearchAgent, parse_sampled
-        return SampledSearchAgent(rules or default_rules(), seed, parse_sampled(name))
+        settings = parse_sampled(name)
+        try:
+            return SampledSearchAgent(rules or default_rules(), seed, settings)
+        except ValueError as exc:        # a knob the rules refuse (core=...), named in one line
+            raise ValueError(f"agent {name!r}: {exc}") from None
     if name.startswith(SCHEDULE_PREFIX):
         from .policy.schedule import make_schedule_agent
         rules = rules or default_rules()

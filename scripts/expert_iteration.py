@@ -3,7 +3,7 @@
 
     python scripts/expert_iteration.py --policy FILE [--iterations K] [--runs N] [--rank R]
                                        [--seed S] [--jobs J] [--n N] [--temperature T]
-                                       [--epsilon P] [--epochs E] [--holdout F] [--patience N]
+                                       [--epsilon P] [--core CORE] [--epochs E] [--holdout F] [--patience N]
                                        [--keep-demos K] [--extra-demos FILE ...] [--learning-rate LR] [--batch-size B]
                                        [--eval-episodes M] [--eval-seed S] [--rules FILE]
                                        [--out DIR] [--force] [--json] [--no-progress]
@@ -67,6 +67,10 @@ def build_parser(rules=None):
     p.add_argument("--epsilon", type=positive_float_to(1.0), default=1.0, metavar="P",
                    help="the share of a sampled rollout's steps that sample (the others take "
                         "the policy's greedy action), in (0, 1] (default 1: every step)")
+    p.add_argument("--core", default=None, metavar="CORE",
+                   help="the core the search takes when a run's core is chosen, one of the "
+                        "rules' cores; the policy learns it with the rest (default: the "
+                        "policy's own choice)")
     add_count_argument(p, "--epochs", 30, "epochs of fitting an iteration", high=MAX_EPOCHS,
                        metavar="E")
     p.add_argument("--holdout", type=_holdout_share, default=0.0, metavar="F",
@@ -105,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     from agents.train.expert_iteration import ExitSettings, run_expert_iteration, teacher_name
     from rune_env.envs.arguments import check_rank_mix
     s = ExitSettings(policy=a.policy, iterations=a.iterations, runs=a.runs, rank=a.rank,
-                     seed=a.seed, jobs=a.jobs, n=a.n, temperature=a.temperature, epsilon=a.epsilon,
+                     seed=a.seed, jobs=a.jobs, n=a.n, temperature=a.temperature,
+                     epsilon=a.epsilon, core=a.core,
                      epochs=a.epochs, holdout=a.holdout, patience=a.patience,
                      keep_demos=a.keep_demos, extra_demos=tuple(a.extra_demos),
                      batch_size=a.batch_size, learning_rate=a.learning_rate,

@@ -24,8 +24,9 @@ Fair play, as the planner's: the copies carry a generator of the player's own, s
 rollout shows offers the run has not drawn; the opponent's board is never read, and the
 reference is public data. The same seed gives the same run.
 
-Knobs: `sampled:policy=PATH,n=16,temperature=1,reference=rank,size=64,margin=0.05,epsilon=1`
-(`parse_sampled`; epsilon: the share of a sampled rollout's steps that sample, the others greedy).
+Knobs: `sampled:policy=PATH,n=16,temperature=1,reference=rank,size=64,margin=0.05,epsilon=1,
+core=NAME` (`parse_sampled`; epsilon: the share of a sampled rollout's steps that sample, the
+others greedy; core: the core taken when the run's core is chosen, default the policy's choice).
 One-player runs only (RuneRun-v0, RuneDraft-v0): in a duel its policy's observation is not the
 run's.
 """
@@ -40,6 +41,7 @@ import numpy as np
 
 from rune_env.envs.observation import Encoder
 from rune_env.rules import Rules, default_rules
+from rune_env.run.actions import action_table
 from rune_env.run.loop import apply
 from rune_env.run.state import RunState
 
@@ -71,6 +73,11 @@ class SampledSettings:
     # actions are the greedy ones but for a few deviations, the ones that made its board better:
     # cleaner labels for expert iteration than a rollout sampled throughout
     epsilon: float = 1.0
+    # the core to take when the run's core is to be chosen (None: the policy's choice). The
+    # search scores a round's boards, so it never trades a weaker first round for a core that
+    # grows stronger later (moon, the planner's choice at archmage); this knob makes that choice
+    # for it, and in expert iteration teaches it to the policy with the rest
+    core: str | None = None
 
     def check(self) -> "SampledSettings":
         if not self.policy:
@@ -97,7 +104,7 @@ def parse_sampled(name: str) -> SampledSettings:
     if not name.startswith(PREFIX):
         raise ValueError(f"not a sampled search: {name!r}")
     kinds = {"policy": str, "n": int, "temperature": float, "reference": str, "size": int,
-             "margin": float, "epsilon": float}
+             "margin": float, "epsilon": float, "core": str}
     values: dict = {}
     for part in name[len(PREFIX):].split(","):
         key, eq, value = part.partition("=")
@@ -139,6 +146,13 @@ class SampledSearchAgent:
         check_model_rules(self.settings.policy, self.rules)
         self.net = _acting_net(self.settings.policy)
         self.encoder = Encoder(self.rules)
+        self.core_action = None          # the action choosing the settings' core
+        if self.settings.core is not None:
+            table = action_table(self.rules)
+            if self.settings.core not in table.cores:
+                raise ValueError(f"sampled search: core is one of {', '.join(table.cores)}, got "
+                                 f"{self.settings.core!r}")
+            self.core_action = table.id("choose_core", table.cores.index(self.settings.core))
         self.steps_max = self.rules.spec.run.action_cap + _CHOICES
         self._references: dict[int, Reference] = {}
         self.reset(seed)
@@ -208,7 +222,10 @@ class SampledSearchAgent:
         steps = []
         for _ in range(self.steps_max):
             obs, mask = self.encoder.observe(copy)
-            action = self._choose(obs, mask, pick, greedy)
+            if self.core_action is not None and mask[self.core_action]:
+                action = self.core_action                  # the core is being chosen: the knob's
+            else:
+                action = self._choose(obs, mask, pick, greedy)
             steps.append((obs, mask, action))
             result = apply(copy, action, defer_battle=True, assume_legal=True)
             if result.ready:

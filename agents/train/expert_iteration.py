@@ -54,6 +54,7 @@ class ExitSettings:
     n: int = 16                   # the search's rollouts a round
     temperature: float = 2.0      # its sampled rollouts' temperature
     epsilon: float = 1.0          # the share of a sampled rollout's steps that sample
+    core: str | None = None       # the core the search takes at a run's start (None: the policy's)
     epochs: int = 30
     batch_size: int = 256
     learning_rate: float = 1e-3
@@ -76,7 +77,8 @@ def _number(x: float) -> str:
 
 def teacher_name(policy: str, s: ExitSettings) -> str:
     name = f"sampled:policy={policy},n={s.n},temperature={_number(s.temperature)}"
-    return name + (f",epsilon={_number(s.epsilon)}" if s.epsilon < 1 else "")
+    return (name + (f",epsilon={_number(s.epsilon)}" if s.epsilon < 1 else "")
+            + (f",core={s.core}" if s.core is not None else ""))
 
 
 def split_holdout(demos, share: float, seed: int, iteration: int):

@@ -59,6 +59,7 @@ def test_an_iteration_fits_the_policy_to_its_search_and_is_reproducible(tmp_path
     (["--iterations", "51"], "--iterations"),
     (["--epsilon", "0"], "--epsilon"),
     (["--epsilon", "1.5"], "--epsilon"),
+    (["--core", "pluto"], "core is one of"),
     (["--rank", "grandmaster"], "--rank"),
 ])
 def test_bad_arguments_are_one_line(tmp_path, args, words):
@@ -85,11 +86,12 @@ def test_the_teacher_is_named_with_its_knobs():
     from rune_env.rules import default_rules
     assert teacher_name(POLICY, ExitSettings(policy=POLICY)) == \
         f"sampled:policy={POLICY},n=16,temperature=2"
-    s = ExitSettings(policy=POLICY, n=8, temperature=2.5, epsilon=0.1)
+    s = ExitSettings(policy=POLICY, n=8, temperature=2.5, epsilon=0.1, core="moon")
     name = teacher_name(POLICY, s)
-    assert name == f"sampled:policy={POLICY},n=8,temperature=2.5,epsilon=0.1"
+    assert name == f"sampled:policy={POLICY},n=8,temperature=2.5,epsilon=0.1,core=moon"
     settings = parse_sampled(name)
-    assert (settings.n, settings.temperature, settings.epsilon) == (8, 2.5, 0.1)
+    assert (settings.n, settings.temperature, settings.epsilon, settings.core) == \
+        (8, 2.5, 0.1, "moon")
     assert make_agent(name, default_rules()).settings.epsilon == 0.1
 
 

@@ -47,6 +47,7 @@ def play(agent, run_seed: int, rank: str = "archmage") -> list[int]:
     (f"sampled:policy={POLICY},epsilon=0", "epsilon is in (0, 1]"),
     (f"sampled:policy={POLICY},epsilon=1.5", "epsilon is in (0, 1]"),
     (f"sampled:policy={POLICY},epsilon=nan", "epsilon is in (0, 1]"),
+    (f"sampled:policy={POLICY},core=pluto", "core is one of sun, star, moon, eclipse, tree"),
     (f"sampled:policy={POLICY},depth=3", "KEY one of policy, n, temperature"),
     (f"sampled:policy={POLICY},reference=rank@x", "sampled"),
 ])
@@ -112,6 +113,21 @@ def test_epsilon_samples_that_share_of_a_rollouts_steps():
     steps_full, off_full = _off_greedy(base, seed)
     steps_some, off_some = _off_greedy(base + ",epsilon=0.2", seed)
     assert 0 < off_some / steps_some < off_full / steps_full
+
+
+def test_core_knob_takes_that_core():
+    """core=moon: the run's core choice (its first step, no core fixed) is moon in every
+    rollout, so in the run, where the policy alone takes tree (its choice on these runs: each
+    of the policies trained so far chooses tree at archmage); the rest of the run is played."""
+    from rune_env.run.actions import action_table
+    table = action_table(RULES)
+    moon = table.id("choose_core", table.cores.index("moon"))
+    tree = table.id("choose_core", table.cores.index("tree"))
+    for episode in range(2):
+        seed = eval_run_seed(0, episode)
+        assert play(PolicyAgent(POLICY), seed)[0] == tree
+        actions = play(make_agent(f"sampled:policy={POLICY},n=4,core=moon", RULES), seed)
+        assert actions[0] == moon and len(actions) > 1
 
 
 def test_the_best_rollout_is_played():
