@@ -251,8 +251,9 @@ def test_a_policy_of_other_rules_warns_and_strict_refuses(tiny_run, tmp_path, sc
 def test_shipped_models_carry_their_rules_and_fit_the_budget():
     """Every shipped policy has a card naming its rules (in agents/models/ the defaults' before
     the amplify cap, configs/rules/balance_v2.yaml, until they are retrained, but the cloned
-    agents of configs/train/expert.yaml, expert_*.pt, and the distilled ones of distill.yaml
-    and distill_v2.yaml, distill_*.pt, trained under today's defaults, and long_mentor_s1.pt,
+    agents of configs/train/expert.yaml, expert_*.pt, the distilled ones of distill.yaml
+    and distill_v2.yaml, distill_*.pt, and those of scripts/expert_iteration.py, exit_*.pt,
+    trained under today's defaults, and long_mentor_s1.pt,
     their teacher, under them with 15 lamps; the rules as written in seed_literal/), and the
     shipped models and pools stay under issue #32's 15 MB."""
     from rune_env.rules import default_rules
@@ -264,7 +265,7 @@ def test_shipped_models_carry_their_rules_and_fit_the_budget():
         assert card["policy"] == pt.relative_to(REPO).as_posix()
         expected = (LITERAL.hash if pt.parent.name == "seed_literal" else
                     long_runs.hash if pt.name.startswith("long_mentor_") else
-                    default_rules().hash if pt.name.startswith(("expert_", "distill_"))
+                    default_rules().hash if pt.name.startswith(("expert_", "distill_", "exit_"))
                     else balance_v2.hash)
         assert card.get("rules_hash") == expected, pt
     total = sum(p.stat().st_size for d in (models, REPO / "configs" / "opponents")
@@ -295,7 +296,8 @@ def test_evaluate_plays_another_rules_file_with_its_own_policies_and_pools(tmp_p
 def test_shipped_policies_are_data_and_the_pools_provenance_still_leads_to_them():
     """Every shipped policy is in the data format (safetensors, not a pickle) and says where it
     was converted from (the older ones, once pickles) or, exported in that format from its
-    checkpoint, that it chose the checkpoint's action at every step checked; the default rules' pools name each drafting policy's sha256 as it was
+    checkpoint, that it chose the checkpoint's action at every step checked (or, written by
+    scripts/expert_iteration.py itself, its sha256 and the commands that made it); the default rules' pools name each drafting policy's sha256 as it was
     when they were drafted: the file's own (a pool drafted since the conversion, as sorcerer's)
     or the card's converted_from.sha256 (the old pickled file, for a pool drafted before; a
     policy exported straight to the data format has no older file)."""
@@ -310,6 +312,10 @@ def test_shipped_policies_are_data_and_the_pools_provenance_still_leads_to_them(
         if "converted_from" in card:
             conv = card["converted_from"]
             assert conv["same_weights"] and conv["check"]["same_actions"] == conv["check"]["steps"] > 0
+        elif card.get("made_by") == "scripts/expert_iteration.py":
+            # written by the script itself (no checkpoint to agree with): the file is the one the
+            # script wrote, named by its sha256 below, and the card says how it was made
+            assert card["sha256"] and card["lineage"] and card["copied_from"], pt
         else:
             check = card["agreement"]
             assert check["same_actions"] == check["steps"] > 0, pt
