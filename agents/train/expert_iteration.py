@@ -16,6 +16,9 @@ share of those runs out (whole runs, drawn by the seed) and keeps the epoch whos
 is lowest, the start policy if none is (early stopping, `patience` epochs after the best): the
 search's labels are noisy (it agrees with itself under another seed on about 0.88 of its
 actions), and 30 epochs at 1e-3 fit the noise, the held-out loss rising from the first epoch.
+Yet those fits raised play at archmage, and with `holdout` at 1e-3 no epoch is kept: the held-out
+figures are a measure to watch the fit by, not (at that rate) a rule to stop it by
+(docs/RESULTS.md, "Why the iterations stalled, and the core").
 
 Outputs, in `out/`: `iter_<i>/demos.npz` and `iter_<i>/policy.pt` with its card `policy.json`
 (start, teacher, rules hash, steps, accuracies, evaluation), `expert_iteration.json` (every
