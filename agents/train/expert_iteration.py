@@ -98,21 +98,23 @@ def split_holdout(demos, share: float, seed: int, iteration: int):
     return demos.select(~out), demos.select(out)
 
 
-def _fit(policy_path: str, demos, s: ExitSettings, iteration: int, writer, progress):
-    """The policy of `policy_path` fitted to `demos` from its own weights: (policy, the fit's
-    numbers: the held-out ones with `s.holdout`)."""
+def _fit(policy_path: str, demos, own, s: ExitSettings, iteration: int, writer, progress):
+    """The policy of `policy_path` fitted to `demos` from its own weights: (policy, its accuracy
+    on this iteration's demonstrations `own` before fitting, the fit's numbers: the held-out
+    ones with `s.holdout`)."""
     import torch as th
 
     from agents.policy import load_acting_policy
     th.manual_seed(s.seed * 1000 + _TORCH_STREAM + iteration)     # the value head's new weights
     policy = load_acting_policy(policy_path).float()
+    before = accuracy(policy, own)
     cfg = PretrainConfig(demos="(expert iteration)", epochs=s.epochs, batch_size=s.batch_size,
                          learning_rate=s.learning_rate, value=False)
     first = iteration * s.epochs + 1
     if not s.holdout:
         history = clone(policy, demos, cfg, s.seed + iteration, 0.99, writer, progress,
                         first_epoch=first)
-        return policy, {"fit_steps": len(demos), "epochs_fitted": len(history)}
+        return policy, before, {"fit_steps": len(demos), "epochs_fitted": len(history)}
     fitted, held = split_holdout(demos, s.holdout, s.seed, iteration)
     val_accuracy, val_loss = fit_quality(policy, held)
     best = {"loss": val_loss, "accuracy": val_accuracy, "epoch": 0,
@@ -134,7 +136,7 @@ def _fit(policy_path: str, demos, s: ExitSettings, iteration: int, writer, progr
           after_epoch=after_epoch)
     policy.load_state_dict(best["state"])
     policy.set_training_mode(False)
-    return policy, {"fit_steps": len(fitted), "holdout_runs": int(held.meta["runs"]),
+    return policy, before, {"fit_steps": len(fitted), "holdout_runs": int(held.meta["runs"]),
                     "holdout_steps": len(held), "val_accuracy_before": val_accuracy,
                     "val_loss_before": val_loss, "val_accuracy": best["accuracy"],
                     "val_loss": best["loss"], "epochs_fitted": best["epoch"],
@@ -149,7 +151,7 @@ def run_expert_iteration(s: ExitSettings, out: Path, progress: bool = False,
     from torch.utils.tensorboard import SummaryWriter
 
     from agents.evaluation.runs import evaluate
-    from agents.policy import PolicyAgent, export_policy, load_acting_policy
+    from agents.policy import PolicyAgent, export_policy
     from rune_env.envs.run_env import resolve_rules
     rules = resolve_rules(s.rules, None)
     env_kwargs: dict = {"rank": s.rank, **({"rules": s.rules} if s.rules else {})}
@@ -174,9 +176,9 @@ def run_expert_iteration(s: ExitSettings, out: Path, progress: bool = False,
             fitted = recent[0]
             for d in recent[1:] + ([extra] if extra is not None else []):
                 fitted = fitted.extend(d)
-            before = accuracy(load_acting_policy(current).float(), demos)
             with bar(s.epochs, f"iteration {i}: fitting", progress, unit="epoch") as pb:
-                policy, fit = _fit(current, fitted, s, i, w if s.holdout else None, pb)
+                policy, before, fit = _fit(current, fitted, demos, s, i,
+                                           w if s.holdout else None, pb)
             after = accuracy(policy, demos)
             path = folder / "policy.pt"
             export_policy(policy, path)
