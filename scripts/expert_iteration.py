@@ -3,14 +3,15 @@
 
     python scripts/expert_iteration.py --policy FILE [--iterations K] [--runs N] [--rank R]
                                        [--seed S] [--jobs J] [--n N] [--temperature T]
-                                       [--epsilon P] [--core CORE] [--epochs E] [--holdout F] [--patience N]
-                                       [--keep-demos K] [--extra-demos FILE ...] [--learning-rate LR] [--batch-size B]
+                                       [--epsilon P] [--core CORE] [--waste W] [--invest I]
+                                       [--epochs E] [--holdout F] [--patience N] [--keep-demos K]
+                                       [--extra-demos FILE ...] [--learning-rate LR] [--batch-size B]
                                        [--eval-episodes M] [--eval-seed S] [--rules FILE]
                                        [--out DIR] [--force] [--json] [--no-progress]
 
 Each iteration, sampled search around the current policy (`sampled:policy=CURRENT,n=N,
-temperature=T[,epsilon=P]`: its preparation played N times a round on private copies, the best by battles
-against the rank's pool) plays N runs on demonstration seeds of S + iteration; the policy is
+temperature=T[,epsilon=P,core=C,waste=W,invest=I]`: its preparation played N times a round on
+private copies, the best by battles against the rank's pool) plays N runs on demonstration seeds of S + iteration; the policy is
 fitted to the search's actions from its own weights and exported as the next one
 (agents/train/expert_iteration.py). Writes DIR/iter_<i>/demos.npz, DIR/iter_<i>/policy.pt (with
 its card), DIR/expert_iteration.json and TensorBoard exit/* in DIR/tb; prints a line per
@@ -34,7 +35,7 @@ from agents.cli.args import (add_count_argument, add_json_argument, add_rules_ar
                              parse_with_rules,
                              positive_float_to, script_parser, seed_int)
 from agents.cli.progress import add_progress_argument, progress_on
-from agents.search.sampled import N_MAX, TEMPERATURE_MAX
+from agents.search.sampled import N_MAX, TEMPERATURE_MAX, WEIGHT_MAX
 
 MAX_ITERATIONS = 50
 MAX_RUNS = 1_000_000
@@ -45,6 +46,13 @@ def _holdout_share(text: str) -> float:
     value = non_negative_float(text)
     if value > 0.5:
         raise argparse.ArgumentTypeError(f"must be in [0, 0.5]; got {text!r}")
+    return value
+
+
+def _weight(text: str) -> float:
+    value = non_negative_float(text)
+    if value > WEIGHT_MAX:
+        raise argparse.ArgumentTypeError(f"must be in [0, {WEIGHT_MAX:g}]; got {text!r}")
     return value
 
 
@@ -71,6 +79,13 @@ def build_parser(rules=None):
                    help="the core the search takes when a run's core is chosen, one of the "
                         "rules' cores; the policy learns it with the rest (default: the "
                         "policy's own choice)")
+    p.add_argument("--waste", type=_weight, default=0.0, metavar="W",
+                   help="the search's score loses W x the mana a rollout lost for good "
+                        "(rerolls, sales below the price paid) per round of income, as the "
+                        f"planner's does, in [0, {WEIGHT_MAX:g}] (default 0: battles alone)")
+    p.add_argument("--invest", type=_weight, default=0.0, metavar="I",
+                   help="the search's score gains I x the share of the rollout's wealth its "
+                        f"board holds, in [0, {WEIGHT_MAX:g}] (default 0)")
     add_count_argument(p, "--epochs", 30, "epochs of fitting an iteration", high=MAX_EPOCHS,
                        metavar="E")
     p.add_argument("--holdout", type=_holdout_share, default=0.0, metavar="F",
@@ -110,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     from rune_env.envs.arguments import check_rank_mix
     s = ExitSettings(policy=a.policy, iterations=a.iterations, runs=a.runs, rank=a.rank,
                      seed=a.seed, jobs=a.jobs, n=a.n, temperature=a.temperature,
-                     epsilon=a.epsilon, core=a.core,
+                     epsilon=a.epsilon, core=a.core, waste=a.waste, invest=a.invest,
                      epochs=a.epochs, holdout=a.holdout, patience=a.patience,
                      keep_demos=a.keep_demos, extra_demos=tuple(a.extra_demos),
                      batch_size=a.batch_size, learning_rate=a.learning_rate,

@@ -25,8 +25,9 @@ rollout shows offers the run has not drawn; the opponent's board is never read, 
 reference is public data. The same seed gives the same run.
 
 Knobs: `sampled:policy=PATH,n=16,temperature=1,reference=rank,size=64,margin=0.05,epsilon=1,
-core=NAME` (`parse_sampled`; epsilon: the share of a sampled rollout's steps that sample, the
-others greedy; core: the core taken when the run's core is chosen, default the policy's choice).
+core=NAME,waste=0,invest=0` (`parse_sampled`; epsilon: the share of a sampled rollout's steps that
+sample, the others greedy; core: the core taken when the run's core is chosen, default the
+policy's choice; waste and invest: the planner's thrift in the score, `SampledSettings`).
 One-player runs only (RuneRun-v0, RuneDraft-v0): in a duel its policy's observation is not the
 run's.
 """
@@ -45,6 +46,7 @@ from rune_env.run.actions import action_table
 from rune_env.run.loop import apply
 from rune_env.run.state import RunState
 
+from .boards import board_cost
 from .reference import Reference, ReferenceSpec, parse_source
 from .scoring import SeatScorer, expected_seat
 
@@ -53,6 +55,7 @@ N_MAX = 1024                 # rollouts a search
 SIZE_MAX = 1024              # reference boards a round
 TEMPERATURE_MAX = 100.0
 MARGIN_MAX = 10.0
+WEIGHT_MAX = 10.0            # the waste and invest weights
 _SHOP_STREAM = 31            # [seed, round, search, rollout, stream]: a rollout's own draws
 _PICK_STREAM = 32            # [seed, round, search, rollout, stream]: its sampled actions
 # a rollout's steps: the round's preparation actions (the cap ends it, D-41) and its choices
@@ -78,6 +81,14 @@ class SampledSettings:
     # grows stronger later (moon, the planner's choice at archmage); this knob makes that choice
     # for it, and in expert iteration teaches it to the policy with the rest
     core: str | None = None
+    # the planner's thrift (agents.search.scoring): a rollout's score loses `waste` x the mana it
+    # lost for good (rerolls, sales below the price paid) per round of base income, and gains
+    # `invest` x the share of its wealth (mana and what its board cost) the board holds. A score
+    # of one round's battles alone pays for any reroll that wins a little more now, and the mana
+    # is missing from every later board (at archmage the policies' boards hold 0.7 of their mana
+    # from round 3, the planner's 0.95). 0 and 0: the rollouts' battles alone, as before the knobs
+    waste: float = 0.0
+    invest: float = 0.0
 
     def check(self) -> "SampledSettings":
         if not self.policy:
@@ -95,6 +106,10 @@ class SampledSettings:
             raise ValueError(f"sampled search: margin is in [0, {MARGIN_MAX:g}], got {self.margin}")
         if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= 1):
             raise ValueError(f"sampled search: epsilon is in (0, 1], got {self.epsilon}")
+        for knob in ("waste", "invest"):
+            value = getattr(self, knob)
+            if not (math.isfinite(value) and 0 <= value <= WEIGHT_MAX):
+                raise ValueError(f"sampled search: {knob} is in [0, {WEIGHT_MAX:g}], got {value}")
         parse_source(self.reference)
         return self
 
@@ -104,7 +119,7 @@ def parse_sampled(name: str) -> SampledSettings:
     if not name.startswith(PREFIX):
         raise ValueError(f"not a sampled search: {name!r}")
     kinds = {"policy": str, "n": int, "temperature": float, "reference": str, "size": int,
-             "margin": float, "epsilon": float, "core": str}
+             "margin": float, "epsilon": float, "core": str, "waste": float, "invest": float}
     values: dict = {}
     for part in name[len(PREFIX):].split(","):
         key, eq, value = part.partition("=")
@@ -195,26 +210,42 @@ class SampledSearchAgent:
         """The best of the settings' rollouts from `state` (its steps to play)."""
         k = self._searches.get(state.round, 0)
         self._searches[state.round] = k + 1
-        boards, plans = [], []
+        boards, plans, thrift = [], [], []
+        wealth = state.mana + board_cost(state.to_board(), self.rules)
         for j in range(self.settings.n):
-            steps, board = self._rollout(state, [self.seed, state.round, k, j], greedy=(j == 0))
+            steps, board, mana = self._rollout(state, [self.seed, state.round, k, j],
+                                               greedy=(j == 0))
             plans.append(steps)
             boards.append(board)
+            thrift.append(self._thrift(wealth, board, mana) if board is not None else 0.0)
         scorer = self._scorer_for(state)
         fielded = [b for b in boards if b is not None]
         scores = iter(scorer(fielded)) if fielded else iter(())
         best, best_value = plans[0], -math.inf
-        for steps, board in zip(plans, boards):
+        for steps, board, bonus in zip(plans, boards, thrift):
             # a rollout that ends the run before a battle (none does today) scores least
             payoff, margin = next(scores) if board is not None else (-math.inf, 0.0)
-            value = payoff + self.settings.margin * margin
+            value = payoff + self.settings.margin * margin + bonus
             if value > best_value:
                 best, best_value = steps, value
         return best
 
+    def _thrift(self, wealth: int, board, mana: int) -> float:
+        """The waste and invest terms of a rollout's score (0 with the knobs at 0): `wealth` the
+        player's mana and board cost when the search began, `mana` what the rollout kept."""
+        s = self.settings
+        if s.waste == 0 and s.invest == 0:
+            return 0.0
+        cost = board_cost(board, self.rules)
+        # a reward taken in the preparation adds wealth; only what is lost counts as waste
+        lost = max(0, wealth - (mana + cost))
+        held = cost / max(1, mana + cost)
+        return -s.waste * lost / max(1, self.rules.spec.run.income) + s.invest * held
+
     def _rollout(self, state: RunState, key: list[int], greedy: bool):
         """The policy's preparation on a private copy of `state` (a generator of its own) up to
-        the round's battle: its steps (obs, mask, action) and the board it would field."""
+        the round's battle: its steps (obs, mask, action), the board it would field and the mana
+        it keeps."""
         copy = state.clone(with_rng=False)
         copy.rng = np.random.default_rng(key + [_SHOP_STREAM])
         pick = np.random.default_rng(key + [_PICK_STREAM])
@@ -229,9 +260,9 @@ class SampledSearchAgent:
             steps.append((obs, mask, action))
             result = apply(copy, action, defer_battle=True, assume_legal=True)
             if result.ready:
-                return steps, copy.to_board()
+                return steps, copy.to_board(), copy.mana
             if copy.over:
-                return steps, None
+                return steps, None, copy.mana
         raise RuntimeError(f"sampled search: a rollout took more than {self.steps_max} steps "
                            f"without a battle")
 

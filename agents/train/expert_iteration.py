@@ -58,6 +58,8 @@ class ExitSettings:
     temperature: float = 2.0      # its sampled rollouts' temperature
     epsilon: float = 1.0          # the share of a sampled rollout's steps that sample
     core: str | None = None       # the core the search takes at a run's start (None: the policy's)
+    waste: float = 0.0            # the search's thrift: mana lost for good, per round's income
+    invest: float = 0.0           # and the share of wealth its board holds (sampled.py)
     epochs: int = 30
     batch_size: int = 256
     learning_rate: float = 1e-3
@@ -81,7 +83,9 @@ def _number(x: float) -> str:
 def teacher_name(policy: str, s: ExitSettings) -> str:
     name = f"sampled:policy={policy},n={s.n},temperature={_number(s.temperature)}"
     return (name + (f",epsilon={_number(s.epsilon)}" if s.epsilon < 1 else "")
-            + (f",core={s.core}" if s.core is not None else ""))
+            + (f",core={s.core}" if s.core is not None else "")
+            + (f",waste={_number(s.waste)}" if s.waste > 0 else "")
+            + (f",invest={_number(s.invest)}" if s.invest > 0 else ""))
 
 
 def split_holdout(demos, share: float, seed: int, iteration: int):

@@ -60,6 +60,9 @@ def test_an_iteration_fits_the_policy_to_its_search_and_is_reproducible(tmp_path
     (["--epsilon", "0"], "--epsilon"),
     (["--epsilon", "1.5"], "--epsilon"),
     (["--core", "pluto"], "core is one of"),
+    (["--waste", "-0.1"], "--waste"),
+    (["--waste", "inf"], "--waste"),
+    (["--invest", "10.5"], "--invest"),
     (["--rank", "grandmaster"], "--rank"),
 ])
 def test_bad_arguments_are_one_line(tmp_path, args, words):
@@ -79,7 +82,8 @@ def test_a_missing_policy_or_an_existing_folder_is_refused(tmp_path):
 
 def test_the_teacher_is_named_with_its_knobs():
     """The teacher's agent name carries the settings' knobs, each as it reads back exactly, and
-    epsilon only below 1 (its default: the names of before the knob)."""
+    epsilon only below 1, waste and invest above 0 (their defaults: the names of before the
+    knobs)."""
     from agents import make_agent
     from agents.search.sampled import parse_sampled
     from agents.train.expert_iteration import ExitSettings, teacher_name
@@ -93,6 +97,11 @@ def test_the_teacher_is_named_with_its_knobs():
     assert (settings.n, settings.temperature, settings.epsilon, settings.core) == \
         (8, 2.5, 0.1, "moon")
     assert make_agent(name, default_rules()).settings.epsilon == 0.1
+    s = ExitSettings(policy=POLICY, core="moon", waste=0.5, invest=0.1)
+    name = teacher_name(POLICY, s)
+    assert name == f"sampled:policy={POLICY},n=16,temperature=2,core=moon,waste=0.5,invest=0.1"
+    settings = make_agent(name, default_rules()).settings
+    assert (settings.waste, settings.invest) == (0.5, 0.1)
 
 
 def test_holdout_keeps_the_best_epoch_and_keep_demos_aggregates(tmp_path):

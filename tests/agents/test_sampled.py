@@ -47,6 +47,9 @@ def play(agent, run_seed: int, rank: str = "archmage") -> list[int]:
     (f"sampled:policy={POLICY},epsilon=0", "epsilon is in (0, 1]"),
     (f"sampled:policy={POLICY},epsilon=1.5", "epsilon is in (0, 1]"),
     (f"sampled:policy={POLICY},epsilon=nan", "epsilon is in (0, 1]"),
+    (f"sampled:policy={POLICY},waste=-0.5", "waste is in [0, 10]"),
+    (f"sampled:policy={POLICY},waste=nan", "waste is in [0, 10]"),
+    (f"sampled:policy={POLICY},invest=11", "invest is in [0, 10]"),
     (f"sampled:policy={POLICY},core=pluto", "core is one of sun, star, moon, eclipse, tree"),
     (f"sampled:policy={POLICY},depth=3", "KEY one of policy, n, temperature"),
     (f"sampled:policy={POLICY},reference=rank@x", "sampled"),
@@ -60,9 +63,9 @@ def test_bad_knobs_are_one_line_errors(name, words):
 
 def test_knobs_parse():
     s = parse_sampled(f"sampled:policy={POLICY},n=8,temperature=2,reference=meta+rank,size=32,"
-                      f"margin=0.5,epsilon=0.25")
+                      f"margin=0.5,epsilon=0.25,waste=0.5,invest=0.1")
     assert s == SampledSettings(policy=POLICY, n=8, temperature=2.0, reference="meta+rank",
-                                size=32, margin=0.5, epsilon=0.25)
+                                size=32, margin=0.5, epsilon=0.25, waste=0.5, invest=0.1)
 
 
 def test_one_rollout_is_the_policy_greedy_play():
@@ -83,9 +86,9 @@ def _off_greedy(name: str, run_seed: int) -> tuple[int, int]:
     rollout = agent._rollout
 
     def recording(state, key, greedy):
-        steps, board = rollout(state, key, greedy)
+        steps, board, mana = rollout(state, key, greedy)
         made.extend(list(steps))
-        return steps, board
+        return steps, board, mana
 
     agent._rollout = recording
     env = RuneRunEnv(rank="archmage")
@@ -139,9 +142,9 @@ def test_the_best_rollout_is_played():
     rollout = agent._rollout
 
     def recording(state, key, greedy):
-        steps, board = rollout(state, key, greedy)
+        steps, board, mana = rollout(state, key, greedy)
         made.append((list(steps), board))     # a copy: the player pops its plan's steps
-        return steps, board
+        return steps, board, mana
 
     class RuneCount:
         def __call__(self, boards):
@@ -160,6 +163,56 @@ def test_the_best_rollout_is_played():
     steps = made[best][0]
     assert first == steps[0][2]
     assert [a for _, _, a in agent._plan] == [a for _, _, a in steps[1:]]
+
+
+def test_thrift_terms_by_hand():
+    """The waste and invest terms (`_thrift`): wealth 20 when the search began, a rollout that
+    keeps 3 mana and fields a board costing 12 (four grade-I light runes in the hand at 3 mana
+    each, configs/rules/default.yaml) lost 20 - 15 = 5 mana (rerolls, say); the base income is
+    10, so waste=0.5 takes 0.5 x 5 / 10 = 0.25, and invest=0.1 adds 0.1 x 12 / 15 = 0.08: -0.17.
+    A rollout that gained wealth (a reward's mana: wealth 10 before) loses nothing: 0.08. With
+    both knobs 0 (the default) the term is 0."""
+    from agents.search.boards import board_cost
+    from rune_env.rules import Board
+    assert RULES.spec.run.income == 10 and RULES.prices["light"] == 3
+    board = Board(hand=(("light", 1),) * 4, core="moon")
+    assert board_cost(board, RULES) == 12
+    agent = SampledSearchAgent(RULES, 0, parse_sampled(
+        f"sampled:policy={POLICY},waste=0.5,invest=0.1"))
+    assert agent._thrift(20, board, 3) == pytest.approx(-0.17)
+    assert agent._thrift(10, board, 3) == pytest.approx(0.08)
+    plain = SampledSearchAgent(RULES, 0, parse_sampled(f"sampled:policy={POLICY}"))
+    assert plain._thrift(20, board, 3) == 0.0
+
+
+def test_waste_picks_the_thriftiest_rollout():
+    """With battles scoring every rollout alike (a stand-in scorer: payoff 0, margin 0) and
+    waste=1, a rollout's value is minus the mana it lost over the income: the player follows
+    the first rollout that lost the least, worked out here from each rollout's board and mana
+    (wealth at the start: the run's mana, no board yet). The rollouts differ in what they lose
+    (the policy rerolls in some): a real choice."""
+    from agents.search.boards import board_cost
+    agent = SampledSearchAgent(RULES, 0, parse_sampled(f"sampled:policy={POLICY},n=12,waste=1"))
+    made = []
+    rollout = agent._rollout
+
+    def recording(state, key, greedy):
+        steps, board, mana = rollout(state, key, greedy)
+        made.append((list(steps), board, mana))
+        return steps, board, mana
+
+    agent._rollout = recording
+    agent._scorer_for = lambda state: (lambda boards: [(0.0, 0.0)] * len(boards))
+    env = RuneRunEnv(rank="archmage")
+    obs, info = env.reset(options={"run_seed": eval_run_seed(0, 1)})
+    agent.reset(eval_run_seed(0, 1))
+    wealth = env.state.mana + board_cost(env.state.to_board(), RULES)
+    first = agent.act(obs, info["action_mask"], state=env.state)
+    lost = [wealth - mana - board_cost(board, RULES) for _, board, mana in made]
+    assert len(made) == 12 and len(set(lost)) > 1
+    best = lost.index(min(lost))
+    assert first == made[best][0][0][2]
+    assert [a for _, _, a in agent._plan] == [a for _, _, a in made[best][0][1:]]
 
 
 def test_fair_play_and_determinism():
