@@ -11,8 +11,9 @@
 
 Each iteration, sampled search around the current policy (`sampled:policy=CURRENT,n=N,
 temperature=T[,epsilon=P,core=C,waste=W,invest=I]`: its preparation played N times a round on
-private copies, the best by battles against the rank's pool) plays N runs on demonstration seeds of S + iteration; the policy is
-fitted to the search's actions from its own weights and exported as the next one
+private copies, the best by battles against the rank's pool) plays N runs on demonstration seeds
+of S + iteration; the policy is fitted to the search's actions from its own weights and exported
+as the next one
 (agents/train/expert_iteration.py). Writes DIR/iter_<i>/demos.npz, DIR/iter_<i>/policy.pt (with
 its card), DIR/expert_iteration.json and TensorBoard exit/* in DIR/tb; prints a line per
 iteration (one JSON object with --json). Same arguments, same files. A bad argument is one
@@ -25,13 +26,12 @@ more to 0.343 and 0.344 (evaluation seeds 0-3, 800 runs; the planner 0.435).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 from pathlib import Path
 
 from agents.cli.args import (add_count_argument, add_json_argument, add_rules_argument,
-                             add_seed_argument, fail, int_in, non_negative_float,
+                             add_seed_argument, fail, int_in, non_negative_float_to,
                              parse_with_rules,
                              positive_float_to, script_parser, seed_int)
 from agents.cli.progress import add_progress_argument, progress_on
@@ -40,20 +40,6 @@ from agents.search.sampled import N_MAX, TEMPERATURE_MAX, WEIGHT_MAX
 MAX_ITERATIONS = 50
 MAX_RUNS = 1_000_000
 MAX_EPOCHS = 10_000
-
-
-def _holdout_share(text: str) -> float:
-    value = non_negative_float(text)
-    if value > 0.5:
-        raise argparse.ArgumentTypeError(f"must be in [0, 0.5]; got {text!r}")
-    return value
-
-
-def _weight(text: str) -> float:
-    value = non_negative_float(text)
-    if value > WEIGHT_MAX:
-        raise argparse.ArgumentTypeError(f"must be in [0, {WEIGHT_MAX:g}]; got {text!r}")
-    return value
 
 
 def build_parser(rules=None):
@@ -79,16 +65,16 @@ def build_parser(rules=None):
                    help="the core the search takes when a run's core is chosen, one of the "
                         "rules' cores; the policy learns it with the rest (default: the "
                         "policy's own choice)")
-    p.add_argument("--waste", type=_weight, default=0.0, metavar="W",
+    p.add_argument("--waste", type=non_negative_float_to(WEIGHT_MAX), default=0.0, metavar="W",
                    help="the search's score loses W x the mana a rollout lost for good "
                         "(rerolls, sales below the price paid) per round of income, as the "
                         f"planner's does, in [0, {WEIGHT_MAX:g}] (default 0: battles alone)")
-    p.add_argument("--invest", type=_weight, default=0.0, metavar="I",
+    p.add_argument("--invest", type=non_negative_float_to(WEIGHT_MAX), default=0.0, metavar="I",
                    help="the search's score gains I x the share of the rollout's wealth its "
                         f"board holds, in [0, {WEIGHT_MAX:g}] (default 0)")
     add_count_argument(p, "--epochs", 30, "epochs of fitting an iteration", high=MAX_EPOCHS,
                        metavar="E")
-    p.add_argument("--holdout", type=_holdout_share, default=0.0, metavar="F",
+    p.add_argument("--holdout", type=non_negative_float_to(0.5), default=0.0, metavar="F",
                    help="the share of the fitted runs held out to measure the fit: the epoch "
                         "with the lowest held-out loss is kept (the start policy if none is "
                         "lower) and fitting stops --patience epochs after it, in [0, 0.5] "

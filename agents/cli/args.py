@@ -202,15 +202,25 @@ def non_negative_float(text: str) -> float:
     return _real(text, 0.0, False)
 
 
+def _float_to(high: float, strict: bool, bounds: str, name: str):
+    """A type check for a number > 0 (`strict`) or >= 0, and <= `high`; `bounds` says which."""
+    def check(text: str) -> float:
+        value = _real(text, 0.0, strict)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be {bounds}; got {text!r}")
+        return value
+    check.__name__ = f"{name}_{high:g}"
+    return check
+
+
 def positive_float_to(high: float):
     """A type check for a number > 0 and <= `high`."""
-    def check(text: str) -> float:
-        value = _real(text, 0.0, True)
-        if value > high:
-            raise argparse.ArgumentTypeError(f"must be > 0 and <= {high:g}; got {text!r}")
-        return value
-    check.__name__ = f"positive_float_to_{high:g}"
-    return check
+    return _float_to(high, True, f"> 0 and <= {high:g}", "positive_float_to")
+
+
+def non_negative_float_to(high: float):
+    """A type check for a number >= 0 and <= `high`."""
+    return _float_to(high, False, f"in [0, {high:g}]", "non_negative_float_to")
 
 
 # -- the options several scripts share ---------------------------------------------------------

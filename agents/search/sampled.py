@@ -48,7 +48,7 @@ from rune_env.run.state import RunState
 
 from .boards import board_cost
 from .reference import Reference, ReferenceSpec, parse_source
-from .scoring import SeatScorer, expected_seat
+from .scoring import Objective, SeatScorer, expected_seat
 
 PREFIX = "sampled:"
 N_MAX = 1024                 # rollouts a search
@@ -169,6 +169,9 @@ class SampledSearchAgent:
                                  f"{self.settings.core!r}")
             self.core_action = table.id("choose_core", table.cores.index(self.settings.core))
         self.steps_max = self.rules.spec.run.action_cap + _CHOICES
+        s = self.settings
+        self.objective = Objective(margin_weight=s.margin, waste_weight=s.waste,
+                                   invest_weight=s.invest, goal_weight=0.0)
         self._references: dict[int, Reference] = {}
         self.reset(seed)
 
@@ -210,37 +213,37 @@ class SampledSearchAgent:
         """The best of the settings' rollouts from `state` (its steps to play)."""
         k = self._searches.get(state.round, 0)
         self._searches[state.round] = k + 1
-        boards, plans, thrift = [], [], []
+        boards, plans, kept = [], [], []
         wealth = state.mana + board_cost(state.to_board(), self.rules)
         for j in range(self.settings.n):
             steps, board, mana = self._rollout(state, [self.seed, state.round, k, j],
                                                greedy=(j == 0))
             plans.append(steps)
             boards.append(board)
-            thrift.append(self._thrift(wealth, board, mana) if board is not None else 0.0)
+            kept.append(mana)
         scorer = self._scorer_for(state)
         fielded = [b for b in boards if b is not None]
         scores = iter(scorer(fielded)) if fielded else iter(())
         best, best_value = plans[0], -math.inf
-        for steps, board, bonus in zip(plans, boards, thrift):
+        for steps, board, mana in zip(plans, boards, kept):
             # a rollout that ends the run before a battle (none does today) scores least
-            payoff, margin = next(scores) if board is not None else (-math.inf, 0.0)
-            value = payoff + self.settings.margin * margin + bonus
+            if board is None:
+                continue
+            payoff, margin = next(scores)
+            value = self._value(payoff, margin, wealth, board, mana)
             if value > best_value:
                 best, best_value = steps, value
         return best
 
-    def _thrift(self, wealth: int, board, mana: int) -> float:
-        """The waste and invest terms of a rollout's score (0 with the knobs at 0): `wealth` the
-        player's mana and board cost when the search began, `mana` what the rollout kept."""
-        s = self.settings
-        if s.waste == 0 and s.invest == 0:
-            return 0.0
+    def _value(self, payoff: float, margin: float, wealth: int, board, mana: int) -> float:
+        """A rollout's score, the planner's objective (`scoring.Objective`) with the settings'
+        weights and no goal: `wealth` the player's mana and board cost when the search began,
+        `mana` what the rollout kept. A reward taken in the preparation adds wealth; only what
+        is lost counts as waste."""
         cost = board_cost(board, self.rules)
-        # a reward taken in the preparation adds wealth; only what is lost counts as waste
         lost = max(0, wealth - (mana + cost))
-        held = cost / max(1, mana + cost)
-        return -s.waste * lost / max(1, self.rules.spec.run.income) + s.invest * held
+        return self.objective.score(payoff, margin, lost, self.rules.spec.run.income,
+                                    cost / max(1, mana + cost)).value
 
     def _rollout(self, state: RunState, key: list[int], greedy: bool):
         """The policy's preparation on a private copy of `state` (a generator of its own) up to

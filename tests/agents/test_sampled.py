@@ -166,7 +166,7 @@ def test_the_best_rollout_is_played():
 
 
 def test_thrift_terms_by_hand():
-    """The waste and invest terms (`_thrift`): wealth 20 when the search began, a rollout that
+    """The waste and invest terms of a rollout's score (`_value`, payoff and margin 0): wealth 20 when the search began, a rollout that
     keeps 3 mana and fields a board costing 12 (four grade-I light runes in the hand at 3 mana
     each, configs/rules/default.yaml) lost 20 - 15 = 5 mana (rerolls, say); the base income is
     10, so waste=0.5 takes 0.5 x 5 / 10 = 0.25, and invest=0.1 adds 0.1 x 12 / 15 = 0.08: -0.17.
@@ -179,10 +179,10 @@ def test_thrift_terms_by_hand():
     assert board_cost(board, RULES) == 12
     agent = SampledSearchAgent(RULES, 0, parse_sampled(
         f"sampled:policy={POLICY},waste=0.5,invest=0.1"))
-    assert agent._thrift(20, board, 3) == pytest.approx(-0.17)
-    assert agent._thrift(10, board, 3) == pytest.approx(0.08)
+    assert agent._value(0.0, 0.0, 20, board, 3) == pytest.approx(-0.17)
+    assert agent._value(0.0, 0.0, 10, board, 3) == pytest.approx(0.08)
     plain = SampledSearchAgent(RULES, 0, parse_sampled(f"sampled:policy={POLICY}"))
-    assert plain._thrift(20, board, 3) == 0.0
+    assert plain._value(0.0, 0.0, 20, board, 3) == 0.0
 
 
 def test_waste_picks_the_thriftiest_rollout():
