@@ -7,7 +7,8 @@ round (the mixture of boards no board beats by much).
 Modules: `solver` (the zero-sum matrix game by linear programming, entropy), `oracle` (the
 payoff objective, `PayoffEvaluator`, the player's budget and the best-response search),
 `exploitability` (a pool's best response chosen on one part of its ghosts and measured on a
-disjoint part), `double_oracle` (the generic loop) and `metagame` (the loop over boards, the
+disjoint part), `players` (the boards players field in runs at a pool's rank, measured the same
+way: how close they come to the best response), `double_oracle` (the generic loop) and `metagame` (the loop over boards, the
 mixture's statistics, the gap and the mixture as a pool file). Each module's docstring has its
 method. Everything random is drawn from generators seeded from the settings' seed.
 """

@@ -13,8 +13,9 @@ metagame/shares (core and kind shares by round, stacked), metagame/payoff_matrix
 payoffs) and metagame/exploitability (the gap - 1/2 by round).
 
 Exploitability (`log_exploitability`): per pool, at step = the round,
-exploitability/<pool>/win_rate, .../ci_low, .../ci_high and .../exploitability; and the image
-exploitability/chart (every pool by round, as `--chart` draws it).
+exploitability/<pool>/win_rate, .../ci_low, .../ci_high and .../exploitability; per player
+measured against it (`--players`), exploitability/<pool>/player/<agent>/win_rate and .../gap;
+and the image exploitability/chart (every pool by round, as `--chart` draws it).
 
 It needs TensorBoard (the train extra) and matplotlib (the charts extra): `tb_problem` says which
 is missing, so a script refuses --tb before any work.
@@ -74,9 +75,11 @@ def log_metagame(tb_dir: str | Path, rounds: list[dict], rules_hash: str, seed: 
 
 
 def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
-                       rules_hash: str, seed: int) -> Path:
+                       rules_hash: str, seed: int,
+                       players: list[tuple[str, str, list[dict]]] = ()) -> Path:
     """Each pool's rounds ((name, `RoundExploit.to_json` dicts) pairs, distinct names) and their
-    chart."""
+    chart; `players`: (pool name, agent label, `PlayerRound.to_json` dicts) triples, each
+    player's win rate and gap to the best response by round beside its pool's."""
     from torch.utils.tensorboard import SummaryWriter
     d = run_dir(tb_dir, "exploitability", rules_hash, seed)
     table = {name: {r["round"]: r["exploitability"] for r in rounds} for name, rounds in pools}
@@ -88,6 +91,13 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
                                    ("ci_high", m["ci"][1]),
                                    ("exploitability", r["exploitability"])):
                     w.add_scalar(f"exploitability/{name}/{tag}", value, r["round"])
+        for name, agent, rounds in players:
+            for r in rounds:
+                w.add_scalar(f"exploitability/{name}/player/{agent}/win_rate", r["win_rate"],
+                             r["round"])
+                if r["gap"] is not None:
+                    w.add_scalar(f"exploitability/{name}/player/{agent}/gap", r["gap"],
+                                 r["round"])
         if table:
             _image(w, "exploitability/chart",
                    exploitability_figure(table, f"rules {rules_hash}, seed {seed}"))

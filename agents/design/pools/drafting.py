@@ -89,7 +89,16 @@ def ghosts_of(agent_name: str, rank: int, runs: int, seed: int, max_round: int,
     # the drafting runs play under `rules` (a designer's file too) with the rank's economy on top
     env = RuneRunEnv(rank=0, rules=rules, rules_overrides=drafting_overrides(rules, rank), **kwargs)
     rank_name = rules.spec.ranks[rank].id
-    out = []
+    return [{"board": b["board"], "agent": agent_name, "seed": run_seed, "round": b["round"],
+             "rank": rank_name}
+            for run_seed, b in fielded_boards(env, agent, seed, runs, max_round, start)]
+
+
+def fielded_boards(env, agent, seed: int, runs: int, last_round: int, start: int = 0):
+    """Yield (run seed, battle info) for every battle `agent` fields in runs start..start+runs-1
+    of evaluation seed `seed` on `env`, rounds 1..last_round. The lamps never go out (the run
+    plays on past lost lamps, and past the 10th win when `env`'s rules are endless), so every
+    run reaches last_round; a run depends only on its run seed (the agent is reset with it)."""
     for i in range(start, start + runs):
         run_seed = eval_run_seed(seed, i)
         obs, info = env.reset(options={"run_seed": run_seed})
@@ -100,13 +109,11 @@ def ghosts_of(agent_name: str, rank: int, runs: int, seed: int, max_round: int,
             obs, _, term, trunc, info = env.step(agent.act(obs, info["action_mask"], state=state))
             b = info.get("battle")
             if b is not None:
-                out.append({"board": b["board"], "agent": agent_name, "seed": run_seed,
-                            "round": b["round"], "rank": rank_name})
-                if b["round"] >= max_round:
+                yield run_seed, b
+                if b["round"] >= last_round:
                     break
             if term or trunc:
                 break
-    return out
 
 
 def metagame_ghosts(rules, rank: int, runs: int, max_round: int) -> list[dict]:

@@ -1,0 +1,130 @@
+"""How close players come to the best response (agents/design/metagame/players.py and
+exploitability.py --players): the boards are the ones the player fields in its runs, each is
+scored against the best response's report ghosts as the reference engine scores it, the interval
+and the gap are the arithmetic below, the same seed gives the same numbers, and bad input is one
+error line."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from agents import make_agent
+from agents.design.metagame import ExploitSettings, split_pool
+from agents.design.metagame import players as players_module
+from agents.design.metagame.players import fielded_by_round, player_rounds, pool_rank
+from agents.evaluation.runs import eval_run_seed, play_run
+from rune_env.battle.engine import battle
+from rune_env.envs.run_env import RuneRunEnv
+from rune_env.rules import Board, load_rules
+from rune_env.run.opponents import load_pool
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+ARCHMAGE = REPO / "configs/opponents/archmage.json.gz"
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return load_rules(None)
+
+
+@pytest.fixture(scope="module")
+def archmage(rules):
+    return load_pool(ARCHMAGE, rules)
+
+
+def test_the_boards_are_those_the_player_fields_in_its_runs(rules, archmage):
+    """Up to the run's end an evaluate.py run of greedy at archmage fields the same boards as the
+    lamps-never-out run here (the same run seed, the same pool draws); past it only the latter
+    goes on, so every run reaches the last measured round."""
+    rounds = (1, 2, 3, 4)
+    fielded = fielded_by_round("greedy", rules, archmage, rounds, runs=3, seed=5)
+    assert [len(fielded[r]) for r in rounds] == [3, 3, 3, 3]
+    env = RuneRunEnv(rank="archmage", rules=rules, opponents=str(ARCHMAGE))
+    agent = make_agent("greedy", rules, seed=5)
+    for i in range(3):
+        played = play_run(env, agent, eval_run_seed(5, i))["battles"]
+        assert played, "a run plays at least one battle"
+        for b in played:
+            if b["round"] in rounds:
+                assert fielded[b["round"]][i] == Board.from_json(b["board"], rules)
+
+
+def test_each_board_is_scored_against_the_report_ghosts_both_seatings(rules, archmage,
+                                                                      monkeypatch):
+    """Two boards fielded in round 3; their win rates recomputed here with the reference engine
+    against the report ghosts (weighted by count, both seatings); the mean, its interval
+    (mean +- 1.96 sd / sqrt(2)) and the gap to a best response of 0.6 follow by hand."""
+    settings = ExploitSettings(rounds=(3,), choose_boards=10, report_boards=12, seed=1)
+    report = split_pool(archmage, rules, 3, settings)[1]
+    two = [b for b in split_pool(archmage, rules, 3, settings)[0].boards[:2]]
+    monkeypatch.setattr(players_module, "fielded_by_round",
+                        lambda *args, **kwargs: {3: two})
+
+    def rate(board):
+        wins = 0
+        for ghost, w in zip(report.boards, report.weights):
+            wins += w * (battle(board, ghost, rules).winner == 0)
+            wins += w * (battle(ghost, board, rules).winner == 1)
+        return wins / (2 * report.total)
+
+    x, y = rate(two[0]), rate(two[1])
+    best = SimpleNamespace(round=3, measured=SimpleNamespace(win_rate=0.6))
+    (row,) = player_rounds("greedy", rules, archmage, settings, runs=2, best=[best])
+    assert row.round == 3 and row.boards == 2
+    assert row.win_rate == pytest.approx((x + y) / 2)
+    half = 1.96 * statistics.stdev([x, y]) / math.sqrt(2)
+    assert row.ci == pytest.approx((max(0.0, (x + y) / 2 - half), min(1.0, (x + y) / 2 + half)))
+    assert row.gap == pytest.approx(0.6 - (x + y) / 2)
+
+
+def test_same_seed_same_numbers_and_a_rankless_pool_is_refused(rules, archmage):
+    settings = ExploitSettings(rounds=(2, 3), choose_boards=10, report_boards=20, seed=0)
+    first = [r.to_json() for r in player_rounds("greedy", rules, archmage, settings, runs=2)]
+    assert first == [r.to_json() for r in player_rounds("greedy", rules, archmage, settings,
+                                                        runs=2)]
+    assert [r["round"] for r in first] == [2, 3] and all(r["gap"] is None for r in first)
+    assert pool_rank(archmage, rules) == 5
+    with pytest.raises(ValueError, match="'grandmaster' is not one of apprentice"):
+        pool_rank(dataclasses.replace(archmage, rank="grandmaster"), rules)
+
+
+def test_the_script_prints_the_players_beside_the_best_response(capsys):
+    import exploitability
+    argv = ["--pool", str(ARCHMAGE), "--quick", "--rounds", "3", "--search-budget", "100",
+            "--players", "greedy", "random", "--player-runs", "2", "--json", "--no-progress"]
+    assert exploitability.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    best = out["rounds"][0]["measured"]["win_rate"]
+    assert [p["agent"] for p in out["players"]] == ["greedy", "random"]
+    for p in out["players"]:
+        (r,) = p["rounds"]
+        assert p["runs"] == 2 and r["round"] == 3 and r["boards"] == 2
+        assert r["best_response"] == best and r["gap"] == pytest.approx(best - r["win_rate"])
+    assert exploitability.main(argv[:-2] + ["--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "best response" in text and "greedy" in text and "random" in text
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--players", "nobody"], "--players: unknown agent 'nobody'"),
+    (["--players", "greedy", "greedy"], "--players: 'greedy' is given twice"),
+    (["--players", "greedy", "--player-runs", "0"], "--player-runs must be a whole number in 1..10000"),
+])
+def test_the_script_refuses_bad_players_in_one_line(capsys, extra, message):
+    import exploitability
+    argv = ["--pool", str(ARCHMAGE), "--quick", "--no-progress", *extra]
+    try:
+        code = exploitability.main(argv)
+    except SystemExit as exc:       # argparse's own checks
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: ") and message in err[-1]
