@@ -128,3 +128,23 @@ def test_the_script_refuses_bad_players_in_one_line(capsys, extra, message):
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: ") and message in err[-1]
+
+
+def test_the_players_go_to_tensorboard_beside_their_pool(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("torch.utils.tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    import exploitability
+    argv = ["--pool", str(ARCHMAGE), "--quick", "--rounds", "3", "6", "--search-budget", "100",
+            "--players", "greedy", "--player-runs", "2", "--json", "--no-progress",
+            "--tb", str(tmp_path)]
+    assert exploitability.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    ea = EventAccumulator(str(tmp_path / f"exploitability_{out['rules_hash']}_s0"),
+                          size_guidance={"scalars": 0})
+    ea.Reload()
+    rows = out["players"][0]["rounds"]
+    for tag, key in (("win_rate", "win_rate"), ("gap", "gap")):
+        events = ea.Scalars(f"exploitability/archmage/player/greedy/{tag}")
+        assert [e.step for e in events] == [3, 6]
+        assert [e.value for e in events] == pytest.approx([r[key] for r in rows])
