@@ -148,3 +148,18 @@ def test_the_players_go_to_tensorboard_beside_their_pool(capsys, tmp_path):
         events = ea.Scalars(f"exploitability/archmage/player/greedy/{tag}")
         assert [e.step for e in events] == [3, 6]
         assert [e.value for e in events] == pytest.approx([r[key] for r in rows])
+
+
+def test_the_chart_draws_each_player_dashed_in_its_pools_colour():
+    pytest.importorskip("matplotlib")
+    from agents.design.metagame.charts import exploitability_figure
+    fig = exploitability_figure({"sage": {3: 0.2, 6: 0.16}, "archmage": {3: -0.1, 6: 0.0}},
+                                players={"sage": {"planner": {3: -0.28, 6: -0.18},
+                                                  "greedy": {3: -0.5, 6: -0.49}}})
+    ax = fig.axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert set(lines) >= {"sage", "archmage", "sage: planner", "sage: greedy"}
+    assert lines["sage: planner"].get_linestyle() == "--"
+    assert lines["sage: planner"].get_color() == lines["sage"].get_color()
+    assert list(lines["sage: greedy"].get_ydata()) == [-0.5, -0.49]
+    assert ax.get_ylim()[0] <= -0.55          # the lowest player is on the chart, not cut off

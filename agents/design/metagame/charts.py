@@ -74,22 +74,38 @@ def matrix_figure(rounds: list[dict], title: str = ""):
 
 
 def exploitability_chart(table: dict[str, dict[int, float]], path: str | Path,
-                         title: str = "") -> Path:
-    """Exploitability (best response's report win rate - 1/2) by round, a line per pool."""
-    return save(exploitability_figure(table, title), path)
+                         title: str = "", players: dict | None = None) -> Path:
+    """Exploitability (best response's report win rate - 1/2) by round, a line per pool; with
+    `players` ({pool: {agent: {round: win rate - 1/2}}}), a dashed line per player in its
+    pool's colour."""
+    return save(exploitability_figure(table, title, players), path)
 
 
-def exploitability_figure(table: dict[str, dict[int, float]], title: str = ""):
+PLAYER_MARKERS = "s^vDx+*"
+
+
+def exploitability_figure(table: dict[str, dict[int, float]], title: str = "",
+                          players: dict | None = None):
     plt = _plt()
+    players = players or {}
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for name, by_round in table.items():
         rounds = sorted(by_round)
-        ax.plot(rounds, [by_round[r] for r in rounds], marker="o", label=name)
+        line, = ax.plot(rounds, [by_round[r] for r in rounds], marker="o", label=name)
+        for i, (agent, mine) in enumerate(players.get(name, {}).items()):
+            mine_rounds = sorted(mine)
+            ax.plot(mine_rounds, [mine[r] for r in mine_rounds], linestyle="--",
+                    color=line.get_color(), marker=PLAYER_MARKERS[i % len(PLAYER_MARKERS)],
+                    label=f"{name}: {agent}")
     ax.set_xlabel("round")
-    ax.set_ylabel("exploitability (win rate - 0.5)")
-    # a pool can be below 0 (the best response found on one part loses on the other part): the
-    # axis reaches down to the lowest point instead of cutting it off
-    lowest = min((v for by_round in table.values() for v in by_round.values()), default=0.0)
+    ax.set_ylabel("exploitability (win rate - 0.5)" if not players
+                  else "win rate - 0.5 (solid: best response; dashed: a player)")
+    # a pool can be below 0 (the best response found on one part loses on the other part), and
+    # a player far below: the axis reaches down to the lowest point instead of cutting it off
+    values = [v for by_round in table.values() for v in by_round.values()]
+    values += [v for agents in players.values() for mine in agents.values()
+               for v in mine.values()]
+    lowest = min(values, default=0.0)
     ax.set_ylim(min(-0.05, lowest - 0.05), 0.55)
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.grid(alpha=0.3)

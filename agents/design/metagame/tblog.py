@@ -99,6 +99,10 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
                     w.add_scalar(f"exploitability/{name}/player/{agent}/gap", r["gap"],
                                  r["round"])
         if table:
+            mine: dict = {}
+            for name, agent, rounds in players:
+                mine.setdefault(name, {})[agent] = {r["round"]: r["win_rate"] - 0.5
+                                                    for r in rounds}
             _image(w, "exploitability/chart",
-                   exploitability_figure(table, f"rules {rules_hash}, seed {seed}"))
+                   exploitability_figure(table, f"rules {rules_hash}, seed {seed}", mine))
     return d
