@@ -163,3 +163,9 @@ def test_the_chart_draws_each_player_dashed_in_its_pools_colour():
     assert lines["sage: planner"].get_color() == lines["sage"].get_color()
     assert list(lines["sage: greedy"].get_ydata()) == [-0.5, -0.49]
     assert ax.get_ylim()[0] <= -0.55          # the lowest player is on the chart, not cut off
+
+
+def test_progress_ticks_once_a_run(rules, archmage):
+    ticks = []
+    fielded_by_round("greedy", rules, archmage, (2, 5), runs=3, seed=0, progress=ticks.append)
+    assert ticks == [1, 1, 1]

@@ -71,13 +71,15 @@ def fielded_by_round(agent_name: str, rules: Rules, pool: Pool, rounds: Sequence
     agent = make_agent(agent_name, rules, seed=seed)
     wanted = set(rounds)
     out: dict[int, list[Board]] = {r: [] for r in rounds}
-    last_seed = None
+    current = None
     for run_seed, battle in fielded_boards(env, agent, seed, runs, max(rounds)):
+        if progress is not None and current is not None and run_seed != current:
+            progress(1)         # the run before this one is over
+        current = run_seed
         if battle["round"] in wanted:
             out[battle["round"]].append(Board.from_json(battle["board"], rules))
-        if progress is not None and battle["round"] == max(rounds) and run_seed != last_seed:
-            last_seed = run_seed
-            progress(1)
+    if progress is not None and current is not None:
+        progress(1)
     return out
 
 
