@@ -88,7 +88,8 @@ def exploitability_figure(table: dict[str, dict[int, float]], title: str = "",
                           players: dict | None = None):
     plt = _plt()
     players = players or {}
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+    # players add a line each: the legend goes beside the axes, where it hides none
+    fig, ax = plt.subplots(figsize=(8.5, 4) if players else (6.5, 4))
     for name, by_round in table.items():
         rounds = sorted(by_round)
         line, = ax.plot(rounds, [by_round[r] for r in rounds], marker="o", label=name)
@@ -109,7 +110,10 @@ def exploitability_figure(table: dict[str, dict[int, float]], title: str = "",
     ax.set_ylim(min(-0.05, lowest - 0.05), 0.55)
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if players:
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    else:
+        ax.legend(fontsize=8)
     ax.set_title(title or "exploitability by pool and round")
     fig.tight_layout()
     return fig

@@ -4,17 +4,18 @@ measured as exploitability measures the best response.
 A pool's exploitability (`exploitability`) is the win rate of one searched board, with every kind
 on offer and a player's budget, against the report half of the pool's ghosts of a round. A
 player has a shop, its own mana and the board it built in earlier rounds. `player_rounds` plays
-`runs` runs of an agent at the pool's rank against that pool, with the lamps never out (the run
-plays on past lost lamps and, the rules made endless, past its 10th win) so that every run
-reaches every measured round, and scores the board it fields in each measured round against the
-same report ghosts as the best response (the same draws and split: `split_pool` with the same
-settings), both seatings, weighted by counts. Per round: the mean of its boards' win rates with
+`runs` runs of an agent at the pool's rank against that pool, with the lamps never out (a lost
+one is lit again, and the rules made endless play on past the 10th win) so
+that every run reaches every measured round, and scores the board it fields in each measured
+round against the same report ghosts as the best response (the same draws and split:
+`split_pool` with the same settings), both seatings, weighted by counts. Per round: the mean of its boards' win rates with
 a normal 95% interval over the runs (one board a run), and the gap to the best response there.
 
-Runs are evaluation seeds (`agents.evaluation.runs.eval_run_seed`), as evaluate.py plays them: up
-to its first lost lamp a run here is the run evaluate.py plays. What the gap says: how much of
-the pool's exploitability a player of the agent's strength can take with the shop it is dealt;
-a pool that a player beats by p in a round while the best response beats it by p + gap.
+Runs are evaluation seeds (`agents.evaluation.runs.eval_run_seed`), as evaluate.py plays them:
+up to its first lost lamp, a run here is evaluate.py's run (the agent sees the same observations
+and state; `agents.design.pools.drafting.fielded_boards` with `refill`). What the gap says: how
+much of the pool's exploitability a player of the agent's strength can take with the shop it is
+dealt; a pool that a player beats by p in a round while the best response beats it by p + gap.
 """
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def fielded_by_round(agent_name: str, rules: Rules, pool: Pool, rounds: Sequence
     wanted = set(rounds)
     out: dict[int, list[Board]] = {r: [] for r in rounds}
     current = None
-    for run_seed, battle in fielded_boards(env, agent, seed, runs, max(rounds)):
+    for run_seed, battle in fielded_boards(env, agent, seed, runs, max(rounds), refill=True):
         if progress is not None and current is not None and run_seed != current:
             progress(1)         # the run before this one is over
         current = run_seed

@@ -94,19 +94,31 @@ def ghosts_of(agent_name: str, rank: int, runs: int, seed: int, max_round: int,
             for run_seed, b in fielded_boards(env, agent, seed, runs, max_round, start)]
 
 
-def fielded_boards(env, agent, seed: int, runs: int, last_round: int, start: int = 0):
+def fielded_boards(env, agent, seed: int, runs: int, last_round: int, start: int = 0,
+                   refill: bool = False):
     """Yield (run seed, battle info) for every battle `agent` fields in runs start..start+runs-1
     of evaluation seed `seed` on `env`, rounds 1..last_round. The lamps never go out (the run
     plays on past lost lamps, and past the 10th win when `env`'s rules are endless), so every
-    run reaches last_round; a run depends only on its run seed (the agent is reset with it)."""
+    run reaches last_round; a run depends only on its run seed (the agent is reset with it).
+    The drafting runs' lamps are a million from the start. `refill` keeps the run's own lamps
+    and lights a lost one again after the agent's next choice, so that up to its first lost
+    lamp the agent plays the run `evaluate.py` plays on the same seed (the same observations and
+    state: a policy reads its lamps), and on past it (a run of one lamp: a million, as
+    drafting)."""
     for i in range(start, start + runs):
         run_seed = eval_run_seed(seed, i)
         obs, info = env.reset(options={"run_seed": run_seed})
         agent.reset(run_seed)
-        env.state.lamps = 10**6   # play on past lost lamps (observations clip lamps at 1)
+        full = env.state.lamps
+        relight = refill and full > 1     # a run of one lamp cannot show the agent its own
+        if not relight:
+            env.state.lamps = 10**6   # play on past lost lamps (observations clip lamps at 1)
         while True:
             state = env.state if agent.needs_state else None
-            obs, _, term, trunc, info = env.step(agent.act(obs, info["action_mask"], state=state))
+            action = agent.act(obs, info["action_mask"], state=state)
+            if relight and env.state.lamps < full:
+                env.state.lamps = full    # after the agent's choice, which saw the lost lamp
+            obs, _, term, trunc, info = env.step(action)
             b = info.get("battle")
             if b is not None:
                 yield run_seed, b
