@@ -232,6 +232,24 @@ def test_pool_choose_and_report_sets_are_disjoint_and_weighted(literal_rules):
     assert source.startswith("budget drafter")
 
 
+def test_huge_counts_are_sampled_not_written_out(default_rules):
+    # Two ghosts, counts 2**31 - 1 and 1 (a pool file's largest): written out one by one they
+    # would be 2**31 draws (gigabytes). Their sum is past EXPANDED_DRAWS_MAX, so pool_boards
+    # draws `count` = 10 by weight instead: b's share is 1 / 2**31 ~ 5e-10 a draw, so all ten
+    # draws are a (with this seed, and with any: 10 x 5e-10 is the chance of one b).
+    a = Board.from_json({"runes": {"1:0": ["fire", 1]}, "core": "moon"}, default_rules)
+    b = Board.from_json({"runes": {"1:0": ["ice", 1]}, "core": "moon"}, default_rules)
+    ghosts = [{"board": a.to_json(default_rules), "count": 2**31 - 1},
+              {"board": b.to_json(default_rules), "count": 1}]
+    pool = Pool(default_rules.hash, "apprentice", {5: ghosts})
+    draws = A.pool_boards(pool, default_rules, 5, 10, seed=0)
+    assert len(draws) == 10 and {d.runes[0][0] for d in draws} == {"fire"}
+    # a sum at the bound is still written out whole: 9,999 + 1 = EXPANDED_DRAWS_MAX draws
+    ghosts[0]["count"] = A.EXPANDED_DRAWS_MAX - 1
+    pool = Pool(default_rules.hash, "apprentice", {5: ghosts})
+    assert len(A.pool_boards(pool, default_rules, 5, 10, seed=0)) == A.EXPANDED_DRAWS_MAX
+
+
 def test_counts_are_weights_and_duplicates_never_straddle(default_rules):
     a = Board.from_json({"runes": {"1:0": ["fire", 1]}, "core": "moon"}, default_rules)
     b = Board.from_json({"runes": {"1:0": ["ice", 1]}, "core": "moon"}, default_rules)

@@ -101,13 +101,20 @@ def drafted_boards(rules: Rules, round_: int, count: int, seed: int,
             for i in range(count)]
 
 
+# Draws `pool_boards` writes out one by one at most: an input bound, not a game number. A ghost's
+# count may be up to 2**31 - 1 (a pool file's bound), and writing every count out would allocate
+# without bound (a mixture of pools weighted by products of counts took 45 minutes to split). The
+# shipped pools' rounds sum to at most 1,000 (the metagame's), so they are all written out.
+EXPANDED_DRAWS_MAX = 10_000
+
+
 def pool_boards(pool: Pool, rules: Rules, round_: int, count: int, seed: int) -> list[Board]:
     """The pool's ghosts of the round as draws, each as often as its `count` when the round has
-    at most `count` ghosts, else `count` draws weighted by the counts (seeded). Empty when the
-    pool has no ghost of the round."""
+    at most `count` ghosts whose counts sum to at most EXPANDED_DRAWS_MAX, else `count` draws
+    weighted by the counts (seeded). Empty when the pool has no ghost of the round."""
     ghosts = [field_reference(b, round_) for b in pool.boards(round_, rules)]
     weights = pool.counts(round_)
-    if len(ghosts) <= count:
+    if len(ghosts) <= count and sum(weights) <= EXPANDED_DRAWS_MAX:
         return [g for g, w in zip(ghosts, weights) for _ in range(w)]
     rng = np.random.default_rng([seed, round_, _POOL_STREAM])
     p = np.asarray(weights, dtype=np.float64) / sum(weights)
