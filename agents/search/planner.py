@@ -31,9 +31,7 @@ Knobs (`PlannerSettings`; on the command line `planner` or `planner:KEY=VALUE,..
 against every reference board of the round), `reference` (meta, rank or a pool file, parts joined
 by +, `@K` for K rounds ahead), `size` (reference boards a part gives a round), `noise` (the share
 of its actions taken uniformly at random among the legal ones: the strength dial for building
-ranks), `core` (a fixed core), `goal` (meta; search: the board its own search finds from scratch
-at the player budget of the goal's round against the reference of that round, every kind on
-offer, the run's core; or none), `goal_weight` (how much the goal's share
+ranks), `core` (a fixed core), `goal` (meta or none), `goal_weight` (how much the goal's share
 held weighs against this round's battles: large, a player that follows the goal), `goal_lead`
 (how many rounds ahead a goal is drawn from), `goal_pick` (draw, the default: a goal drawn by the
 metagame's weights, so runs aim at different boards; best: the goal board that beats the
@@ -75,9 +73,7 @@ from .target import ClimbSettings, align_target, search_target
 # Seed streams of the player's generators: [seed, round, stream, ...].
 _NOISE, _PLAN, _SETTLE, _CORE, _GOAL, _CHOICE = range(6)
 BOARDS_BOUNDS = (10, 1_000_000)
-GOAL_SOURCES = ("meta", "search", "none")
-# goal=search: the share of `boards` the search for a goal may score (once a goal, every few rounds)
-GOAL_SEARCH_SHARE = 0.5
+GOAL_SOURCES = ("meta", "none")
 GOAL_PICKS = ("draw", "best")
 SEED_SOURCES = ("run", "state")
 GOAL_WEIGHT_MAX = 100.0
@@ -330,7 +326,7 @@ class PlannerAgent:
         return None if self._goal is None else self._goal[0]
 
     def _goals(self) -> Goals | None:
-        if self.settings.goal != "meta":
+        if self.settings.goal == "none":
             return None
         if self._goal_source is None:
             path = meta_path(self.rules)
@@ -342,47 +338,19 @@ class PlannerAgent:
         """A first goal, or the next one once the run holds all of the goal (drawn from a round
         after the goal's own, so a goal reached early is followed by a larger one at once), or
         once the goal's round has passed (the goal module's docstring)."""
-        if self.settings.goal == "none" or state.core is None:
+        goals = self._goals()
+        if goals is None or state.core is None:
             return
-        lead = self.settings.goal_lead
         owned = Assets.of(state).layout()
         if self._goal is not None:
             held = progress(self._goal[0], owned, self.rules) >= 1.0
             if not held and state.round <= self._goal[1]:
                 return
-            after = max(state.round, self._goal[1] + 1 - lead) if held else state.round
+            after = max(state.round, self._goal[1] + 1 - goals.lead) if held else state.round
         else:
             after = state.round
-        if self.settings.goal == "search":
-            self._goal = self._searched_goal(state, after)
-            return
-        goals = self._goals()
-        if goals is None:
-            return
         rng = np.random.default_rng([self._draw_seed(state), state.round, _GOAL])
         self._goal = goals.pick(after, state.core, owned, rng, self._goal_rate(state)) or self._goal
-
-    def _searched_goal(self, state: RunState, after: int) -> tuple[Layout, int]:
-        """`goal=search`: the board the search finds for round `after` + `goal_lead` (at most the
-        round cap) from scratch, with that round's player budget and every kind on offer (the
-        audit's budget boards: `Assets.shopping_freely`), the run's core and open sectors,
-        against the reference of that round in the seat the run will have then, started from
-        what the run holds and from the goal before it (so the next goal keeps what it can).
-        Its round's boss rules are not known yet: the reference is fielded without them."""
-        goal_round = min(after + self.settings.goal_lead, self.rules.spec.run.round_cap)
-        scratch = private_copy(state)
-        scratch.round, scratch.mana = goal_round, player_budget(self.rules, goal_round)
-        scratch.board, scratch.hand, scratch.artifacts = {}, [], {}
-        boards, weights = self._reference(state).boards(goal_round, ())
-        scorer = SeatScorer(self.rules, boards, weights,
-                            None if state.in_duel else player_seat(goal_round))
-        climb = self._climb(GOAL_SEARCH_SHARE, goal_round, duel=state.in_duel)
-        climb = replace(climb, objective=replace(climb.objective, goal_weight=0.0))
-        starts = [Assets.of(state).layout(), *([self._goal[0]] if self._goal else [])]
-        rng = np.random.default_rng([self._draw_seed(state), state.round, _GOAL])
-        layout, _ = search_target(Assets.of(scratch).shopping_freely(), scorer, starts, climb,
-                                  rng, rerolls=True)
-        return layout, goal_round
 
     def _goal_rate(self, state: RunState):
         """With `goal_pick=best`, the value of goal boards: each as the run's core plays it (its

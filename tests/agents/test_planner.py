@@ -290,8 +290,7 @@ def test_planner_names_and_their_errors():
                         ("planner:goal_from=2.5", "needs a round number or auto"),
                         ("planner:align=1.5", "align is a share"),
                         ("planner:seed_from=clock", "seed_from is one of"),
-                        ("planner:goal_pick=luck", "goal_pick is one of"),
-                        ("planner:goal=dream", "goal is one of")):
+                        ("planner:goal_pick=luck", "goal_pick is one of")):
         with pytest.raises(ValueError, match=words):
             make_agent(name, RULES)
 
@@ -360,33 +359,6 @@ def test_goal_pick_best_rates_goals_against_the_reference_of_their_round():
     assert all(-0.25 <= v <= 1.25 for v in values[:-1]) and values[-1] == -1.0
     assert max(values[:-2]) > values[-2]
     assert PlannerAgent(RULES)._goal_rate(state) is None        # the default draws
-
-
-def test_goal_search_is_the_searched_board_of_a_later_round_at_its_budget():
-    # goal=search, lead 2, a moon run in round 3 holding a fire rune: the goal is of round 5,
-    # searched with round 5's player budget (10 + 10 x 4 = 50 mana) and every kind on offer, so
-    # it costs at most 50 and more than the 30 of round 3's budget (the search spends: a
-    # climb never keeps more than a rune's price unspent from 50); the run's core; the same
-    # seed gives the same goal; at round 29 the goal's round is the cap's (round_cap 30)
-    from agents.search.boards import board_cost
-    from agents.search.reference import player_budget
-    assert RULES.spec.run.round_cap == 30 and player_budget(RULES, 5) == 50
-    name = "planner:goal=search,boards=60"
-    assert parse_planner(name, RULES).goal == "search"
-    state = new_run(0, RULES, core="moon", rank="archmage")
-    state.round, state.board = 3, {cell("1:0"): ("fire", 1)}
-    goals = []
-    for _ in range(2):
-        agent = make_agent(name, RULES, seed=4)
-        agent.reset(4)
-        goal, goal_round = agent._searched_goal(state, state.round)
-        goals.append(goal)
-        board = goal.board(RULES, goal_round)
-        assert goal_round == 5 and goal.core == "moon"
-        assert 30 < board_cost(board, RULES) <= 50
-    assert goals[0].runes == goals[1].runes and goals[0].artifacts == goals[1].artifacts
-    assert agent._searched_goal(state, 29)[1] == 30
-    assert PlannerAgent(RULES)._goals() is not None            # the default's goal is meta
 
 
 def _openings(name: str, duel: bool = False) -> list[list[int]]:
