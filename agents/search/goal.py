@@ -21,7 +21,6 @@ round, favouring the boards that share most with what it holds.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable
 
 import numpy as np
 
@@ -93,12 +92,6 @@ def grow_toward(base: Layout, goal: Layout, shop_runes, shop_artifacts, rules: R
     return new
 
 
-# goal_pick=best: what holding a whole goal already is worth, in the units of its value (a share of
-# battles won): holding half of a goal is worth as much as winning an eighth more of its battles.
-# A player's knob, not a number of the game.
-PROGRESS_WORTH = 0.25
-
-
 class Goals:
     """Draws goals from a pool's boards (the metagame)."""
 
@@ -114,21 +107,13 @@ class Goals:
         return ahead[0] if ahead else self.rounds[-1]
 
     def pick(self, round_: int, core: str | None, owned: Layout | None,
-             rng: np.random.Generator,
-             rate: Callable[[list[Layout], int], list[float]] | None = None
-             ) -> tuple[Layout, int] | None:
+             rng: np.random.Generator) -> tuple[Layout, int] | None:
         """A goal for a run in `round_` with `core` (None: not chosen yet) holding `owned`:
         one of the boards of `round_for(round_)` with that core, drawn with probability
         proportional to its count x (1 + 4 x the share of it the run holds). Where that round
         has no board of the core (the metagame leaves some cores out of some rounds): the
         boards of the core in the next round that has some, else the round's boards of every
-        core (their runes, played with the run's core). None without a pool.
-
-        With `rate` (`goal_pick=best`): `rate(options, goal_round)` values each option (its
-        battles against the player's reference of that round), and the goal is the option of
-        the highest value + PROGRESS_WORTH x the share of it held (the first of equals, in the
-        pool's order): the board that beats the opponents expected then, not a draw from the
-        mixture."""
+        core (their runes, played with the run's core). None without a pool."""
         goal_round = self.round_for(round_)
         if goal_round is None:
             return None
@@ -144,12 +129,7 @@ class Goals:
         if not options:
             options = [(Layout.of(b), c) for b, c in zip(self.pool.boards(goal_round, self.rules),
                                                          self.pool.counts(goal_round))]
-        held = [progress(g, owned, self.rules) if owned else 0.0 for g, _ in options]
-        if rate is not None:
-            values = rate([g for g, _ in options], goal_round)
-            i = int(np.argmax([v + PROGRESS_WORTH * h for v, h in zip(values, held)]))
-            return options[i][0], goal_round
-        weights = np.array([c * (1.0 + 4.0 * h) for (_, c), h in zip(options, held)],
-                           dtype=np.float64)
+        weights = np.array([c * (1.0 + 4.0 * (progress(g, owned, self.rules) if owned else 0.0))
+                            for g, c in options], dtype=np.float64)
         i = int(rng.choice(len(options), p=weights / weights.sum()))
         return options[i][0], goal_round

@@ -33,9 +33,7 @@ by +, `@K` for K rounds ahead), `size` (reference boards a part gives a round), 
 of its actions taken uniformly at random among the legal ones: the strength dial for building
 ranks), `core` (a fixed core), `goal` (meta or none), `goal_weight` (how much the goal's share
 held weighs against this round's battles: large, a player that follows the goal), `goal_lead`
-(how many rounds ahead a goal is drawn from), `goal_pick` (draw, the default: a goal drawn by the
-metagame's weights, so runs aim at different boards; best: the goal board that beats the
-reference of its round most, an exploiting player's choice) and `goal_from` (the first round whose search weighs
+(how many rounds ahead a goal is drawn from) and `goal_from` (the first round whose search weighs
 the goal, or `auto`, the default: 3 in a run, 1 in a duel); before it the goal is still a start of
 the search and still picks the core, but the round's battles alone decide. At archmage, whose
 runs are decided in rounds 1-2, weighing the goal from round 1 cost the planner about a quarter
@@ -55,9 +53,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from rune_env.rules import Board, BoardError, Rules, default_rules
+from rune_env.rules import Board, Rules, default_rules
 from rune_env.run.actions import action_table
-from rune_env.run.loop import apply, player_seat
+from rune_env.run.loop import apply
 from rune_env.run.opponents import load_pool
 from rune_env.run.state import RunState
 
@@ -67,14 +65,13 @@ from .execute import Executor
 from .goal import Goals, progress
 from .reference import (AHEAD_MAX, Reference, ReferenceSpec, meta_path, parse_source,
                         player_budget)
-from .scoring import Objective, SeatScore, SeatScorer, expected_seat
+from .scoring import SeatScore, SeatScorer, expected_seat
 from .target import ClimbSettings, align_target, search_target
 
 # Seed streams of the player's generators: [seed, round, stream, ...].
 _NOISE, _PLAN, _SETTLE, _CORE, _GOAL, _CHOICE = range(6)
 BOARDS_BOUNDS = (10, 1_000_000)
 GOAL_SOURCES = ("meta", "none")
-GOAL_PICKS = ("draw", "best")
 SEED_SOURCES = ("run", "state")
 GOAL_WEIGHT_MAX = 100.0
 # The goal's first round by default (`goal_from=auto`), measured in the twenty-second session
@@ -103,8 +100,6 @@ class PlannerSettings:
     seen: int = 2                  # the last opponents met, a part of the reference (0: none)
     goal: str = "meta"             # meta: build towards a metagame board (goal.py); none
     goal_lead: int = 2             # rounds ahead of the current one a goal is drawn from
-    goal_pick: str = "draw"        # draw: a goal drawn by the metagame's weights; best: the goal
-    #                                board that beats the reference of its round most (goal.py)
     goal_weight: float = 2.0       # the objective's weight of the goal's share held
     goal_from: int | None = None   # the first round whose search weighs the goal (weight 0 before);
     #                                None (`auto`): GOAL_FROM_RUN in a run, GOAL_FROM_DUEL in a duel
@@ -136,9 +131,6 @@ class PlannerSettings:
                              f"{self.align}")
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"planner: noise is a share between 0 and 1; got {self.noise}")
-        if self.goal_pick not in GOAL_PICKS:
-            raise ValueError(f"planner: goal_pick is one of {', '.join(GOAL_PICKS)}; got "
-                             f"{self.goal_pick!r}")
         if self.seed_from not in SEED_SOURCES:
             raise ValueError(f"planner: seed_from is one of {', '.join(SEED_SOURCES)}; got "
                              f"{self.seed_from!r}")
@@ -151,7 +143,7 @@ class PlannerSettings:
         return {"boards": self.boards, "reference": self.reference, "size": self.size,
                 "noise": self.noise, "core": self.core, "goal": self.goal,
                 "goal_weight": self.goal_weight, "goal_lead": self.goal_lead,
-                "goal_pick": self.goal_pick, "goal_from": "auto" if self.goal_from is None else self.goal_from,
+                "goal_from": "auto" if self.goal_from is None else self.goal_from,
                 "align": self.align, "seed_from": self.seed_from}
 
     def goal_start(self, duel: bool) -> int:
@@ -168,15 +160,14 @@ def _round_or_auto(value: str) -> int | None:
 
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
-    goal_weight, goal_lead, goal_pick, goal_from, align, seed_from) -> settings; ValueError with a one-line
+    goal_weight, goal_lead, goal_from, align, seed_from) -> settings; ValueError with a one-line
     reason otherwise."""
     if name == "planner":
         return PlannerSettings().check(rules)
     if not name.startswith("planner:"):
         raise ValueError(f"not a planner: {name!r}")
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
-             "goal": str, "goal_weight": float, "goal_lead": int, "goal_pick": str,
-             "goal_from": _round_or_auto,
+             "goal": str, "goal_weight": float, "goal_lead": int, "goal_from": _round_or_auto,
              "align": float, "seed_from": str}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
@@ -350,35 +341,7 @@ class PlannerAgent:
         else:
             after = state.round
         rng = np.random.default_rng([self._draw_seed(state), state.round, _GOAL])
-        self._goal = goals.pick(after, state.core, owned, rng, self._goal_rate(state)) or self._goal
-
-    def _goal_rate(self, state: RunState):
-        """With `goal_pick=best`, the value of goal boards: each as the run's core plays it (its
-        own core before one is chosen), against the reference of the goal's round in the seat
-        the run will have then (both seats in a duel), payoff + the objective's margin weight x
-        margin; a board the run's core cannot field is worth -1. None with `goal_pick=draw`."""
-        if self.settings.goal_pick != "best":
-            return None
-        margin_weight = Objective().margin_weight
-
-        def rate(options: list[Layout], goal_round: int) -> list[float]:
-            boards, weights = self._reference(state).boards(goal_round, ())
-            seat = None if state.in_duel else player_seat(goal_round)
-            scorer = SeatScorer(self.rules, boards, weights, seat)
-            fielded, where = [], []
-            for i, g in enumerate(options):
-                layout = g if state.core is None else Layout(g.runes, state.core, g.sun_element,
-                                                             g.artifacts, g.hand)
-                try:
-                    fielded.append(layout.board(self.rules, goal_round))
-                    where.append(i)
-                except BoardError:
-                    continue
-            values = [-1.0] * len(options)
-            for i, (payoff, margin) in zip(where, scorer(fielded) if fielded else []):
-                values[i] = payoff + margin_weight * margin
-            return values
-        return rate
+        self._goal = goals.pick(after, state.core, owned, rng) or self._goal
 
     def _reference(self, state: RunState) -> Reference:
         if state.rank not in self._references:
@@ -456,7 +419,7 @@ class PlannerAgent:
         goals = self._goals()
         if goals is not None:
             rng = np.random.default_rng([self._draw_seed(state), state.round, _GOAL])
-            self._goal = goals.pick(state.round, None, None, rng, self._goal_rate(state))
+            self._goal = goals.pick(state.round, None, None, rng)
             if self._goal is not None and self._goal[0].core in cores:
                 wanted = cores.index(self._goal[0].core)
                 if wanted in options:

@@ -289,8 +289,7 @@ def test_planner_names_and_their_errors():
                         ("planner:goal_from=0", "goal_from must be in"),
                         ("planner:goal_from=2.5", "needs a round number or auto"),
                         ("planner:align=1.5", "align is a share"),
-                        ("planner:seed_from=clock", "seed_from is one of"),
-                        ("planner:goal_pick=luck", "goal_pick is one of")):
+                        ("planner:seed_from=clock", "seed_from is one of")):
         with pytest.raises(ValueError, match=words):
             make_agent(name, RULES)
 
@@ -315,50 +314,6 @@ def test_goal_from_weighs_the_goal_from_its_round_on_only():
             for r in (1, 2, 3)] == [2.0, 2.0, 2.0]
     early = PlannerAgent(RULES, settings=parse_planner("planner:goal_from=1", RULES))
     assert [early._climb(1.0, r).objective.goal_weight for r in (1, 2, 3)] == [2.0, 2.0, 2.0]
-
-
-def test_goal_pick_best_takes_the_goal_of_the_highest_value_and_progress():
-    # three goal boards of round 5 (a pool of moon boards, counts 1); rate gives each a value
-    # (0.8, 0.9, 0.3): nothing held, the best is the second (0.9); holding all of the first
-    # adds PROGRESS_WORTH x 1 = 0.25 to it, 1.05 > 0.9, so the first; the draw (no rate) ignores
-    # the values. The rate is called with the goal round: round 3 + lead 2 = 5.
-    from agents.search.goal import PROGRESS_WORTH, Goals
-    from rune_env.run.opponents import Pool
-    boards = [layout({"1:0": ("fire", 1)}), layout({"1:0": ("ice", 1)}),
-              layout({"1:0": ("wind", 1)})]
-    pool = Pool(RULES.hash, "apprentice",
-                {5: [{"board": b.board(RULES, 5).to_json(RULES)} for b in boards]})
-    goals = Goals(RULES, pool, lead=2)
-    asked = []
-
-    def rate(options, goal_round):
-        asked.append((len(options), goal_round))
-        return [0.8, 0.9, 0.3]
-    rng = np.random.default_rng(0)
-    assert PROGRESS_WORTH == 0.25
-    goal, goal_round = goals.pick(3, "moon", None, rng, rate)
-    assert goal.runes == boards[1].runes and goal_round == 5 and asked == [(3, 5)]
-    goal, _ = goals.pick(3, "moon", boards[0], rng, rate)
-    assert goal.runes == boards[0].runes
-
-
-def test_goal_pick_best_rates_goals_against_the_reference_of_their_round():
-    # the planner's rate plays each goal board against its reference of the goal round: a board
-    # of one grade-I fire rune scores below the metagame's round-5 boards' own mean, and the
-    # best-rated metagame board of round 5 beats it (values are payoff + 0.25 margin, in
-    # [-0.25, 1.25]); a board the run's core cannot field (a hand past its slots) is worth -1
-    agent = PlannerAgent(RULES, settings=parse_planner("planner:goal_pick=best,boards=40", RULES))
-    assert agent.settings.to_json()["goal_pick"] == "best"
-    state = new_run(0, RULES, core="moon")
-    rate = agent._goal_rate(state)
-    goals = agent._goals()
-    options = [Layout.of(b) for b in goals.pool.boards(5, RULES)]
-    weak = layout({"1:0": ("fire", 1)})
-    overfull = layout(hand=[("fire", 1)] * 50)
-    values = rate([*options, weak, overfull], 5)
-    assert all(-0.25 <= v <= 1.25 for v in values[:-1]) and values[-1] == -1.0
-    assert max(values[:-2]) > values[-2]
-    assert PlannerAgent(RULES)._goal_rate(state) is None        # the default draws
 
 
 def _openings(name: str, duel: bool = False) -> list[list[int]]:
