@@ -162,16 +162,16 @@ from .families import (Layout, Mutator, acting_elements, core_variants, hill_cli
                        open_rings, open_search, trick_boards, two_rune_boards)
 from .report import (FAMILIES, STAGES, AuditReport, FamilyResult, RoundAudit, audit, audit_round,
                      check_auditable, describe, format_report, reference_sets)
-from .scoring import (EXPANDED_DRAWS_MAX, FAST_KILL_TURNS, MAX_BATCH_PAIRS, AuditError, AuditSettings, Evaluator,
-                      FastKillScore, Opponents, Score, board_cost, board_key, drafted_boards,
-                      field_reference, full_settings, hand_slots, pool_boards, quick_settings,
-                      round_budget, shop_notes, split_opponents)
+from .scoring import (EXPANDED_DRAWS_MAX, FAST_KILL_TURNS, MAX_BATCH_PAIRS, AuditError,
+                      AuditSettings, Evaluator, FastKillScore, Opponents, Score, board_cost,
+                      board_key, drafted_boards, field_reference, full_settings, hand_slots,
+                      pool_boards, quick_settings, round_budget, shop_notes, split_opponents)
 from .towers import (TOWER_TURNS, TowerBuilder, build_cores, fast_kill_search, tower_boards,
                      tower_cells)
 
 __all__ = [
-    "MAX_BATCH_PAIRS", "EXPANDED_DRAWS_MAX", "AuditError", "AuditSettings", "full_settings", "quick_settings",
-    "round_budget", "board_key", "field_reference", "drafted_boards", "pool_boards", "Opponents",
+    "MAX_BATCH_PAIRS", "EXPANDED_DRAWS_MAX", "AuditError", "AuditSettings", "full_settings",
+    "quick_settings", "round_budget", "board_key", "field_reference", "drafted_boards", "pool_boards", "Opponents",
     "split_opponents", "board_cost", "hand_slots", "shop_notes", "Score", "Evaluator", "Layout",
     "open_rings", "open_ring_cells", "acting_elements", "core_variants", "one_rune_boards",
     "two_rune_boards", "mono_placements", "mono_kind_boards", "trick_boards", "Mutator",

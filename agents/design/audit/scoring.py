@@ -114,10 +114,11 @@ def pool_boards(pool: Pool, rules: Rules, round_: int, count: int, seed: int) ->
     weighted by the counts (seeded). Empty when the pool has no ghost of the round."""
     ghosts = [field_reference(b, round_) for b in pool.boards(round_, rules)]
     weights = pool.counts(round_)
-    if len(ghosts) <= count and sum(weights) <= EXPANDED_DRAWS_MAX:
+    total = sum(weights)
+    if len(ghosts) <= count and total <= EXPANDED_DRAWS_MAX:
         return [g for g, w in zip(ghosts, weights) for _ in range(w)]
     rng = np.random.default_rng([seed, round_, _POOL_STREAM])
-    p = np.asarray(weights, dtype=np.float64) / sum(weights)
+    p = np.asarray(weights, dtype=np.float64) / total
     return [ghosts[int(i)] for i in rng.choice(len(ghosts), size=count, p=p)]
 
 
