@@ -1,0 +1,109 @@
+"""A pool's clear ceiling: how often a run at its rank would clear if the player's board did as
+well as the best response in every round.
+
+A run clears with `run.wins_to_clear` wins before its lamps are out (the rank's lamps; a draw costs
+nothing, a loss one lamp). If in round r the player's board wins a share w_r of its battles and
+draws d_r, and the rounds are independent, the chance to clear is a sum over the run's paths,
+computed round by round over (wins, losses) up to `run.round_cap`. With w_r and d_r the best
+response's on the pool's report ghosts (`exploitability.py`) this is the clear rate of a player
+as good as that best response every round: a ceiling for real players, who meet the shop's luck
+and their own history, where the best response has every kind on offer, a player's whole budget
+and ghosts without the rank's extra runes. It is not a proof: a search can miss a better board,
+and a phoenix feather (a relic that saves a lamp) is not counted. Rounds not measured count as
+won (the ceiling stays a ceiling), so measure every round up to wins_to_clear + lamps - 1 (the
+last round a clear can need without draws) for a tight one; `upper` takes each measured round's
+win rate at the upper end of its 95% interval.
+
+Why: a rank whose ceiling is near 0 cannot be cleared by any player, however strong (docs/
+RESULTS.md, "Why no one clears archmage"); a designer who wants strong players to clear it
+sometimes has to make some round easier, and this says which rounds hold the ceiling down.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+from rune_env.rules import Rules
+from rune_env.run.ranks import rank_effects
+
+
+@dataclass(frozen=True)
+class ClearCeiling:
+    point: float                    # the ceiling with each round's measured win rate
+    upper: float                    # with each round's win rate at its 95% upper bound
+    lamps: int
+    wins_to_clear: int
+    measured: tuple[int, ...]       # the rounds whose best response was measured
+    counted_won: tuple[int, ...]    # the rounds a clear can need that were not: counted as won
+
+    def to_json(self) -> dict:
+        return {"point": self.point, "upper": self.upper, "lamps": self.lamps,
+                "wins_to_clear": self.wins_to_clear, "measured": list(self.measured),
+                "counted_won": list(self.counted_won)}
+
+
+def clear_chance(rates: dict[int, tuple[float, float]], lamps: int, wins_to_clear: int,
+                 round_cap: int) -> float:
+    """The chance that a run clears when in round r it wins with probability rates[r][0] and
+    draws with rates[r][1] (a round not in `rates` is won): wins_to_clear wins before `lamps`
+    losses, by round_cap."""
+    for r, (w, d) in rates.items():
+        if not (0.0 <= w <= 1.0 and 0.0 <= d <= 1.0 - w + 1e-12):
+            raise ValueError(f"round {r}: win and draw rates must be shares summing to at most 1; "
+                             f"got {w}, {d}")
+
+    @lru_cache(maxsize=None)
+    def chance(round_: int, wins: int, losses: int) -> float:
+        if losses >= lamps:
+            return 0.0
+        if wins >= wins_to_clear:
+            return 1.0
+        if round_ > round_cap:
+            return 0.0
+        w, d = rates.get(round_, (1.0, 0.0))
+        lose = max(0.0, 1.0 - w - d)
+        return (w * chance(round_ + 1, wins + 1, losses) + d * chance(round_ + 1, wins, losses)
+                + lose * chance(round_ + 1, wins, losses + 1))
+
+    return chance(1, 0, 0)
+
+
+def clear_ceiling(results: Sequence, rules: Rules, rank: str | int | None) -> ClearCeiling:
+    """The ceiling of a pool from its best responses (`RoundExploit`s): lamps of `rank` (None: a
+    pool without a rank, the run's lamps)."""
+    run = rules.spec.run
+    lamps = rank_effects(rules, rank).lamps if rank is not None else run.lamps
+    point, upper = {}, {}
+    for x in results:
+        m = x.measured
+        draw = m.draws / m.battles if m.battles else 0.0
+        point[x.round] = (m.win_rate, draw)
+        hi = m.ci[1]
+        upper[x.round] = (hi, min(draw, 1.0 - hi))
+    needed = range(1, min(run.round_cap, run.wins_to_clear + lamps - 1) + 1)
+    return ClearCeiling(clear_chance(point, lamps, run.wins_to_clear, run.round_cap),
+                        clear_chance(upper, lamps, run.wins_to_clear, run.round_cap),
+                        lamps, run.wins_to_clear, tuple(sorted(point)),
+                        tuple(r for r in needed if r not in point))
+
+
+def ceiling_rounds(rules: Rules) -> tuple[int, ...]:
+    """Every round a clear can need without draws at the rank with the most lamps: 1 ..
+    wins_to_clear + lamps - 1, within the round cap."""
+    run = rules.spec.run
+    lamps = max(rank_effects(rules, i).lamps for i in range(len(rules.spec.ranks)))
+    return tuple(range(1, min(run.round_cap, run.wins_to_clear + lamps - 1) + 1))
+
+
+def format_ceiling(c: ClearCeiling) -> str:
+    text = (f"clear ceiling ({c.lamps} lamps, {c.wins_to_clear} wins clear): a player as good as "
+            f"the best response every round clears {100 * c.point:.1f}% of runs "
+            f"({100 * c.upper:.1f}% with each round at its 95% upper bound)")
+    if c.counted_won:
+        text += (f"; rounds {', '.join(map(str, c.counted_won))} were not measured and count "
+                 f"as won")
+    return text
+
+
+__all__ = ["ClearCeiling", "ceiling_rounds", "clear_ceiling", "clear_chance", "format_ceiling"]
