@@ -76,10 +76,13 @@ def log_metagame(tb_dir: str | Path, rounds: list[dict], rules_hash: str, seed: 
 
 def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
                        rules_hash: str, seed: int,
-                       players: list[tuple[str, str, list[dict]]] = ()) -> Path:
+                       players: list[tuple[str, str, list[dict]]] = (),
+                       ceilings: dict[str, dict] | None = None) -> Path:
     """Each pool's rounds ((name, `RoundExploit.to_json` dicts) pairs, distinct names) and their
     chart; `players`: (pool name, agent label, `PlayerRound.to_json` dicts) triples, each
-    player's win rate and gap to the best response by round beside its pool's."""
+    player's win rate and gap to the best response by round beside its pool's; `ceilings`: pool
+    name -> `ClearCeiling.to_json`, its point and upper ceilings as scalars at step 0 (one
+    number a pool and seed: the run's directory names the seed)."""
     from torch.utils.tensorboard import SummaryWriter
     d = run_dir(tb_dir, "exploitability", rules_hash, seed)
     table = {name: {r["round"]: r["exploitability"] for r in rounds} for name, rounds in pools}
@@ -91,6 +94,9 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
                                    ("ci_high", m["ci"][1]),
                                    ("exploitability", r["exploitability"])):
                     w.add_scalar(f"exploitability/{name}/{tag}", value, r["round"])
+        for name, c in (ceilings or {}).items():
+            w.add_scalar(f"exploitability/{name}/clear_ceiling", c["point"], 0)
+            w.add_scalar(f"exploitability/{name}/clear_ceiling_upper", c["upper"], 0)
         for name, agent, rounds in players:
             for r in rounds:
                 w.add_scalar(f"exploitability/{name}/player/{agent}/win_rate", r["win_rate"],
