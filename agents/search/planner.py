@@ -55,21 +55,21 @@ import numpy as np
 
 from rune_env.rules import Board, Rules, default_rules
 from rune_env.run.actions import action_table
-from rune_env.run.loop import apply, income, player_seat
+from rune_env.run.loop import apply
 from rune_env.run.opponents import load_pool
 from rune_env.run.state import RunState
 
 from .assets import Assets
 from .boards import Layout, fast_key
 from .execute import Executor
-from .goal import Goals, progress, units_of
+from .goal import Goals, progress
 from .reference import (AHEAD_MAX, Reference, ReferenceSpec, meta_path, parse_source,
                         player_budget)
 from .scoring import SeatScore, SeatScorer, expected_seat
 from .target import ClimbSettings, align_target, search_target
 
 # Seed streams of the player's generators: [seed, round, stream, ...].
-_NOISE, _PLAN, _SETTLE, _CORE, _GOAL, _AHEAD, _CHOICE = range(7)
+_NOISE, _PLAN, _SETTLE, _CORE, _GOAL, _CHOICE = range(6)
 BOARDS_BOUNDS = (10, 1_000_000)
 GOAL_SOURCES = ("meta", "none")
 SEED_SOURCES = ("run", "state")
@@ -84,7 +84,6 @@ GOAL_WEIGHT_MAX = 100.0
 GOAL_FROM_RUN = 3
 GOAL_FROM_DUEL = 1
 SIZE_BOUNDS = (1, 256)
-LOOKAHEAD_MAX = 32
 
 
 @dataclass(frozen=True)
@@ -109,8 +108,6 @@ class PlannerSettings:
     #                                (0: off; a teacher's knob, `align_target`)
     seed_from: str = "run"         # run: its searches draw from its seed; state: from what it
     #                                sees (`public_state_seed`; a teacher's knob)
-    lookahead: int = 0             # targets weighed by the next round they lead to (0: off)
-    lookahead_boards: int = 150    # boards each of those next-round searches may score
     climb: ClimbSettings = field(default_factory=ClimbSettings)
 
     def check(self, rules: Rules) -> "PlannerSettings":
@@ -134,13 +131,6 @@ class PlannerSettings:
                              f"{self.align}")
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"planner: noise is a share between 0 and 1; got {self.noise}")
-        if not 0 <= self.lookahead <= LOOKAHEAD_MAX:
-            raise ValueError(f"planner: lookahead must be in 0..{LOOKAHEAD_MAX}; got "
-                             f"{self.lookahead}")
-        lo, hi = BOARDS_BOUNDS
-        if not lo <= self.lookahead_boards <= hi:
-            raise ValueError(f"planner: lookahead_boards must be in {lo}..{hi}; got "
-                             f"{self.lookahead_boards}")
         if self.seed_from not in SEED_SOURCES:
             raise ValueError(f"planner: seed_from is one of {', '.join(SEED_SOURCES)}; got "
                              f"{self.seed_from!r}")
@@ -154,8 +144,7 @@ class PlannerSettings:
                 "noise": self.noise, "core": self.core, "goal": self.goal,
                 "goal_weight": self.goal_weight, "goal_lead": self.goal_lead,
                 "goal_from": "auto" if self.goal_from is None else self.goal_from,
-                "align": self.align, "seed_from": self.seed_from, "lookahead": self.lookahead,
-                "lookahead_boards": self.lookahead_boards}
+                "align": self.align, "seed_from": self.seed_from}
 
     def goal_start(self, duel: bool) -> int:
         """The first round whose search weighs the goal, in a duel or in a run."""
@@ -179,7 +168,7 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
         raise ValueError(f"not a planner: {name!r}")
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
              "goal": str, "goal_weight": float, "goal_lead": int, "goal_from": _round_or_auto,
-             "align": float, "seed_from": str, "lookahead": int, "lookahead_boards": int}
+             "align": float, "seed_from": str}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
         key, eq, value = part.partition("=")
@@ -232,9 +221,6 @@ class PlannerAgent:
         self._settled = False
         self._scorer_memo: tuple[tuple, SeatScorer] | None = None   # the round's (key, scorer)
         self.decision_times: list[tuple[int, float]] = []  # (round, CPU seconds deciding)
-        # the last lookahead's candidates: (board, value this round, value of the best board
-        # its holdings reach next round), best this round first (for reports and tests)
-        self.last_lookahead: list[tuple[Board, float, float]] = []
 
     # -- the protocol -----------------------------------------------------------------------------
     def act(self, observation, action_mask, state: RunState | None = None) -> int:
@@ -313,59 +299,9 @@ class PlannerAgent:
         settings = self._climb(share, state.round, duel=state.in_duel)
         rng = np.random.default_rng([self._draw_seed(state), state.round, stream,
                                      state.prep_actions])
-        ahead = self.settings.lookahead > 0 and stream == _PLAN and \
-            state.round < state.rules.spec.run.round_cap
-        scored: list | None = [] if ahead else None
-        target, score = search_target(assets, scorer, starts, settings, rng, rerolls, self.goal,
-                                      collect=scored)
-        if ahead:
-            target, score = self._look_ahead(state, assets, scored, target, score)
+        target, score = search_target(assets, scorer, starts, settings, rng, rerolls, self.goal)
         self._target_points = score.payoff
         return target
-
-    # -- the lookahead ----------------------------------------------------------------------------
-    def _look_ahead(self, state: RunState, assets: Assets, scored: list, target: Layout,
-                    score) -> tuple[Layout, object]:
-        """Of the best `lookahead` boards the round's search scored, each holding other runes
-        and artifacts, the one whose value this round plus the value of the best board its
-        holdings reach next round is largest (the target, on a tie). Next round is reckoned
-        with its income, every kind on offer (the shop it will show is a draw not made yet) and
-        the reference of that round, without its boss rules; sales return what they return in
-        a run (a third). Why: a search of one round picks among near-equal boards by chance,
-        and some of them leave holdings that the next round cannot build on (docs/RESULTS.md,
-        "Looking one round ahead")."""
-        picked, holdings = [], set()
-        for s, board, mana in sorted(scored, key=lambda x: x[0].key(), reverse=True):
-            runes, artifacts = units_of(Layout.of(board), self.rules)
-            key = (tuple(sorted(runes.items())), tuple(sorted(artifacts.items())))
-            if key in holdings:
-                continue
-            holdings.add(key)
-            picked.append((s, board, mana))
-            if len(picked) >= self.settings.lookahead:
-                break
-        if len(picked) < 2:
-            return target, score
-        scorer = self._next_scorer(state)
-        climb = replace(self._climb(1.0, state.round + 1, duel=state.in_duel),
-                        boards=self.settings.lookahead_boards)
-        best, self.last_lookahead = None, []
-        for i, (s, board, mana) in enumerate(picked):
-            nxt = _next_round_assets(state, assets, board, mana)
-            rng = np.random.default_rng([self._draw_seed(state), state.round, _AHEAD, i])
-            _, later = search_target(nxt, scorer, [Layout.of(board)], climb, rng, rerolls=True)
-            self.last_lookahead.append((board, s.value, later.value))
-            total = s.value + later.value
-            if best is None or total > best[0] + 1e-12:
-                best = (total, board, s)
-        return Layout.of(best[1]), best[2]
-
-    def _next_scorer(self, state: RunState) -> SeatScorer:
-        """The reference of the next round in the seat the player will have there (both seats in
-        a duel: which one a duel gives is not known before its battle)."""
-        boards, weights = self._reference(state).boards(state.round + 1, ())
-        seat = None if state.in_duel else player_seat(state.round + 1)
-        return SeatScorer(self.rules, boards, weights, seat)
 
     def _climb(self, share: float, round_: int, duel: bool = False) -> ClimbSettings:
         """The climb's settings for `share` of the search budget, with the goal's weight in
@@ -504,20 +440,6 @@ class PlannerAgent:
             if best_value is None or value > best_value + 1e-12:
                 best, best_value = i, value
         return best
-
-
-def _next_round_assets(state: RunState, assets: Assets, board: Board, spent: int) -> Assets:
-    """What a run holds at the start of next round's preparation if it fields `board` this round
-    (a plan that spent `spent` mana), with every kind on offer: the board's runes, artifacts
-    and sectors, the mana left plus next round's income (of a private copy holding the board)."""
-    nxt = private_copy(state)
-    nxt.board, nxt.hand = dict(board.runes), list(board.hand)
-    nxt.artifacts, nxt.artifact_inventory = dict(board.artifacts), []
-    nxt.open_sectors = [*state.open_sectors,
-                        *sorted(set(board.open_sectors) - set(state.open_sectors))]
-    nxt.round, nxt.prep_actions = state.round + 1, 0
-    nxt.mana = assets.mana - spent + income(nxt)
-    return Assets.of(nxt).shopping_freely()
 
 
 def seen_boards(state: RunState, count: int) -> tuple[list[Board], np.ndarray]:
