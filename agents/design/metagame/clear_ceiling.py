@@ -96,13 +96,20 @@ def ceiling_rounds(rules: Rules) -> tuple[int, ...]:
     return tuple(range(1, min(run.round_cap, run.wins_to_clear + lamps - 1) + 1))
 
 
+def _percent(share: float) -> str:
+    """A share as a percentage with a tenth, or with two significant digits under 1% (a ceiling
+    of 0.08% is not 0.1%)."""
+    return f"{100 * share:.1f}%" if share >= 0.01 or share == 0 else f"{100 * share:.2g}%"
+
+
 def format_ceiling(c: ClearCeiling) -> str:
     text = (f"clear ceiling ({c.lamps} lamps, {c.wins_to_clear} wins clear): a player as good as "
-            f"the best response every round clears {100 * c.point:.1f}% of runs "
-            f"({100 * c.upper:.1f}% with each round at its 95% upper bound)")
+            f"the best response every round clears {_percent(c.point)} of runs "
+            f"({_percent(c.upper)} with each round at its 95% upper bound)")
     if c.counted_won:
-        text += (f"; rounds {', '.join(map(str, c.counted_won))} were not measured and count "
-                 f"as won")
+        rounds = ", ".join(map(str, c.counted_won))
+        text += (f"; round {rounds} was not measured and counts as won" if len(c.counted_won) == 1
+                 else f"; rounds {rounds} were not measured and count as won")
     return text
 
 
