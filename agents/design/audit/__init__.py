@@ -171,7 +171,8 @@ from .towers import (TOWER_TURNS, TowerBuilder, build_cores, fast_kill_search, t
 
 __all__ = [
     "MAX_BATCH_PAIRS", "EXPANDED_DRAWS_MAX", "AuditError", "AuditSettings", "full_settings",
-    "quick_settings", "round_budget", "board_key", "field_reference", "drafted_boards", "pool_boards", "Opponents",
+    "quick_settings", "round_budget", "board_key", "field_reference", "drafted_boards",
+    "pool_boards", "Opponents",
     "split_opponents", "board_cost", "hand_slots", "shop_notes", "Score", "Evaluator", "Layout",
     "open_rings", "open_ring_cells", "acting_elements", "core_variants", "one_rune_boards",
     "two_rune_boards", "mono_placements", "mono_kind_boards", "trick_boards", "Mutator",

@@ -9,9 +9,9 @@ payoff objective, `PayoffEvaluator`, the player's budget and the best-response s
 `exploitability` (a pool's best response chosen on one part of its ghosts and measured on a
 disjoint part), `planner_search` (its second search: the search player's target search from
 scratch), `clear_ceiling` (how often a player as good as the best response every round would
-clear a run at the pool's rank), `players` (the boards players field in runs at a pool's rank, measured the same
-way: how close they come to the best response), `double_oracle` (the generic loop) and `metagame` (the loop over boards, the
-mixture's statistics, the gap and the mixture as a pool file). Each module's docstring has its
+clear a run at the pool's rank), `players` (the boards players field in runs at a pool's
+rank, measured the same way: how close they come to the best response), `double_oracle` (the
+generic loop) and `metagame` (the loop over boards, the mixture's statistics, the gap and the mixture as a pool file). Each module's docstring has its
 method. Everything random is drawn from generators seeded from the settings' seed.
 """
 from __future__ import annotations
@@ -21,12 +21,12 @@ from .double_oracle import DoubleOracleResult, double_oracle
 from .exploitability import (ExploitSettings, FamilyBest, RoundExploit, exploit_round,
                              exploit_table, exploitability, format_exploit,
                              quick_exploit_settings, split_pool)
-from .planner_search import planner_responses
 from .metagame import (MIXTURE_TOTAL, MetaSettings, RoundMeta, casting_runes, metagame_round,
                        metagame_rounds,
                        mixture_counts, mixture_pool, mixture_shares, quick_meta_settings)
 from .oracle import (PayoffEvaluator, PayoffScore, SearchSettings, best_responses,
                      payoff_matrix, player_budget, search_budget, search_starts)
+from .planner_search import planner_responses
 from .solver import Solution, SolverError, effective_size, entropy, solve_zero_sum
 
 __all__ = [

@@ -81,19 +81,24 @@ def clear_ceiling(results: Sequence, rules: Rules, rank: str | int | None) -> Cl
         point[x.round] = (m.win_rate, draw)
         hi = m.ci[1]
         upper[x.round] = (hi, min(draw, 1.0 - hi))
-    needed = range(1, min(run.round_cap, run.wins_to_clear + lamps - 1) + 1)
+    needed = _rounds_a_clear_needs(rules, lamps)
     return ClearCeiling(clear_chance(point, lamps, run.wins_to_clear, run.round_cap),
                         clear_chance(upper, lamps, run.wins_to_clear, run.round_cap),
                         lamps, run.wins_to_clear, tuple(sorted(point)),
                         tuple(r for r in needed if r not in point))
 
 
-def ceiling_rounds(rules: Rules) -> tuple[int, ...]:
-    """Every round a clear can need without draws at the rank with the most lamps: 1 ..
-    wins_to_clear + lamps - 1, within the round cap."""
+def _rounds_a_clear_needs(rules: Rules, lamps: int) -> tuple[int, ...]:
+    """Every round a clear with `lamps` can need without draws: 1 .. wins_to_clear + lamps - 1,
+    within the round cap."""
     run = rules.spec.run
-    lamps = max(rank_effects(rules, i).lamps for i in range(len(rules.spec.ranks)))
     return tuple(range(1, min(run.round_cap, run.wins_to_clear + lamps - 1) + 1))
+
+
+def ceiling_rounds(rules: Rules) -> tuple[int, ...]:
+    """Every round a clear can need at the rank with the most lamps (`_rounds_a_clear_needs`)."""
+    lamps = max(rank_effects(rules, i).lamps for i in range(len(rules.spec.ranks)))
+    return _rounds_a_clear_needs(rules, lamps)
 
 
 def _percent(share: float) -> str:

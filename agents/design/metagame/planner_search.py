@@ -19,7 +19,6 @@ same seed gives the same boards.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
@@ -54,13 +53,13 @@ def planner_responses(rules: Rules, choose: Opponents, round_: int, budget: int,
                       seed: int | Sequence[int], meta: Sequence[Board] | None = None
                       ) -> list[Board]:
     """The target search's best board for each core x seed (the module docstring), in that
-    order, those within `budget` (`board_cost`). `meta`: the metagame boards to start from (default the
-    shipped metagame's of the round)."""
+    order, those within `budget` (`board_cost`). `meta`: the metagame boards to start from
+    (default the shipped metagame's of the round)."""
     seeds_ = [seed] if isinstance(seed, int) else list(seed)
     meta = metagame_boards(rules, round_) if meta is None else list(meta)
     scorer = SeatScorer(rules, list(choose.boards), np.asarray(choose.weights, np.float64),
                         player_seat(round_))
-    climb = replace(ClimbSettings(), boards=boards)
+    climb = ClimbSettings(boards=boards)
     out = []
     for c, core in enumerate(rules.spec.cores):
         # a fresh run at round r with the budget as its mana: its slots, sectors and max HP;
