@@ -33,7 +33,8 @@ by +, `@K` for K rounds ahead), `size` (reference boards a part gives a round), 
 of its actions taken uniformly at random among the legal ones: the strength dial for building
 ranks), `core` (a fixed core), `goal` (meta or none), `goal_weight` (how much the goal's share
 held weighs against this round's battles: large, a player that follows the goal), `goal_lead`
-(how many rounds ahead a goal is drawn from) and `goal_from` (the first round whose search weighs
+(how many rounds ahead a goal is drawn from), `waste_weight` (how much mana lost for good, rerolls
+and sales below the price paid, weighs per round's income: `agents.search.scoring`) and `goal_from` (the first round whose search weighs
 the goal, or `auto`, the default: 3 in a run, 1 in a duel); before it the goal is still a start of
 the search and still picks the core, but the round's battles alone decide. At archmage, whose
 runs are decided in rounds 1-2, weighing the goal from round 1 cost the planner about a quarter
@@ -74,6 +75,7 @@ BOARDS_BOUNDS = (10, 1_000_000)
 GOAL_SOURCES = ("meta", "none")
 SEED_SOURCES = ("run", "state")
 GOAL_WEIGHT_MAX = 100.0
+WASTE_WEIGHT_MAX = 100.0
 # The goal's first round by default (`goal_from=auto`), measured in the twenty-second session
 # (docs/RESULTS.md, "The search player"). In a run the ghosts of rounds 1-2 are drafted boards at
 # the rank's budget and decide archmage's runs: weighing the goal from round 3 won 0.435 wins a
@@ -101,6 +103,7 @@ class PlannerSettings:
     goal: str = "meta"             # meta: build towards a metagame board (goal.py); none
     goal_lead: int = 2             # rounds ahead of the current one a goal is drawn from
     goal_weight: float = 2.0       # the objective's weight of the goal's share held
+    waste_weight: float = 0.5      # the objective's weight of mana lost for good (per income)
     goal_from: int | None = None   # the first round whose search weighs the goal (weight 0 before);
     #                                None (`auto`): GOAL_FROM_RUN in a run, GOAL_FROM_DUEL in a duel
     core_round: int = 6            # the round whose budget weighs the cores
@@ -123,6 +126,9 @@ class PlannerSettings:
         if not 0.0 <= self.goal_weight <= GOAL_WEIGHT_MAX:
             raise ValueError(f"planner: goal_weight must be in 0..{GOAL_WEIGHT_MAX}; got "
                              f"{self.goal_weight}")
+        if not 0.0 <= self.waste_weight <= WASTE_WEIGHT_MAX:
+            raise ValueError(f"planner: waste_weight must be in 0..{WASTE_WEIGHT_MAX}; got "
+                             f"{self.waste_weight}")
         last = rules.spec.run.round_cap          # a run's last round, as by_round's bound
         if self.goal_from is not None and not 1 <= self.goal_from <= last:
             raise ValueError(f"planner: goal_from must be in 1..{last}; got {self.goal_from}")
@@ -142,7 +148,8 @@ class PlannerSettings:
     def to_json(self) -> dict:
         return {"boards": self.boards, "reference": self.reference, "size": self.size,
                 "noise": self.noise, "core": self.core, "goal": self.goal,
-                "goal_weight": self.goal_weight, "goal_lead": self.goal_lead,
+                "goal_weight": self.goal_weight, "waste_weight": self.waste_weight,
+                "goal_lead": self.goal_lead,
                 "goal_from": "auto" if self.goal_from is None else self.goal_from,
                 "align": self.align, "seed_from": self.seed_from}
 
@@ -160,14 +167,15 @@ def _round_or_auto(value: str) -> int | None:
 
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
-    goal_weight, goal_lead, goal_from, align, seed_from) -> settings; ValueError with a one-line
-    reason otherwise."""
+    goal_weight, waste_weight, goal_lead, goal_from, align, seed_from) -> settings; ValueError
+    with a one-line reason otherwise."""
     if name == "planner":
         return PlannerSettings().check(rules)
     if not name.startswith("planner:"):
         raise ValueError(f"not a planner: {name!r}")
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
-             "goal": str, "goal_weight": float, "goal_lead": int, "goal_from": _round_or_auto,
+             "goal": str, "goal_weight": float, "waste_weight": float, "goal_lead": int,
+             "goal_from": _round_or_auto,
              "align": float, "seed_from": str}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
@@ -309,7 +317,8 @@ class PlannerAgent:
         climb = self.settings.climb
         weight = self.settings.goal_weight if round_ >= self.settings.goal_start(duel) else 0.0
         return replace(climb, boards=int(self.settings.boards * share),
-                       objective=replace(climb.objective, goal_weight=weight))
+                       objective=replace(climb.objective, goal_weight=weight,
+                                         waste_weight=self.settings.waste_weight))
 
     # -- the goal ---------------------------------------------------------------------------------
     @property

@@ -289,6 +289,7 @@ def test_planner_names_and_their_errors():
                         ("planner:goal_from=0", "goal_from must be in"),
                         ("planner:goal_from=2.5", "needs a round number or auto"),
                         ("planner:align=1.5", "align is a share"),
+                        ("planner:waste_weight=-1", "waste_weight must be in"),
                         ("planner:seed_from=clock", "seed_from is one of")):
         with pytest.raises(ValueError, match=words):
             make_agent(name, RULES)
@@ -314,6 +315,22 @@ def test_goal_from_weighs_the_goal_from_its_round_on_only():
             for r in (1, 2, 3)] == [2.0, 2.0, 2.0]
     early = PlannerAgent(RULES, settings=parse_planner("planner:goal_from=1", RULES))
     assert [early._climb(1.0, r).objective.goal_weight for r in (1, 2, 3)] == [2.0, 2.0, 2.0]
+
+
+def test_waste_weight_reaches_the_objective_of_every_search():
+    # the default keeps the objective's 0.5 (mana lost for good weighs half a battle point per
+    # round's income); the knob replaces it in every search of the round, the goal's weight
+    # untouched (round 3 of a run: 2.0)
+    assert PlannerAgent(RULES)._climb(1.0, 3).objective.waste_weight == 0.5
+    free = PlannerAgent(RULES, settings=parse_planner("planner:waste_weight=0", RULES))
+    assert free.settings.to_json()["waste_weight"] == 0.0
+    objective = free._climb(0.34, 3).objective
+    assert (objective.waste_weight, objective.goal_weight) == (0.0, 2.0)
+    # a plan that rerolls 4 times (waste 4, income 10): value 0.5 - 0.5 x 4 / 10 = 0.3 with the
+    # default weight, 0.5 with none
+    assert objective.score(0.5, 0.0, 4, 10).value == 0.5
+    assert PlannerAgent(RULES)._climb(1.0, 3).objective.score(0.5, 0.0, 4, 10).value == \
+        pytest.approx(0.3)
 
 
 def _openings(name: str, duel: bool = False) -> list[list[int]]:
