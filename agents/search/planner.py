@@ -103,7 +103,9 @@ class PlannerSettings:
     goal: str = "meta"             # meta: build towards a metagame board (goal.py); none
     goal_lead: int = 2             # rounds ahead of the current one a goal is drawn from
     goal_weight: float = 2.0       # the objective's weight of the goal's share held
-    waste_weight: float = 0.5      # the objective's weight of mana lost for good (per income)
+    waste_weight: float = 0.5      # the objective's weight of mana lost for good (per income);
+    #                                lower rolls more: later boards win more, but cost less of the
+    #                                mana had (0.05: 0.73-0.82; docs/RESULTS.md, "Where the gap is")
     goal_from: int | None = None   # the first round whose search weighs the goal (weight 0 before);
     #                                None (`auto`): GOAL_FROM_RUN in a run, GOAL_FROM_DUEL in a duel
     core_round: int = 6            # the round whose budget weighs the cores
