@@ -26,25 +26,25 @@ choice has no generator at all, so a reroll or a battle on it would fail loudly)
 public data (the shipped metagame and pools). Every draw of its own comes from generators seeded
 by (its seed, the round, a stream), so the same seed gives the same run, bit for bit.
 
-Knobs (`PlannerSettings`; on the command line `planner` or `planner:KEY=VALUE,...`):
-`boards` (the search budget: candidate boards a round's target search may score, each played
-against every reference board of the round), `reference` (meta, rank or a pool file, parts joined
-by +, `@K` for K rounds ahead), `size` (reference boards a part gives a round), `noise` (the share
-of its actions taken uniformly at random among the legal ones: the strength dial for building
-ranks), `core` (a fixed core), `goal` (meta or none), `goal_weight` (how much the goal's share
-held weighs against this round's battles: large, a player that follows the goal), `goal_lead`
-(how many rounds ahead a goal is drawn from), `waste_weight` (how much mana lost for good, rerolls
-and sales below the price paid, weighs per round's income: `agents.search.scoring`) and `goal_from` (the first round whose search weighs
-the goal, or `auto`, the default: 3 in a run, 1 in a duel); before it the goal is still a start of
-the search and still picks the core, but the round's battles alone decide. At archmage, whose
-runs are decided in rounds 1-2, weighing the goal from round 1 cost the planner about a quarter
-of its wins; in the duel, weighing it from round 3 cost it duels (`GOAL_FROM_RUN`). `align` (0,
-off, by default) is a teacher's knob: the battle points it gives up to keep a rune or artifact
-where the board already holds it rather than where its own search put it (`align_target`), so
-that, labelling a learner's states, it does not ask for every placement but its own to be undone.
-`seed_from` (run, the default, or state) is another: with `state` its searches draw from a hash
-of what it sees (`public_state_seed`) and its reference from a fixed seed, so the same state gets
-the same plan in every run, the consistency a student that sees only the state needs.
+Knobs (`PlannerSettings`; on the command line `planner` or `planner:KEY=VALUE,...`): `boards` (the
+search budget: candidate boards a round's target search may score, each played against every
+reference board of the round), `reference` (meta, rank or a pool file, parts joined by +, `@K` for
+K rounds ahead), `size` (reference boards a part gives a round), `noise` (the share of its actions
+taken uniformly at random among the legal ones: the strength dial for building ranks), `core` (a
+fixed core), `goal` (meta or none), `goal_weight` (how much the goal's share held weighs against
+this round's battles: large, a player that follows the goal), `goal_lead` (how many rounds ahead a
+goal is drawn from), `waste_weight` (how much mana lost for good, rerolls and sales below the price
+paid, weighs per round's income: `agents.search.scoring`) and `goal_from` (the first round whose
+search weighs the goal, or `auto`, the default: 3 in a run, 1 in a duel); before it the goal is
+still a start of the search and still picks the core, but the round's battles alone decide. At
+archmage, whose runs are decided in rounds 1-2, weighing the goal from round 1 cost the planner
+about a quarter of its wins; in the duel, weighing it from round 3 cost it duels (`GOAL_FROM_RUN`).
+`align` (0, off, by default) is a teacher's knob: the battle points it gives up to keep a rune or
+artifact where the board already holds it rather than where its own search put it (`align_target`),
+so that, labelling a learner's states, it does not ask for every placement but its own to be
+undone. `seed_from` (run, the default, or state) is another: with `state` its searches draw from a
+hash of what it sees (`public_state_seed`) and its reference from a fixed seed, so the same state
+gets the same plan in every run, the consistency a student that sees only the state needs.
 """
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ from .execute import Executor
 from .goal import Goals, progress
 from .reference import (AHEAD_MAX, Reference, ReferenceSpec, meta_path, parse_source,
                         player_budget)
-from .scoring import SeatScore, SeatScorer, expected_seat
+from .scoring import Objective, SeatScore, SeatScorer, expected_seat
 from .target import ClimbSettings, align_target, search_target
 
 # Seed streams of the player's generators: [seed, round, stream, ...].
@@ -74,8 +74,7 @@ _NOISE, _PLAN, _SETTLE, _CORE, _GOAL, _CHOICE = range(6)
 BOARDS_BOUNDS = (10, 1_000_000)
 GOAL_SOURCES = ("meta", "none")
 SEED_SOURCES = ("run", "state")
-GOAL_WEIGHT_MAX = 100.0
-WASTE_WEIGHT_MAX = 100.0
+OBJECTIVE_WEIGHT_MAX = 100.0     # the bound of goal_weight and waste_weight
 # The goal's first round by default (`goal_from=auto`), measured in the twenty-second session
 # (docs/RESULTS.md, "The search player"). In a run the ghosts of rounds 1-2 are drafted boards at
 # the rank's budget and decide archmage's runs: weighing the goal from round 3 won 0.435 wins a
@@ -102,10 +101,10 @@ class PlannerSettings:
     seen: int = 2                  # the last opponents met, a part of the reference (0: none)
     goal: str = "meta"             # meta: build towards a metagame board (goal.py); none
     goal_lead: int = 2             # rounds ahead of the current one a goal is drawn from
-    goal_weight: float = 2.0       # the objective's weight of the goal's share held
-    waste_weight: float = 0.5      # the objective's weight of mana lost for good (per income);
-    #                                lower rolls more: later boards win more, but cost less of the
-    #                                mana had (0.05: 0.73-0.82; docs/RESULTS.md, "Where the gap is")
+    goal_weight: float = Objective.goal_weight     # the weight of the goal's share held
+    # the weight of mana lost for good, per income; lower rolls more: later boards win more but
+    # cost less of the mana had (0.05: 0.73-0.82; docs/RESULTS.md, "Where the gap is")
+    waste_weight: float = Objective.waste_weight
     goal_from: int | None = None   # the first round whose search weighs the goal (weight 0 before);
     #                                None (`auto`): GOAL_FROM_RUN in a run, GOAL_FROM_DUEL in a duel
     core_round: int = 6            # the round whose budget weighs the cores
@@ -125,11 +124,11 @@ class PlannerSettings:
             raise ValueError(f"planner: size must be in {lo}..{hi}; got {self.size}")
         if not 0 <= self.goal_lead <= AHEAD_MAX:
             raise ValueError(f"planner: goal_lead must be in 0..{AHEAD_MAX}; got {self.goal_lead}")
-        if not 0.0 <= self.goal_weight <= GOAL_WEIGHT_MAX:
-            raise ValueError(f"planner: goal_weight must be in 0..{GOAL_WEIGHT_MAX}; got "
+        if not 0.0 <= self.goal_weight <= OBJECTIVE_WEIGHT_MAX:
+            raise ValueError(f"planner: goal_weight must be in 0..{OBJECTIVE_WEIGHT_MAX}; got "
                              f"{self.goal_weight}")
-        if not 0.0 <= self.waste_weight <= WASTE_WEIGHT_MAX:
-            raise ValueError(f"planner: waste_weight must be in 0..{WASTE_WEIGHT_MAX}; got "
+        if not 0.0 <= self.waste_weight <= OBJECTIVE_WEIGHT_MAX:
+            raise ValueError(f"planner: waste_weight must be in 0..{OBJECTIVE_WEIGHT_MAX}; got "
                              f"{self.waste_weight}")
         last = rules.spec.run.round_cap          # a run's last round, as by_round's bound
         if self.goal_from is not None and not 1 <= self.goal_from <= last:
@@ -177,8 +176,7 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
         raise ValueError(f"not a planner: {name!r}")
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
              "goal": str, "goal_weight": float, "waste_weight": float, "goal_lead": int,
-             "goal_from": _round_or_auto,
-             "align": float, "seed_from": str}
+             "goal_from": _round_or_auto, "align": float, "seed_from": str}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
         key, eq, value = part.partition("=")
