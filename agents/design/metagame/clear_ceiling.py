@@ -1,10 +1,12 @@
 """A pool's clear ceiling: how often a run at its rank would clear if the player's board did as
-well as the best response in every round.
+well as the best response in every round, and how many wins such a run would have on average
+(its wins ceiling).
 
 A run clears with `run.wins_to_clear` wins before its lamps are out (the rank's lamps; a draw costs
 nothing, a loss one lamp). If in round r the player's board wins a share w_r of its battles and
 draws d_r, and the rounds are independent, the chance to clear is a sum over the run's paths,
-computed round by round over (wins, losses) up to `run.round_cap`. With w_r and d_r the best
+computed round by round over (wins, losses) up to `run.round_cap`; so is the run's expected
+number of wins (a run ends at its clear: at most wins_to_clear). With w_r and d_r the best
 response's on the pool's report ghosts (`exploitability.py`) this is the clear rate of a player
 as good as that best response every round: a ceiling for real players, who meet the shop's luck
 and their own history, where the best response has every kind on offer, a player's whole budget
@@ -12,11 +14,16 @@ and ghosts without the rank's extra runes. It is not a proof: a search can miss 
 and a phoenix feather (a relic that saves a lamp) is not counted. Rounds not measured count as
 won (the ceiling stays a ceiling), so measure every round up to wins_to_clear + lamps - 1 (the
 last round a clear can need without draws) for a tight one; `upper` takes each measured round's
-win rate at the upper end of its 95% interval.
+win rate at the upper end of its 95% interval. (Both are ceilings because a run's clear and its
+wins can only rise with any round's win rate: a loss turned into a win adds a win and spares a
+lamp.)
 
 Why: a rank whose ceiling is near 0 cannot be cleared by any player, however strong (docs/
 RESULTS.md, "Why no one clears archmage"); a designer who wants strong players to clear it
-sometimes has to make some round easier, and this says which rounds hold the ceiling down.
+sometimes has to make some round easier, and this says which rounds hold the ceiling down. The
+wins ceiling bounds what an evaluation's mean wins can show: at archmage a player as good as the
+best response every round would win about one battle a run, so no player's mean wins over 200
+runs can stand far apart from the weak players' there (docs/RESULTS.md, "Against the acceptance").
 """
 from __future__ import annotations
 
@@ -36,37 +43,50 @@ class ClearCeiling:
     wins_to_clear: int
     measured: tuple[int, ...]       # the rounds whose best response was measured
     counted_won: tuple[int, ...]    # the rounds a clear can need that were not: counted as won
+    wins: float                     # a run's expected wins with each round's measured win rate
+    wins_upper: float               # with each round's win rate at its 95% upper bound
 
     def to_json(self) -> dict:
         return {"point": self.point, "upper": self.upper, "lamps": self.lamps,
                 "wins_to_clear": self.wins_to_clear, "measured": list(self.measured),
-                "counted_won": list(self.counted_won)}
+                "counted_won": list(self.counted_won), "wins": self.wins,
+                "wins_upper": self.wins_upper}
 
 
-def clear_chance(rates: dict[int, tuple[float, float]], lamps: int, wins_to_clear: int,
-                 round_cap: int) -> float:
-    """The chance that a run clears when in round r it wins with probability rates[r][0] and
-    draws with rates[r][1] (a round not in `rates` is won): wins_to_clear wins before `lamps`
-    losses, by round_cap."""
+def run_outcome(rates: dict[int, tuple[float, float]], lamps: int, wins_to_clear: int,
+                round_cap: int) -> tuple[float, float]:
+    """(the chance that a run clears, its expected wins) when in round r it wins with probability
+    rates[r][0] and draws with rates[r][1] (a round not in `rates` is won): it clears with
+    wins_to_clear wins before `lamps` losses, by round_cap, and ends there, at its last lamp or
+    after round_cap."""
     for r, (w, d) in rates.items():
         if not (0.0 <= w <= 1.0 and 0.0 <= d <= 1.0 - w + 1e-12):
             raise ValueError(f"round {r}: win and draw rates must be shares summing to at most 1; "
                              f"got {w}, {d}")
 
     @lru_cache(maxsize=None)
-    def chance(round_: int, wins: int, losses: int) -> float:
+    def ahead(round_: int, wins: int, losses: int) -> tuple[float, float]:
+        """(the chance to clear, the expected wins still to come) from this point."""
         if losses >= lamps:
-            return 0.0
+            return 0.0, 0.0
         if wins >= wins_to_clear:
-            return 1.0
+            return 1.0, 0.0
         if round_ > round_cap:
-            return 0.0
+            return 0.0, 0.0
         w, d = rates.get(round_, (1.0, 0.0))
         lose = max(0.0, 1.0 - w - d)
-        return (w * chance(round_ + 1, wins + 1, losses) + d * chance(round_ + 1, wins, losses)
-                + lose * chance(round_ + 1, wins, losses + 1))
+        won, drawn, lost = (ahead(round_ + 1, wins + 1, losses), ahead(round_ + 1, wins, losses),
+                            ahead(round_ + 1, wins, losses + 1))
+        return (w * won[0] + d * drawn[0] + lose * lost[0],
+                w * (1.0 + won[1]) + d * drawn[1] + lose * lost[1])
 
-    return chance(1, 0, 0)
+    return ahead(1, 0, 0)
+
+
+def clear_chance(rates: dict[int, tuple[float, float]], lamps: int, wins_to_clear: int,
+                 round_cap: int) -> float:
+    """The chance that a run clears (`run_outcome`)."""
+    return run_outcome(rates, lamps, wins_to_clear, round_cap)[0]
 
 
 def clear_ceiling(results: Sequence, rules: Rules, rank: str | int | None) -> ClearCeiling:
@@ -82,10 +102,10 @@ def clear_ceiling(results: Sequence, rules: Rules, rank: str | int | None) -> Cl
         hi = m.ci[1]
         upper[x.round] = (hi, min(draw, 1.0 - hi))
     needed = _rounds_a_clear_needs(rules, lamps)
-    return ClearCeiling(clear_chance(point, lamps, run.wins_to_clear, run.round_cap),
-                        clear_chance(upper, lamps, run.wins_to_clear, run.round_cap),
-                        lamps, run.wins_to_clear, tuple(sorted(point)),
-                        tuple(r for r in needed if r not in point))
+    clears, wins = run_outcome(point, lamps, run.wins_to_clear, run.round_cap)
+    clears_hi, wins_hi = run_outcome(upper, lamps, run.wins_to_clear, run.round_cap)
+    return ClearCeiling(clears, clears_hi, lamps, run.wins_to_clear, tuple(sorted(point)),
+                        tuple(r for r in needed if r not in point), wins, wins_hi)
 
 
 def _rounds_a_clear_needs(rules: Rules, lamps: int) -> tuple[int, ...]:
@@ -111,6 +131,8 @@ def format_ceiling(c: ClearCeiling) -> str:
     text = (f"clear ceiling ({c.lamps} lamps, {c.wins_to_clear} wins clear): a player as good as "
             f"the best response every round clears {_percent(c.point)} of runs "
             f"({_percent(c.upper)} with each round at its 95% upper bound)")
+    text += (f", and wins {c.wins:.2f} battles a run on average ({c.wins_upper:.2f} at the "
+             f"upper bounds; a clear is {c.wins_to_clear})")
     if c.counted_won:
         rounds = ", ".join(map(str, c.counted_won))
         text += (f"; round {rounds} was not measured and counts as won" if len(c.counted_won) == 1
@@ -118,4 +140,5 @@ def format_ceiling(c: ClearCeiling) -> str:
     return text
 
 
-__all__ = ["ClearCeiling", "ceiling_rounds", "clear_ceiling", "clear_chance", "format_ceiling"]
+__all__ = ["ClearCeiling", "ceiling_rounds", "clear_ceiling", "clear_chance", "format_ceiling",
+           "run_outcome"]

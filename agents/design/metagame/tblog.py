@@ -81,7 +81,7 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
     """Each pool's rounds ((name, `RoundExploit.to_json` dicts) pairs, distinct names) and their
     chart; `players`: (pool name, agent label, `PlayerRound.to_json` dicts) triples, each
     player's win rate and gap to the best response by round beside its pool's; `ceilings`: pool
-    name -> `ClearCeiling.to_json`, its point and upper ceilings as scalars at step 0 (one
+    name -> `ClearCeiling.to_json`, its point and upper clear and wins ceilings as scalars at step 0 (one
     number a pool and seed: the run's directory names the seed)."""
     from torch.utils.tensorboard import SummaryWriter
     d = run_dir(tb_dir, "exploitability", rules_hash, seed)
@@ -97,6 +97,8 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
         for name, c in (ceilings or {}).items():
             w.add_scalar(f"exploitability/{name}/clear_ceiling", c["point"], 0)
             w.add_scalar(f"exploitability/{name}/clear_ceiling_upper", c["upper"], 0)
+            w.add_scalar(f"exploitability/{name}/wins_ceiling", c["wins"], 0)
+            w.add_scalar(f"exploitability/{name}/wins_ceiling_upper", c["wins_upper"], 0)
         for name, agent, rounds in players:
             for r in rounds:
                 w.add_scalar(f"exploitability/{name}/player/{agent}/win_rate", r["win_rate"],
