@@ -81,8 +81,8 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
     """Each pool's rounds ((name, `RoundExploit.to_json` dicts) pairs, distinct names) and their
     chart; `players`: (pool name, agent label, `PlayerRound.to_json` dicts) triples, each
     player's win rate and gap to the best response by round beside its pool's; `ceilings`: pool
-    name -> `ClearCeiling.to_json`, its point and upper clear and wins ceilings as scalars at step 0 (one
-    number a pool and seed: the run's directory names the seed)."""
+    name -> `ClearCeiling.to_json`, its point and upper clear and wins ceilings as scalars at
+    step 0 (one number a pool and seed: the run's directory names the seed)."""
     from torch.utils.tensorboard import SummaryWriter
     d = run_dir(tb_dir, "exploitability", rules_hash, seed)
     table = {name: {r["round"]: r["exploitability"] for r in rounds} for name, rounds in pools}
