@@ -39,6 +39,10 @@ search weighs the goal, or `auto`, the default: 3 in a run, 1 in a duel); before
 still a start of the search and still picks the core, but the round's battles alone decide. At
 archmage, whose runs are decided in rounds 1-2, weighing the goal from round 1 cost the planner
 about a quarter of its wins; in the duel, weighing it from round 3 cost it duels (`GOAL_FROM_RUN`).
+`meta` (`auto`, the default: the metagame shipped for the rules; or a pool file, such as
+`scripts/metagame.py --rules FILE --out DIR` writes for a designer's rules) is the metagame of
+the reference's `meta` part and of the goal; where none is shipped for the rules, `auto` warns
+and the player drafts its reference and has no goal.
 `align` (0, off, by default) is a teacher's knob: the battle points it gives up to keep a rune or
 artifact where the board already holds it rather than where its own search put it (`align_target`),
 so that, labelling a learner's states, it does not ask for every placement but its own to be
@@ -57,15 +61,14 @@ import numpy as np
 from rune_env.rules import Board, Rules, default_rules
 from rune_env.run.actions import action_table
 from rune_env.run.loop import apply
-from rune_env.run.opponents import load_pool
 from rune_env.run.state import RunState
 
 from .assets import Assets
 from .boards import Layout, fast_key
 from .execute import Executor
 from .goal import Goals, progress
-from .reference import (AHEAD_MAX, Reference, ReferenceSpec, meta_path, parse_source,
-                        player_budget)
+from .reference import (AHEAD_MAX, META_AUTO, Reference, ReferenceSpec, check_meta,
+                        load_metagame, parse_source, player_budget)
 from .scoring import Objective, SeatScore, SeatScorer, expected_seat
 from .target import ClimbSettings, align_target, search_target
 
@@ -100,6 +103,8 @@ class PlannerSettings:
     core: str | None = None
     seen: int = 2                  # the last opponents met, a part of the reference (0: none)
     goal: str = "meta"             # meta: build towards a metagame board (goal.py); none
+    meta: str = META_AUTO          # the metagame of the reference's meta part and of the goal:
+    #                                auto (the one shipped for the rules) or a pool file
     goal_lead: int = 2             # rounds ahead of the current one a goal is drawn from
     goal_weight: float = Objective.goal_weight     # the weight of the goal's share held
     # the weight of mana lost for good, per income; lower rolls more: later boards win more but
@@ -141,6 +146,7 @@ class PlannerSettings:
         if self.seed_from not in SEED_SOURCES:
             raise ValueError(f"planner: seed_from is one of {', '.join(SEED_SOURCES)}; got "
                              f"{self.seed_from!r}")
+        check_meta(self.meta)
         if self.core is not None and self.core not in rules.spec.cores:
             raise ValueError(f"planner: unknown core {self.core!r} (one of "
                              f"{', '.join(rules.spec.cores)})")
@@ -148,7 +154,7 @@ class PlannerSettings:
 
     def to_json(self) -> dict:
         return {"boards": self.boards, "reference": self.reference, "size": self.size,
-                "noise": self.noise, "core": self.core, "goal": self.goal,
+                "noise": self.noise, "core": self.core, "goal": self.goal, "meta": self.meta,
                 "goal_weight": self.goal_weight, "waste_weight": self.waste_weight,
                 "goal_lead": self.goal_lead,
                 "goal_from": "auto" if self.goal_from is None else self.goal_from,
@@ -168,14 +174,14 @@ def _round_or_auto(value: str) -> int | None:
 
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
-    goal_weight, waste_weight, goal_lead, goal_from, align, seed_from) -> settings; ValueError
-    with a one-line reason otherwise."""
+    meta, goal_weight, waste_weight, goal_lead, goal_from, align, seed_from) -> settings;
+    ValueError with a one-line reason otherwise."""
     if name == "planner":
         return PlannerSettings().check(rules)
     if not name.startswith("planner:"):
         raise ValueError(f"not a planner: {name!r}")
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
-             "goal": str, "goal_weight": float, "waste_weight": float, "goal_lead": int,
+             "goal": str, "meta": str, "goal_weight": float, "waste_weight": float, "goal_lead": int,
              "goal_from": _round_or_auto, "align": float, "seed_from": str}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
@@ -329,9 +335,8 @@ class PlannerAgent:
         if self.settings.goal == "none":
             return None
         if self._goal_source is None:
-            path = meta_path(self.rules)
-            pool = load_pool(path, self.rules, strict=True) if path.is_file() else None
-            self._goal_source = Goals(self.rules, pool, self.settings.goal_lead)
+            self._goal_source = Goals(self.rules, load_metagame(self.rules, self.settings.meta),
+                                      self.settings.goal_lead)
         return self._goal_source
 
     def _update_goal(self, state: RunState) -> None:
@@ -354,7 +359,8 @@ class PlannerAgent:
 
     def _reference(self, state: RunState) -> Reference:
         if state.rank not in self._references:
-            spec = ReferenceSpec(self.settings.reference, self.settings.size)
+            spec = ReferenceSpec(self.settings.reference, self.settings.size,
+                                 meta=self.settings.meta)
             self._references[state.rank] = Reference(self.rules, spec, state.rank,
                                                      self._reference_seed())
         return self._references[state.rank]

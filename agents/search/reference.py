@@ -3,8 +3,10 @@ made of public data only (a shipped metagame or pool, or boards it drafts itself
 
 Sources (`ReferenceSpec.source`):
 
-- `meta` (the default): the metagame of the rules (`configs/meta/meta_<rules hash>.json.gz`, the
-  equilibrium mixtures of `scripts/metagame.py`), the strong play of each round;
+- `meta` (the default): the metagame (`ReferenceSpec.meta`: `auto`, the one shipped for the rules,
+  `configs/meta/meta_<rules hash>.json.gz`, or a pool file such as `scripts/metagame.py --out`
+  writes for a designer's rules: `load_metagame`), the equilibrium mixtures of each round, the
+  strong play;
 - `rank`: the shipped pool of the run's own rank (`shipped_pool`), the opponents it meets;
 - a path: any pool file (checked against the rules as the envs check pools).
 
@@ -20,6 +22,7 @@ ties by their order in the file), so the search's cost per candidate is bounded.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,9 +42,42 @@ _DRAFT_STREAM = 21      # [seed, round, stream, i]: the fallback's drafted board
 _FIELD_STREAM = 22      # [seed, round, stream]: the rank's extra runes as fielded
 
 
+META_AUTO = "auto"      # the metagame shipped for the rules (`meta_path`)
+META_SUFFIXES = (".json", ".json.gz")
+
+
 def meta_path(rules: Rules) -> Path:
     """Where the metagame of these rules is shipped (it may not exist)."""
     return config_path("meta", f"meta_{rules.hash}.json.gz")
+
+
+def check_meta(meta: str) -> str:
+    """`meta` if it is `auto` or a pool file that exists; ValueError naming it otherwise."""
+    if meta == META_AUTO:
+        return meta
+    if not meta.endswith(META_SUFFIXES):
+        raise ValueError(f"planner: meta is auto or a pool file (.json or .json.gz); got {meta!r}")
+    if not Path(meta).is_file():
+        raise ValueError(f"planner: meta file {meta} not found")
+    return meta
+
+
+def load_metagame(rules: Rules, meta: str = META_AUTO) -> Pool | None:
+    """The metagame the search player plays against (the `meta` part of its reference) and
+    builds towards (its goal): with `auto` the one shipped for the rules, read strictly (it is
+    named by their hash), or None with a warning where none is shipped (a designer's rules file:
+    the player then drafts its reference boards and has no goal, and plays weaker than it
+    would); else the pool file `meta`, checked against the rules as the envs check pools."""
+    if meta != META_AUTO:
+        return load_pool(meta, rules)
+    path = meta_path(rules)
+    if path.is_file():
+        return load_pool(path, rules, strict=True)
+    warnings.warn(f"no metagame is shipped for rules {rules.hash} (configs/meta/{path.name}): the "
+                  f"planner drafts its reference boards and has no goal; make one with "
+                  f"scripts/metagame.py --rules FILE --out DIR and pass "
+                  f"planner:meta=DIR/{path.name}", stacklevel=2)
+    return None
 
 
 @dataclass(frozen=True)
@@ -50,6 +86,7 @@ class ReferenceSpec:
     size: int = 16              # distinct boards a part gives a round, at most
     drafted: int = 8            # boards the fallback drafts a round
     fieldings: int = 3          # draws of a rank's extra runes per board (journeyman and up)
+    meta: str = META_AUTO       # the `meta` source: auto (shipped for the rules) or a pool file
 
 
 class Reference:
@@ -76,8 +113,7 @@ class Reference:
 
     def _load(self, source: str) -> Pool | None:
         if source == "meta":
-            path = meta_path(self.rules)
-            return load_pool(path, self.rules, strict=True) if path.is_file() else None
+            return load_metagame(self.rules, self.spec.meta)
         if source == "rank":
             from rune_env.envs.run_env import shipped_pool
             path = shipped_pool(self.rules, self.rank)

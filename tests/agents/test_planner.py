@@ -290,7 +290,10 @@ def test_planner_names_and_their_errors():
                         ("planner:goal_from=2.5", "needs a round number or auto"),
                         ("planner:align=1.5", "align is a share"),
                         ("planner:waste_weight=-1", "waste_weight must be in"),
-                        ("planner:seed_from=clock", "seed_from is one of")):
+                        ("planner:seed_from=clock", "seed_from is one of"),
+                        ("planner:meta=latest", "meta is auto or a pool file"),
+                        ("planner:meta=/no/such/meta.json.gz", "meta file /no/such/meta.json.gz "
+                                                               "not found")):
         with pytest.raises(ValueError, match=words):
             make_agent(name, RULES)
 

@@ -456,3 +456,20 @@ def test_a_build_from_the_metagame_names_the_metagame_file_it_read(tmp_path):
     meta = meta_path(RULES)
     assert pool.provenance["data"] == {
         "configs/meta/" + meta.name: hashlib.sha256(meta.read_bytes()).hexdigest()}
+
+
+def test_a_build_with_a_planner_of_a_named_metagame_names_that_file(tmp_path):
+    """A planner drafting with `meta=FILE` (a designer's metagame) reads FILE, not the shipped
+    metagame: the provenance's `data` names FILE and its sha256 only."""
+    import hashlib
+    import shutil
+    meta = tmp_path / "meta_mine.json.gz"
+    shutil.copy(REPO / "configs/opponents/apprentice.json.gz", meta)   # any pool file serves
+    text = GOOD.replace('agents: [{agent: "greedy:0.5", runs: 2}]',
+                        f'agents: [{{agent: "planner:boards=20,meta={meta}", runs: 1, '
+                        f'sample: false}}]')
+    recipe = pools.load_recipes(_recipe_file(tmp_path, text), RULES)["apprentice"]
+    pool, _ = pools.build_rank(recipe, RULES, tmp_path / "ranks.yaml")
+    (name, digest), = pool.provenance["data"].items()
+    assert name.endswith("meta_mine.json.gz") and "configs/meta" not in name
+    assert digest == hashlib.sha256(meta.read_bytes()).hexdigest()

@@ -12,7 +12,8 @@ from typing import Callable
 
 from agents.cli.progress import CountRuns, bar
 from agents.cli.provenance import REPO, git_commit, sha256_of, shown
-from agents.search.reference import meta_path
+from agents.search.planner import parse_planner
+from agents.search.reference import META_AUTO, meta_path
 from rune_env.run.opponents import Pool, ghost_count, save_pool
 from rune_env.run.ranks import rank_index
 
@@ -138,9 +139,7 @@ def build_rank(recipe: RankRecipe, rules, config: Path, runs_scale: float = 1.0,
     # metagame agent's boards; the planner's goal and its reference `meta`), so a rebuild can
     # tell whether it drafts from the same metagame
     data = {}
-    meta = meta_path(rules)
-    if meta.is_file() and any(a.agent == METAGAME or a.agent.startswith("planner")
-                              for a in recipe.agents):
+    for meta in _metagames_read(recipe, rules):
         data[shown(meta, root)] = sha256_of(meta)
     provenance = {
         "script": "scripts/build_pools.py",
@@ -253,3 +252,22 @@ def build_pools(recipes: dict[str, RankRecipe], wanted: list[str], rules, config
         report["ranks"][rank] = entry
     pb.close()
     return report, refused
+
+
+def _metagames_read(recipe: RankRecipe, rules) -> list[Path]:
+    """The metagame files the recipe's drafting reads: the shipped one (`meta_path`) for the
+    metagame agent and for a planner with `meta=auto`, a planner's `meta=FILE` otherwise (a
+    designer's metagame), in the order first read, each once."""
+    shipped = meta_path(rules)
+    paths: list[Path] = []
+    for a in recipe.agents:
+        if a.agent == METAGAME:
+            path = shipped
+        elif a.agent == "planner" or a.agent.startswith("planner:"):
+            meta = parse_planner(a.agent, rules).meta
+            path = shipped if meta == META_AUTO else Path(meta)
+        else:
+            continue
+        if path.is_file() and path not in paths:
+            paths.append(path)
+    return paths
