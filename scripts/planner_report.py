@@ -10,8 +10,8 @@ For each rank: N whole runs (evaluation seeds, as scripts/evaluate.py plays them
 rank's pool, with the battle win rate, mean wins and clear rate and their 95% intervals; then,
 per round, what the boards cost against the mana the run had given the agent by then (start mana,
 incomes and reward mana), the mana it kept unspent (the rest went to rerolls and to sales below
-the price paid), the share of boards costing at least 85% of it, casting runes and
-runes, the grades' mix, the cores, the commonest kinds, and the CPU seconds the agent spent
+the price paid), the share of boards costing at least 85% of it, the rerolls a round, casting
+runes and runes, the grades' mix, the cores, the commonest kinds, and the CPU seconds the agent spent
 deciding the round (mean and most; the planner reports them). With --duels N it then plays N
 RuneDuel games against each agent of --against (seats alternating, duel seeds of
 `agents.evaluation.duels.match_seed`) and prints its score with a Wilson 95% interval of its win
@@ -119,9 +119,9 @@ def format_report(out: dict) -> str:
                      f"[{r['battle_ci'][0]:.3f}, {r['battle_ci'][1]:.3f}]  mean wins "
                      f"{r['mean_wins']:.2f} [{r['wins_ci'][0]:.2f}, {r['wins_ci'][1]:.2f}]  clear "
                      f"{r['clear_rate']:.3f} [{r['clear_ci'][0]:.3f}, {r['clear_ci'][1]:.3f}]")
-        lines.append(f"{'round':>5} {'boards':>6} {'win':>5} {'cost/had':>8} {'kept':>5} {'>=85%':>6} "
-                     f"{'casting':>7} {'runes':>5}  {'I/II/III':<14} {'s mean':>6} {'s max':>5}  "
-                     f"cores; kinds")
+        lines.append(f"{'round':>5} {'boards':>6} {'win':>5} {'cost/had':>8} {'kept':>5} "
+                     f"{'>=85%':>6} {'rolls':>5} {'casting':>7} {'runes':>5}  {'I/II/III':<14} "
+                     f"{'s mean':>6} {'s max':>5}  cores; kinds")
         for row in r["rounds"]:
             g = row["grades"]
             mix = "/".join(f"{g.get(k, 0.0):.2f}" for k in (1, 2, 3))
@@ -130,7 +130,7 @@ def format_report(out: dict) -> str:
             cores = " ".join(f"{c}:{n}" for c, n in row["cores"].items())
             lines.append(f"{row['round']:>5} {row['battles']:>6} {row['win_rate']:>5.2f} "
                          f"{row['spend']:>8.2f} {row['kept']:>5.2f} {row['spend_85']:>6.2f} "
-                         f"{row['casting']:>7.1f} "
+                         f"{row['rerolls']:>5.1f} {row['casting']:>7.1f} "
                          f"{row['runes']:>5.1f}  {mix:<14} {secs[0]:>6} {secs[1]:>5}  "
                          f"{cores}; {' '.join(row['kinds'])}")
     for other, d in out["duels"].items():

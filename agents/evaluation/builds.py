@@ -4,10 +4,11 @@
 `play_run_builds(env, agent, run_seed)` plays one whole run (as `runs.play_run`) and records, for
 each battle, the board the agent fielded: its cost (`agents.search.boards.board_cost`: runes and
 reserves by their grade-I runes, artifacts, sectors), the mana the run had given it by then (the
-start mana, every round's income and the reward mana it took: what it could have spent), its
-the mana it kept (unspent when it readied), its casting runes, the grades of its runes, its core
-and kinds, and the CPU seconds the agent spent
-deciding that round (an agent with `decision_times`, the planner; None for the others).
+start mana, every round's income and the reward mana it took: what it could have spent), the
+mana it kept (unspent when it readied), the rerolls it made in that preparation (the shop's
+price: at `run.reroll_cost` each, mana that never reaches the board), its casting runes, the
+grades of its runes, its core and kinds, and the CPU seconds the agent spent deciding that round
+(an agent with `decision_times`, the planner; None for the others).
 `round_table(runs)` sums them up per round. `play_games` plays duels of two agents by name, a
 slice of a match at a time (`duels.match_seed`, seats alternating), for fan-out.
 """
@@ -36,10 +37,12 @@ def play_run_builds(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
     agent.reset(run_seed)
     had = env.state.mana
     battles, builds = [], []
+    rerolls = 0                    # in the preparation under way
     for _ in range(max_episode_steps(rules)):
         state = env.state
         action = agent.act(obs, info["action_mask"], state=state if agent.needs_state else None)
         act = table.actions[action]
+        rerolls += act.kind == "reroll"
         if act.kind == "choose_reward" and state.pending is not None and \
                 RewardOption.parse(state.pending.options[act.args[0]]) == RewardOption("mana"):
             had += reward_mana
@@ -48,7 +51,8 @@ def play_run_builds(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
         b = info.get("battle")
         if b is not None:
             battles.append(b)
-            builds.append(_build(rules, b, had, agent, kept))
+            builds.append(_build(rules, b, had, agent, kept, rerolls))
+            rerolls = 0
             if not env.state.over:
                 had += income(env.state)        # what the next round's start has just added
         if terminated or truncated:
@@ -59,12 +63,13 @@ def play_run_builds(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
             "battles": battles, "builds": builds}
 
 
-def _build(rules, battle: dict, had: int, agent, left: int) -> dict[str, Any]:
+def _build(rules, battle: dict, had: int, agent, left: int, rerolls: int) -> dict[str, Any]:
     board = Board.from_json(battle["board"], rules)
     casting = [r for r in board.runes.values() if r[0] in rules.casting_kinds]
     times = dict(getattr(agent, "decision_times", []) or [])
     return {"round": battle["round"], "outcome": battle["outcome"],
-            "cost": board_cost(board, rules), "had": had, "left": left, "casting": len(casting),
+            "cost": board_cost(board, rules), "had": had, "left": left, "rerolls": rerolls,
+            "casting": len(casting),
             "runes": len(board.runes), "grades": dict(Counter(g for _, g in board.runes.values())),
             "core": board.core, "kinds": sorted(k for k, _ in board.runes.values()),
             "seconds": times.get(battle["round"])}
@@ -73,7 +78,7 @@ def _build(rules, battle: dict, had: int, agent, left: int) -> dict[str, Any]:
 def round_table(runs: list[dict]) -> list[dict[str, Any]]:
     """Per round: battles, win rate, mean cost / mana had and mana kept / mana had (the rest of
     the mana had went to rerolls and to sales below the price paid), the share of boards costing
-    at least 85% of it, mean casting runes and runes, the grade mix, the cores, the three commonest
+    at least 85% of it, the mean rerolls of the round's preparation, mean casting runes and runes, the grade mix, the cores, the three commonest
     kinds, and the agent's CPU seconds (mean and most) where it reports them."""
     by_round: dict[int, list[dict]] = {}
     for r in runs:
@@ -94,6 +99,7 @@ def round_table(runs: list[dict]) -> list[dict[str, Any]]:
             "spend": statistics.fmean(spend) if spend else None,
             "kept": statistics.fmean(b["left"] / b["had"] for b in bs if b["had"] > 0),
             "spend_85": sum(s >= 0.85 for s in spend) / len(spend) if spend else None,
+            "rerolls": statistics.fmean(b["rerolls"] for b in bs),
             "casting": statistics.fmean(b["casting"] for b in bs),
             "runes": statistics.fmean(b["runes"] for b in bs),
             "grades": {g: grades[g] / total for g in sorted(grades)},
