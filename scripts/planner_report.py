@@ -7,11 +7,11 @@ thinks, and its duels.
                                      [--rules FILE] [--json] [--no-progress] [--ray [ADDRESS]]
 
 For each rank: N whole runs (evaluation seeds, as scripts/evaluate.py plays them) against the
-rank's pool, with the battle win rate, mean wins and clear rate and their 95% intervals; then,
-per round, what the boards cost against the mana the run had given the agent by then (start mana,
-incomes and reward mana), the mana it kept unspent (the rest went to rerolls and to sales below
-the price paid), the share of boards costing at least 85% of it, the rerolls a round, casting
-runes and runes, the grades' mix, the cores, the commonest kinds, and the CPU seconds the agent spent
+rank's pool, with the battle win rate, mean wins and clear rate and their 95% intervals; then, per
+round, what the boards cost against the mana the run had given the agent by then (start mana,
+incomes and reward mana), the mana it kept unspent (the rest went to rerolls and to sales below the
+price paid), the share of boards costing at least 85% of it, the rerolls a round, casting runes and
+runes, the grades' mix, the cores, the commonest kinds, and the CPU seconds the agent spent
 deciding the round (mean and most; the planner reports them). With --duels N it then plays N
 RuneDuel games against each agent of --against (seats alternating, duel seeds of
 `agents.evaluation.duels.match_seed`) and prints its score with a Wilson 95% interval of its win

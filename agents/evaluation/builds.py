@@ -78,8 +78,9 @@ def _build(rules, battle: dict, had: int, agent, left: int, rerolls: int) -> dic
 def round_table(runs: list[dict]) -> list[dict[str, Any]]:
     """Per round: battles, win rate, mean cost / mana had and mana kept / mana had (the rest of
     the mana had went to rerolls and to sales below the price paid), the share of boards costing
-    at least 85% of it, the mean rerolls of the round's preparation, mean casting runes and runes, the grade mix, the cores, the three commonest
-    kinds, and the agent's CPU seconds (mean and most) where it reports them."""
+    at least 85% of it, the mean rerolls of the round's preparation, mean casting runes and
+    runes, the grade mix, the cores, the three commonest kinds, and the agent's CPU seconds (mean
+    and most) where it reports them."""
     by_round: dict[int, list[dict]] = {}
     for r in runs:
         for b in r["builds"]:

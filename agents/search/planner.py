@@ -181,8 +181,8 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     if not name.startswith("planner:"):
         raise ValueError(f"not a planner: {name!r}")
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
-             "goal": str, "meta": str, "goal_weight": float, "waste_weight": float, "goal_lead": int,
-             "goal_from": _round_or_auto, "align": float, "seed_from": str}
+             "goal": str, "meta": str, "goal_weight": float, "waste_weight": float,
+             "goal_lead": int, "goal_from": _round_or_auto, "align": float, "seed_from": str}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
         key, eq, value = part.partition("=")
