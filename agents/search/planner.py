@@ -88,6 +88,7 @@ OBJECTIVE_WEIGHT_MAX = 100.0     # the bound of goal_weight and waste_weight
 GOAL_FROM_RUN = 3
 GOAL_FROM_DUEL = 1
 SIZE_BOUNDS = (1, 256)
+_UNLOADED = object()     # the metagame not read yet (None is an answer: none for these rules)
 
 
 @dataclass(frozen=True)
@@ -218,6 +219,7 @@ class PlannerAgent:
         self.executor = Executor(self.rules)
         self._references: dict[int, Reference] = {}
         self._goal_source: Goals | None = None
+        self._metagame_pool = _UNLOADED       # `_metagame`: read once, shared by reference and goal
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
@@ -335,9 +337,15 @@ class PlannerAgent:
         if self.settings.goal == "none":
             return None
         if self._goal_source is None:
-            self._goal_source = Goals(self.rules, load_metagame(self.rules, self.settings.meta),
-                                      self.settings.goal_lead)
+            self._goal_source = Goals(self.rules, self._metagame(), self.settings.goal_lead)
         return self._goal_source
+
+    def _metagame(self):
+        """The metagame (`settings.meta`: `load_metagame`), read once for the goal and for every
+        rank's reference, so a missing one is reported once."""
+        if self._metagame_pool is _UNLOADED:
+            self._metagame_pool = load_metagame(self.rules, self.settings.meta)
+        return self._metagame_pool
 
     def _update_goal(self, state: RunState) -> None:
         """A first goal, or the next one once the run holds all of the goal (drawn from a round
@@ -362,7 +370,7 @@ class PlannerAgent:
             spec = ReferenceSpec(self.settings.reference, self.settings.size,
                                  meta=self.settings.meta)
             self._references[state.rank] = Reference(self.rules, spec, state.rank,
-                                                     self._reference_seed())
+                                                     self._reference_seed(), self._metagame)
         return self._references[state.rank]
 
     def _scorer(self, state: RunState) -> SeatScorer:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -99,8 +100,13 @@ class Reference:
     still finds what makes it stronger where the round's own boards are all beaten). Each part
     weighs the same in all; within a part, boards weigh as their counts."""
 
-    def __init__(self, rules: Rules, spec: ReferenceSpec, rank: int, seed: int):
+    def __init__(self, rules: Rules, spec: ReferenceSpec, rank: int, seed: int,
+                 metagame: Callable[[], Pool | None] | None = None):
+        """`metagame`: how to get the `meta` part's pool, called only if the source has one
+        (default: `load_metagame(rules, spec.meta)`); a player that also builds towards the
+        metagame passes its own, so the file is read, and a missing one reported, once."""
         self.rules, self.spec, self.rank, self.seed = rules, spec, int(rank), int(seed)
+        self._metagame = metagame or (lambda: load_metagame(rules, spec.meta))
         self.parts = [(self._load(source), ahead) for source, ahead in parse_source(spec.source)]
         self._memo: dict = {}
 
@@ -113,7 +119,7 @@ class Reference:
 
     def _load(self, source: str) -> Pool | None:
         if source == "meta":
-            return load_metagame(self.rules, self.spec.meta)
+            return self._metagame()
         if source == "rank":
             from rune_env.envs.run_env import shipped_pool
             path = shipped_pool(self.rules, self.rank)

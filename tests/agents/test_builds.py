@@ -34,8 +34,9 @@ class _Shopper:
 
     def act(self, obs, mask, state=None):
         mask = np.asarray(mask, dtype=bool)
-        if mask[self.table.id("choose_core", 2)]:           # the cores: sun, star, moon
-            return self.table.id("choose_core", 2)
+        moon = self.table.id("choose_core", self.table.cores.index("moon"))
+        if mask[moon]:
+            return moon
         if state.round != self.round:
             self.round, self.rolled = state.round, 0
         if self.rolled < self.rerolls:

@@ -61,6 +61,7 @@ def test_rules_without_a_shipped_metagame_warn_and_the_planner_plays_without_a_g
     loader's warning that FILE was made under other rules)."""
     other = RULES.with_overrides({"run.reroll_cost": 2})
     assert other.hash != RULES.hash and not meta_path(other).is_file()
+
     def first_action(name):
         agent = make_agent(name, other, seed=3)
         state = new_run(3, other, core="moon")
@@ -71,7 +72,7 @@ def test_rules_without_a_shipped_metagame_warn_and_the_planner_plays_without_a_g
 
     agent, said = first_action("planner:boards=40")
     missing = [m for m in said if m.startswith("no metagame")]
-    # (said once by the reference's meta part and once by the goal: Python shows it once)
+    # (the planner reads its metagame once, for its reference's meta part and its goal)
     assert missing and set(missing) == {
         f"no metagame is shipped for rules {other.hash} (configs/meta/meta_{other.hash}.json.gz): "
         f"the planner drafts its reference boards and has no goal; make one with "

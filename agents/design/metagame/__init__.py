@@ -12,7 +12,8 @@ scratch), `clear_ceiling` (how often a player as good as the best response every
 clear a run at the pool's rank), `players` (the boards players field in runs at a pool's
 rank, measured the same way: how close they come to the best response), `double_oracle` (the
 generic loop) and `metagame` (the loop over boards, the mixture's statistics, the gap and the
-mixture as a pool file). Each module's docstring has its method. Everything random is drawn from generators seeded from the settings' seed.
+mixture as a pool file). Each module's docstring has its method. Everything random is drawn
+from generators seeded from the settings' seed.
 """
 from __future__ import annotations
 
