@@ -268,9 +268,10 @@ def test_shipped_models_carry_their_rules_and_fit_the_budget():
                     default_rules().hash if pt.name.startswith(("expert_", "distill_", "exit_"))
                     else balance_v2.hash)
         assert card.get("rules_hash") == expected, pt
+    # "15 MB" read the stricter way, 15 * 10^6 bytes (15 MiB would allow 0.73 MB more)
     total = sum(p.stat().st_size for d in (models, REPO / "configs" / "opponents")
                 for p in d.rglob("*") if p.is_file())
-    assert total < 15 * 2**20, total
+    assert total < 15_000_000, total
 
 
 @pytest.mark.outside_mutation_check

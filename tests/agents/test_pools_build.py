@@ -144,9 +144,10 @@ def test_the_shipped_recipe_is_valid_and_grades_every_rank():
 
 
 def test_exported_checkpoints_have_their_provenance():
-    """The checkpoints the recipes name, exported by scripts/export_policy.py: their cards say
-    which checkpoint of which run, and the float16 policy chose as the checkpoint did."""
-    for seed in (0, 1):
+    """The checkpoint the recipes name, exported by scripts/export_policy.py: its card says
+    which checkpoint of which run, and the float16 policy chose as the checkpoint did. (Seed 1's
+    at 2M steps, which no recipe names any more, is in git history only: commit 615a772.)"""
+    for seed in (0,):
         card = json.loads((REPO / f"agents/models/apprentice_s{seed}_2000k.json").read_text())
         assert card["policy"] == f"agents/models/apprentice_s{seed}_2000k.pt"
         assert card["seed"] == seed and card["timesteps"] == 2_000_000
