@@ -7,11 +7,17 @@ nothing, a loss one lamp). If in round r the player's board wins a share w_r of 
 draws d_r, and the rounds are independent, the chance to clear is a sum over the run's paths,
 computed round by round over (wins, losses) up to `run.round_cap`; so is the run's expected
 number of wins (a run ends at its clear: at most wins_to_clear). With w_r and d_r the best
-response's on the pool's report ghosts (`exploitability.py`) this is the clear rate of a player
-as good as that best response every round: a ceiling for real players, who meet the shop's luck
-and their own history, where the best response has every kind on offer, a player's whole budget
-and ghosts without the rank's extra runes. It is not a proof: a search can miss a better board,
-and a phoenix feather (a relic that saves a lamp) is not counted. Rounds not measured count as
+response's on all the pool's ghosts (`exploitability.py --clear-ceiling` measures without the
+split: the pool is shipped, a player may study it, and a split deals a heavy ghost to one side
+only, which held archmage's ceiling at 0.01-0.08% until the thirty-third session, where on all
+its ghosts it is about 5%) this is the clear rate of a player
+as good as that best response every round: a ceiling for players who meet the shop's luck and
+their own history, where the best response has every kind on offer and a player's whole budget.
+It is not a proof, nor a bound on runs: a search can miss a better board, a phoenix feather (a
+relic that saves a lamp) is not counted, and the rates average both seatings against the ghosts
+as drawn, where a run gives the player one seat a round and adds the rank's extra runes to its
+ghosts, which moves a round's rate either way (archmage, seed 0: 27% clears in the run's seats
+with the extra rune, 4.3% without it; docs/DESIGNERS.md, "Can the rank be cleared at all"). Rounds not measured count as
 won (the ceiling stays a ceiling), so measure every round up to wins_to_clear + lamps - 1 (the
 last round a clear can need without draws) for a tight one; `upper` takes each measured round's
 win rate at the upper end of its 95% interval. (Both are ceilings because a run's clear and its
@@ -21,9 +27,8 @@ lamp.)
 Why: a rank whose ceiling is near 0 cannot be cleared by any player, however strong (docs/
 RESULTS.md, "Why no one clears archmage"); a designer who wants strong players to clear it
 sometimes has to make some round easier, and this says which rounds hold the ceiling down. The
-wins ceiling bounds what an evaluation's mean wins can show: at archmage a player as good as the
-best response every round would win about one battle a run, so no player's mean wins over 200
-runs can stand far apart from the weak players' there (docs/RESULTS.md, "Against the acceptance").
+wins ceiling bounds what an evaluation's mean wins can show (docs/RESULTS.md, "Against the
+acceptance").
 """
 from __future__ import annotations
 
