@@ -16,13 +16,14 @@ their own history, where the best response has every kind on offer and a player'
 It is not a proof, nor a bound on runs: a search can miss a better board, a phoenix feather (a
 relic that saves a lamp) is not counted, and the rates average both seatings against the ghosts
 as drawn, where a run gives the player one seat a round and adds the rank's extra runes to its
-ghosts, which moves a round's rate either way (archmage, seed 0: 27% clears in the run's seats
-with the extra rune, 4.3% without it; docs/DESIGNERS.md, "Can the rank be cleared at all"). Rounds not measured count as
-won (the ceiling stays a ceiling), so measure every round up to wins_to_clear + lamps - 1 (the
-last round a clear can need without draws) for a tight one; `upper` takes each measured round's
-win rate at the upper end of its 95% interval. (Both are ceilings because a run's clear and its
-wins can only rise with any round's win rate: a loss turned into a win adds a win and spares a
-lamp.)
+ghosts, which moves a round's rate either way: `fielded_rates` plays the same boards so, and
+`clear_ceiling(pool=...)` gives that run's figures too (archmage, seed 0: 26% clears and 6.5 wins
+against 5.6% and 3.7; docs/DESIGNERS.md, "Can the rank be cleared at all"). Rounds not measured
+count as won (the ceiling stays a ceiling), so measure every round up to wins_to_clear + lamps
+- 1 (the last round a clear can need without draws) for a tight one; `upper` takes each
+measured round's win rate at the upper end of its 95% interval. (Both are ceilings of these
+rates because a run's clear and its wins can only rise with any round's win rate: a loss turned
+into a win adds a win and spares a lamp.)
 
 Why: a rank whose ceiling is near 0 cannot be cleared by any player, however strong (docs/
 RESULTS.md, "Why no one clears archmage"); a designer who wants strong players to clear it
@@ -36,8 +37,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from rune_env.rules import Rules
+import numpy as np
+
+from rune_env.rules import Board, Rules
+from rune_env.run.loop import field_opponent, player_seat
+from rune_env.run.opponents import Pool
 from rune_env.run.ranks import rank_effects
+
+FIELDINGS = 8           # draws of the rank's extra runes per ghost in `fielded_rates`
+_FIELD_STREAM = 3       # [seed, round, stream]: those draws
 
 
 @dataclass(frozen=True)
@@ -50,12 +58,33 @@ class ClearCeiling:
     counted_won: tuple[int, ...]    # the rounds a clear can need that were not: counted as won
     wins: float                     # a run's expected wins with each round's measured win rate
     wins_upper: float               # with each round's win rate at its 95% upper bound
+    fielded: "FieldedCeiling | None" = None     # the same boards as the run fields the ghosts
 
     def to_json(self) -> dict:
-        return {"point": self.point, "upper": self.upper, "lamps": self.lamps,
-                "wins_to_clear": self.wins_to_clear, "measured": list(self.measured),
-                "counted_won": list(self.counted_won), "wins": self.wins,
-                "wins_upper": self.wins_upper}
+        out = {"point": self.point, "upper": self.upper, "lamps": self.lamps,
+               "wins_to_clear": self.wins_to_clear, "measured": list(self.measured),
+               "counted_won": list(self.counted_won), "wins": self.wins,
+               "wins_upper": self.wins_upper}
+        if self.fielded is not None:
+            out["fielded"] = self.fielded.to_json()
+        return out
+
+
+@dataclass(frozen=True)
+class FieldedCeiling:
+    """The best responses' boards against the pool's ghosts as a run fields them
+    (`fielded_rates`): the clear chance and expected wins of a run whose board is each round's
+    best response, and each round's (win, draw) rates."""
+
+    point: float
+    wins: float
+    rates: dict                     # round -> (win rate, draw rate) in the run's seat
+    fieldings: int                  # draws of the rank's extra runes per ghost (1: none to draw)
+
+    def to_json(self) -> dict:
+        return {"point": self.point, "wins": self.wins, "fieldings": self.fieldings,
+                "rates": {str(r): {"win": w, "draw": d}
+                          for r, (w, d) in sorted(self.rates.items())}}
 
 
 def run_outcome(rates: dict[int, tuple[float, float]], lamps: int, wins_to_clear: int,
@@ -94,11 +123,61 @@ def clear_chance(rates: dict[int, tuple[float, float]], lamps: int, wins_to_clea
     return run_outcome(rates, lamps, wins_to_clear, round_cap)[0]
 
 
-def clear_ceiling(results: Sequence, rules: Rules, rank: str | int | None) -> ClearCeiling:
+def fielded_rates(boards: dict[int, Board], pool: Pool, rules: Rules, rank: str | int | None,
+                  fieldings: int = FIELDINGS, seed: int = 0,
+                  jobs: int | None = None) -> dict[int, tuple[float, float]]:
+    """Round -> (win rate, draw rate) of `boards[round]` against every ghost of the round, by its
+    count, fielded as a run fields its opponent: the player in the run's seat of the round
+    (`player_seat`: the first mover in odd rounds, D-8), each ghost with the rank's extra runes
+    (`field_opponent`) drawn `fieldings` times from a generator seeded [seed, round, stream] (once
+    where the rank adds none, or `rank` is None). Like the exploitability, no boss rules: a run
+    draws its own (D-43). Rounds without ghosts are left out."""
+    from agents.design.audit.scoring import field_reference
+    from rune_env.battle.fast import fast_battles
+    effects = rank_effects(rules, rank) if rank is not None else None
+    times = _fieldings(rules, rank, fieldings)
+    rates = {}
+    for round_, board in sorted(boards.items()):
+        ghosts, counts = pool.boards(round_, rules), pool.counts(round_)
+        if not ghosts:
+            continue
+        player = field_reference(board, round_)
+        seat = player_seat(round_)
+        rng = np.random.default_rng([seed, round_, _FIELD_STREAM])
+        pairs, weights = [], []
+        for ghost, count in zip(ghosts, counts):
+            ghost = field_reference(ghost, round_)
+            for _ in range(times):
+                fielded = ghost if effects is None else field_opponent(ghost, effects, rules, rng)
+                pairs.append((player, fielded) if seat == 0 else (fielded, player))
+                weights.append(count)
+        out = fast_battles(pairs, rules, workers=jobs)
+        w = np.asarray(weights, dtype=np.float64)
+        rates[round_] = (float(((out["winner"] == seat) * w).sum() / w.sum()),
+                         float(((out["winner"] < 0) * w).sum() / w.sum()))
+    return rates
+
+
+def _fieldings(rules: Rules, rank: str | int | None, fieldings: int) -> int:
+    """Draws of the extra runes per ghost: `fieldings` where the rank adds some, else 1."""
+    extra = rank_effects(rules, rank).opponent_extra_runes if rank is not None else 0
+    return fieldings if extra > 0 else 1
+
+
+def clear_ceiling(results: Sequence, rules: Rules, rank: str | int | None,
+                  pool: Pool | None = None, fieldings: int = FIELDINGS, seed: int = 0,
+                  jobs: int | None = None) -> ClearCeiling:
     """The ceiling of a pool from its best responses (`RoundExploit`s): lamps of `rank` (None: a
-    pool without a rank, the run's lamps)."""
+    pool without a rank, the run's lamps). With `pool`, also the same boards against its ghosts
+    as a run fields them (`fielded_rates`; rounds not measured count as won there too)."""
     run = rules.spec.run
     lamps = rank_effects(rules, rank).lamps if rank is not None else run.lamps
+    fielded = None
+    if pool is not None:
+        rates = fielded_rates({x.round: x.board for x in results}, pool, rules, rank, fieldings,
+                              seed, jobs)
+        fielded = FieldedCeiling(*run_outcome(rates, lamps, run.wins_to_clear, run.round_cap),
+                                 rates, _fieldings(rules, rank, fieldings))
     point, upper = {}, {}
     for x in results:
         m = x.measured
@@ -110,7 +189,7 @@ def clear_ceiling(results: Sequence, rules: Rules, rank: str | int | None) -> Cl
     clears, wins = run_outcome(point, lamps, run.wins_to_clear, run.round_cap)
     clears_hi, wins_hi = run_outcome(upper, lamps, run.wins_to_clear, run.round_cap)
     return ClearCeiling(clears, clears_hi, lamps, run.wins_to_clear, tuple(sorted(point)),
-                        tuple(r for r in needed if r not in point), wins, wins_hi)
+                        tuple(r for r in needed if r not in point), wins, wins_hi, fielded)
 
 
 def _rounds_a_clear_needs(rules: Rules, lamps: int) -> tuple[int, ...]:
@@ -142,8 +221,16 @@ def format_ceiling(c: ClearCeiling) -> str:
         rounds = ", ".join(map(str, c.counted_won))
         text += (f"; round {rounds} was not measured and counts as won" if len(c.counted_won) == 1
                  else f"; rounds {rounds} were not measured and count as won")
+    if c.fielded is not None:
+        f = c.fielded
+        draws = (f"the rank's extra runes drawn {f.fieldings} times a ghost" if f.fieldings > 1
+                 else "no extra runes to draw")
+        text += (f"\n  the same boards against the ghosts as a run fields them (the run's seat "
+                 f"each round, {draws}, no boss rules): clears {_percent(f.point)} of runs, "
+                 f"wins {f.wins:.2f} a run; by round: " + ", ".join(
+                     f"{r} {100 * w:.0f}%" for r, (w, _) in sorted(f.rates.items())))
     return text
 
 
-__all__ = ["ClearCeiling", "ceiling_rounds", "clear_ceiling", "clear_chance", "format_ceiling",
-           "run_outcome"]
+__all__ = ["ClearCeiling", "FieldedCeiling", "ceiling_rounds", "clear_ceiling", "clear_chance",
+           "fielded_rates", "format_ceiling", "run_outcome"]

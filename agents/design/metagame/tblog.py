@@ -81,8 +81,9 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
     """Each pool's rounds ((name, `RoundExploit.to_json` dicts) pairs, distinct names) and their
     chart; `players`: (pool name, agent label, `PlayerRound.to_json` dicts) triples, each
     player's win rate and gap to the best response by round beside its pool's; `ceilings`: pool
-    name -> `ClearCeiling.to_json`, its point and upper clear and wins ceilings as scalars at
-    step 0 (one number a pool and seed: the run's directory names the seed)."""
+    name -> `ClearCeiling.to_json`, its point and upper clear and wins ceilings (and those of its
+    `fielded` part, `clear_ceiling_fielded` and `wins_ceiling_fielded`) as scalars at step 0 (one
+    number a pool and seed: the run's directory names the seed)."""
     from torch.utils.tensorboard import SummaryWriter
     d = run_dir(tb_dir, "exploitability", rules_hash, seed)
     table = {name: {r["round"]: r["exploitability"] for r in rounds} for name, rounds in pools}
@@ -99,6 +100,11 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
             w.add_scalar(f"exploitability/{name}/clear_ceiling_upper", c["upper"], 0)
             w.add_scalar(f"exploitability/{name}/wins_ceiling", c["wins"], 0)
             w.add_scalar(f"exploitability/{name}/wins_ceiling_upper", c["wins_upper"], 0)
+            if "fielded" in c:          # the same boards as a run fields the ghosts
+                w.add_scalar(f"exploitability/{name}/clear_ceiling_fielded",
+                             c["fielded"]["point"], 0)
+                w.add_scalar(f"exploitability/{name}/wins_ceiling_fielded",
+                             c["fielded"]["wins"], 0)
         for name, agent, rounds in players:
             for r in rounds:
                 w.add_scalar(f"exploitability/{name}/player/{agent}/win_rate", r["win_rate"],
