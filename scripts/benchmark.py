@@ -49,11 +49,13 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+MAX_FAST_SECONDS = 3600      # an hour of timed passes is far past any useful precision
 
 from agents.devtools.bench import BenchOptions, format_table, run, to_json
 from agents.cli.args import (MAX_BATTLES, MAX_REPEATS, MAX_STEPS,
                              add_count_argument, add_json_argument, add_rules_argument,
-                             add_seed_argument, fail, int_in, non_negative_float, script_parser)
+                             add_seed_argument, fail, int_in, non_negative_float_to,
+                             script_parser)
 from rune_env.rules import RulesError, load_rules
 
 
@@ -68,9 +70,10 @@ def build_parser():
     add_count_argument(parser, "--fast-repeats", 20,
                        "timed passes of the fast engine, one core and batched, at least",
                        high=MAX_REPEATS)
-    parser.add_argument("--fast-seconds", type=non_negative_float, default=4.0, metavar="S",
-                        help="more fast-engine passes until they have taken this long, >= 0 "
-                             "(default 4)")
+    parser.add_argument("--fast-seconds", type=non_negative_float_to(MAX_FAST_SECONDS),
+                        default=4.0, metavar="S",
+                        help="more fast-engine passes until they have taken this long, "
+                             f"0..{MAX_FAST_SECONDS} (default 4)")
     parser.add_argument("--env-steps", type=int_in(0, MAX_STEPS), default=10000, metavar="N",
                         help=f"timed env steps after as many warm-up steps, 0..{MAX_STEPS} (0: "
                              f"skip; default 10000)")

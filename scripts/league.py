@@ -44,7 +44,7 @@ from agents.train.run_dirs import open_named_run
 def build_parser():
     p = script_parser(__doc__)
     p.add_argument("--config", required=True, metavar="YAML",
-                   help="the league config (configs/league/*.yaml); required")
+                   help="the league config, configs/league/*.yaml (required)")
     p.add_argument("--seed", type=seed_int, metavar="S",
                    help="the league's seed, 0..2**32-1 (default: the config's seed)")
     p.add_argument("--total-timesteps", type=int_in(1, MAX_STEPS), dest="total_timesteps",

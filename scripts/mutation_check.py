@@ -47,7 +47,9 @@ from pathlib import Path
 
 from agents.devtools.mutation import (FROZEN, Suite, baseline, check_all, mutations,
                                       normalise_path, outcomes_json, report)
-from agents.cli.args import add_jobs_argument, positive_float, script_parser
+from agents.cli.args import add_jobs_argument, positive_float_to, script_parser
+
+MAX_TIMEOUT = 86400      # a day: a suite that runs longer has hung
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,8 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_jobs_argument(parser, "parallel pytest runs")
     parser.add_argument("--list", action="store_true",
                         help="list the key paths and exit (default off)")
-    parser.add_argument("--timeout", type=positive_float, default=900.0, metavar="S",
-                        help="seconds per pytest run before it times out, > 0 (default 900)")
+    parser.add_argument("--timeout", type=positive_float_to(MAX_TIMEOUT), default=900.0,
+                        metavar="S", help=f"seconds per pytest run before it times out, > 0 and "
+                                          f"<= {MAX_TIMEOUT} (default 900)")
     parser.add_argument("--skip-baseline", action="store_true",
                         help="do not run the unmutated suite first, so nothing is deselected "
                              "(default off: run it)")

@@ -29,7 +29,7 @@ DEFAULT_TAG = "game/battle_win_rate"
 
 def build_parser():
     p = script_parser(__doc__)
-    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="train.py run directories")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="train.py run directories, one or more (required)")
     p.add_argument("--tag", default=DEFAULT_TAG,
                    help=f"the TensorBoard scalar to draw (default {DEFAULT_TAG})")
     p.add_argument("--labels", nargs="+", default=None, metavar="LABEL",

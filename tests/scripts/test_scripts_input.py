@@ -188,6 +188,11 @@ CASES = {
     # benchmark and parity_check
     "benchmark pairs 0": ("benchmark", ["--pairs", "0"], ["--pairs", "in 1.."]),
     "benchmark fast-seconds": ("benchmark", ["--fast-seconds", "-1"], ["--fast-seconds", ">= 0"]),
+    # an unbounded time would keep the benchmark running for good
+    "benchmark fast-seconds huge": ("benchmark", ["--fast-seconds", "1e9"],
+                                    ["--fast-seconds", "in [0, 3600]"]),
+    "mutation timeout huge": ("mutation_check", ["--timeout", "1e9"],
+                              ["--timeout", "<= 86400"]),
     "benchmark rules": ("benchmark", ["--rules", "{bad_yaml}"], ["bad.yaml", "not valid YAML"]),
     "benchmark train config": ("benchmark", ["--train-config", "{missing}"],
                                ["--train-config", "missing.yaml"]),
@@ -239,9 +244,8 @@ def test_board_file_with_a_huge_round_is_refused_by_the_cli(tmp_path):
 
 
 # -- --help -----------------------------------------------------------------------------------
-HELP_SCRIPTS = ["calibrate_ranks", "make_opponents", "build_pools", "ladder", "balance_report",
-                "benchmark", "parity_check", "coverage_table", "mutation_check", "pin_golden",
-                "train_rllib", "sweep"]
+# every script: each option's help names its default or says it is required
+HELP_SCRIPTS = sorted(p.stem for p in SCRIPTS.glob("*.py"))
 
 
 def help_entries(text: str) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agents.cli.args import add_json_argument, fail, int_in, jobs_int
+from agents.cli.args import MAX_JOBS, add_json_argument, fail, int_in, jobs_int
 from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.cli.progress import add_progress_argument
 from rune_env.rules import RulesError, load_rules
@@ -60,8 +60,8 @@ def add_common(p: argparse.ArgumentParser, default_rounds: str, quick_rounds: st
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """--jobs (the fast engine's threads), --json, --progress and --ray."""
     p.add_argument("--jobs", type=jobs_int, default=None, metavar="J",
-                   help="fast-engine threads, >= 1; results do not depend on it (default: every "
-                        "usable core)")
+                   help=f"fast-engine threads, 1..{MAX_JOBS} (4 per usable core); results do not "
+                        "depend on it (default: every usable core)")
     add_json_argument(p)
     add_progress_argument(p)
     add_ray_argument(p)
