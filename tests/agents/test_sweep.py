@@ -212,8 +212,10 @@ def test_best_is_the_argmax_among_finished_then_the_table():
                "best": {"trial": "t002", "battle_win_rate": 0.5, "timesteps": 10,
                         "status": "finished", "run_dir": "trials/t002"}}
     lines = format_table(summary).splitlines()
-    assert [ln.split()[0] for ln in lines[1:5]] == ["t001", "t002", "t000", "t003"]
-    assert lines[2].startswith("t002 *") and "t003: TrialFailed: boom" in lines[-1]
+    # finished trials first by the metric (0.5, 0.2), then the one stopped early although its
+    # 0.9 is higher (a value from 5 steps, not a final one), then the one without: the best on top
+    assert [ln.split()[0] for ln in lines[1:5]] == ["t002", "t000", "t001", "t003"]
+    assert lines[1].startswith("t002 *") and "t003: TrialFailed: boom" in lines[-1]
 
 
 # -- a trial's train.py: stopped as ASHA stops it --------------------------------------------------

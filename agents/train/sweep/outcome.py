@@ -91,8 +91,10 @@ def _measure(value: Any) -> str:
 
 
 def format_table(summary: dict) -> str:
-    """The trials, best first by the sweep's metric (those without it last, in trial order);
-    `*` marks the best trial."""
+    """The trials, best first as `best_trial` ranks them: the finished ones by the sweep's metric
+    (their final evaluation), then the others that reported it (stopped early or cut short: a
+    value from fewer steps, not comparable with a final one), then those without it, in trial
+    order among equals; `*` marks the best trial, the top row when there is one."""
     metric, mode = summary["metric"], summary["mode"]
     records = summary["trials"]
     keys = list(summary["space"])
@@ -100,7 +102,9 @@ def format_table(summary: dict) -> str:
 
     def order(r):
         value = r.get(metric)
-        return (0, sign * value) if isinstance(value, (int, float)) else (1, 0)
+        if not isinstance(value, (int, float)):
+            return (2, 0)
+        return (0 if r["status"] == "finished" else 1, sign * value)
 
     rows = sorted(records, key=order)              # stable: trial order among equals
     best = (summary.get("best") or {}).get("trial")
