@@ -1,6 +1,6 @@
 """Every module path and dotted name the docs put in backticks resolves in the code base.
 
-The docs (README.md and docs/*.md) name files (`rune_env/run/loop.py`, `scripts/train.py`,
+The docs (README.md, docs/*.md and the configs' READMEs) name files (`rune_env/run/loop.py`, `scripts/train.py`,
 `configs/rules/default.yaml`) and Python names (`rune_env.battle.fast.fresh_module`,
 `agents.policy.load_policy`). After a file moves or a function is renamed, a stale name in the docs
 sends a newcomer nowhere; this test lists every one that no longer resolves.
@@ -22,7 +22,8 @@ import pytest
 ROOT = Path(__file__).resolve()
 while not (ROOT / "pyproject.toml").exists():
     ROOT = ROOT.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")),
+        *sorted((ROOT / "configs").rglob("*.md"))]
 TOP_FOLDERS = ("rune_env/", "agents/", "scripts/", "configs/", "tests/", "docs/", ".ci/")
 DOTTED_ROOTS = ("rune_env.", "agents.")
 PLACEHOLDER = re.compile(r"[<>*{}]|\.\.\.|\bN\b|\bX\b")
