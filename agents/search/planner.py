@@ -191,6 +191,8 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
         if not eq or key not in kinds:
             raise ValueError(f"agent {name!r}: planner knobs are KEY=VALUE with KEY one of "
                              f"{', '.join(kinds)} (e.g. planner:noise=0.2,boards=300)")
+        if key in values:       # the last would win silently: one of the two is a mistake
+            raise ValueError(f"agent {name!r}: the knob {key} is given twice")
         try:
             values[key] = kinds[key](value.strip())
         except ValueError:

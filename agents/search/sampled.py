@@ -128,6 +128,8 @@ def parse_sampled(name: str) -> SampledSettings:
             raise ValueError(f"agent {name!r}: sampled search knobs are KEY=VALUE with KEY one of "
                              f"{', '.join(kinds)} (e.g. sampled:policy=agents/models/"
                              f"distill_v2_s1.pt,n=16)")
+        if key in values:       # the last would win silently: one of the two is a mistake
+            raise ValueError(f"agent {name!r}: the knob {key} is given twice")
         try:
             values[key] = kinds[key](value.strip())
         except ValueError:

@@ -291,6 +291,8 @@ def test_planner_names_and_their_errors():
                         ("planner:align=1.5", "align is a share"),
                         ("planner:waste_weight=-1", "waste_weight must be in"),
                         ("planner:seed_from=clock", "seed_from is one of"),
+                        # the last would win silently
+                        ("planner:boards=10,boards=20", "the knob boards is given twice"),
                         ("planner:meta=latest", "meta is auto or a pool file"),
                         ("planner:meta=/no/such/meta.json.gz", "meta file /no/such/meta.json.gz "
                                                                "not found")):

@@ -53,6 +53,7 @@ def play(agent, run_seed: int, rank: str = "archmage") -> list[int]:
     (f"sampled:policy={POLICY},core=pluto", "core is one of sun, star, moon, eclipse, tree"),
     (f"sampled:policy={POLICY},depth=3", "KEY one of policy, n, temperature"),
     (f"sampled:policy={POLICY},reference=rank@x", "sampled"),
+    (f"sampled:policy={POLICY},n=4,n=8", "the knob n is given twice"),
 ])
 def test_bad_knobs_are_one_line_errors(name, words):
     with pytest.raises(ValueError) as err:
