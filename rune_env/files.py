@@ -225,9 +225,27 @@ def _yaml_children(node) -> list:
     return []
 
 
+def _check_unique_keys(node, source: str, error: type[Exception]) -> None:
+    """Refuse a YAML mapping that gives a key twice: PyYAML keeps the last one silently, so
+    `base_hp: 50` then `base_hp: 100` would read as 100 (as JSON object hooks refuse it for
+    boards and pools). Keys compare by tag and text (`1` and `"1"` differ, as they load); a
+    merge key (`<<`) may repeat, as YAML allows."""
+    seen: dict = {}
+    for key, _value in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            continue
+        ident = (key.tag, key.value)
+        if ident in seen:
+            raise error(f"{source}: key {key.value!r} given twice in one mapping (line "
+                        f"{key.start_mark.line + 1}, first at line {seen[ident]}; YAML would keep "
+                        f"only the last)")
+        seen[ident] = key.start_mark.line + 1
+
+
 def _check_yaml_nodes(root, source: str, error: type[Exception]) -> None:
     """Refuse a composed YAML document whose aliases expand past MAX_YAML_NODES nodes, nest past
-    MAX_YAML_DEPTH or refer to themselves. An alias is the same node object as its anchor, so
+    MAX_YAML_DEPTH or refer to themselves, or one whose mapping gives a key twice
+    (`_check_unique_keys`). An alias is the same node object as its anchor, so
     each node is measured once (memo by identity) and a bomb is caught before it is built."""
     measured: dict[int, tuple[int, int]] = {}     # id(node) -> (expanded nodes, depth)
     ancestors: set[int] = set()
@@ -238,6 +256,8 @@ def _check_yaml_nodes(root, source: str, error: type[Exception]) -> None:
             continue
         children = _yaml_children(node)
         if not done:
+            if isinstance(node, yaml.MappingNode):
+                _check_unique_keys(node, source, error)
             ancestors.add(id(node))
             stack.append((node, True))
             for child in children:
@@ -260,9 +280,9 @@ def _check_yaml_nodes(root, source: str, error: type[Exception]) -> None:
 
 def safe_load_yaml(text: str, source: str, error: type[Exception]) -> Any:
     """`yaml.safe_load(text)` (no tags that build objects) within bounds: at most MAX_YAML_BYTES,
-    aliases expanding to at most MAX_YAML_NODES values, nesting at most MAX_YAML_DEPTH; a bound
-    broken raises `error("<source>: ...")` as one line. Bad YAML raises yaml.YAMLError, as
-    safe_load does, for the caller's own message."""
+    aliases expanding to at most MAX_YAML_NODES values, nesting at most MAX_YAML_DEPTH, no key
+    given twice in a mapping; a bound broken raises `error("<source>: ...")` as one line. Bad
+    YAML raises yaml.YAMLError, as safe_load does, for the caller's own message."""
     if len(text) > MAX_YAML_BYTES:
         raise error(f"{source}: larger than {_mib(MAX_YAML_BYTES)}, the limit for a YAML file")
     loader = _BoundedLoader(text)
