@@ -275,20 +275,32 @@ def log_evaluation(writer, summary: dict, step: int, rules, *, prefix: str = "ev
     writer.flush()
 
 
+MAX_CHECKPOINT_DATA = 64 * 2**20     # a checkpoint's `data` part: SB3 writes tens of KB
+
+
 def training_step(path: str | Path) -> int | None:
     """How many timesteps a saved policy was trained for, read without loading it: a `.zip`
     checkpoint's `num_timesteps`; for an exported `.pt`, the `timesteps` of the provenance JSON
-    beside it (`agents/models/apprentice_s0.json`, a run's `final_policy.json`). None if unknown."""
+    beside it (`agents/models/apprentice_s0.json`, a run's `final_policy.json`). None if unknown
+    (no card, a card without timesteps, a checkpoint that is not readable or whose number is not
+    a whole number in 0..MAX_TIMESTEPS). A `.pt`'s card that is there but is not a card (not
+    JSON, nested too deep, timesteps NaN, negative or too large, a rules hash not a string)
+    raises PolicyFileError (a ValueError), one line naming the card (agents.policy.file.read_card)."""
+    from agents.policy.file import MAX_TIMESTEPS, card_path, read_card
     path = Path(path)
+    if path.suffix == ".pt":         # the exported file holds no step count: its card does
+        return (read_card(card_path(path)) or {}).get("timesteps")
     try:
-        if path.suffix == ".pt":     # torch's own zip: no SB3 data inside
-            value = json.loads(path.with_suffix(".json").read_text(encoding="utf-8")).get("timesteps")
-        else:
-            with zipfile.ZipFile(path) as z:
-                value = json.loads(z.read("data")).get("num_timesteps")
-    except (OSError, KeyError, ValueError, AttributeError, zipfile.BadZipFile):
+        with zipfile.ZipFile(path) as z:
+            if z.getinfo("data").file_size > MAX_CHECKPOINT_DATA:
+                return None
+            value = json.loads(z.read("data")).get("num_timesteps")
+    except (OSError, KeyError, ValueError, AttributeError, RecursionError, zipfile.BadZipFile):
         return None
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if isinstance(value, float) and value.is_integer():    # as an older SB3 may have written it
+        value = int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) \
+        and 0 <= value <= MAX_TIMESTEPS else None
 
 
 # -- evaluations fanned out (--ray) -----------------------------------------------------------

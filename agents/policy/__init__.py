@@ -123,7 +123,7 @@ def model_card(path: str | Path) -> dict | None:
                      if (d / "final_policy.json").is_file()), path.with_suffix(".json"))
     try:
         data = json.loads(card.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):   # nested too deep: the file check names it
         return None
     return data if isinstance(data, dict) else None
 

@@ -8,12 +8,15 @@ action spaces, net_arch, the activation, the features extractor and its options.
 parses JSON and copies bytes; unlike a torch pickle (the format up to v2), no Python object is
 rebuilt from the file, so a hostile file cannot run code. Every name in the description is looked
 up in a short list of allowed classes here, every number is bounded, and the network it describes
-must hold exactly the tensors the file has, before anything is built.
+must hold exactly the tensors the file has, before anything is built; every weight must be a
+finite number (a NaN would load, and fail the first action inside torch), and the provenance card
+beside the file (`read_card`), if there is one, must be a card.
 
 The `.pt` name is kept (configs/ranks.yaml, the pools' provenance and the docs name policies by
 path); the content, not the name, says which format a file is. A pickled file (torch's zip or a
 raw pickle) is refused with the command that converts it (`scripts/export_policy.py --convert
-FILE --trust`, for files you made yourself).
+FILE --trust`, for files you made yourself). The safetensors layout is tried first: its first
+8 bytes are a header length, whose low byte may be a pickle's 0x80 (a header of 0x580 bytes).
 
 What is not stored: the optimizer (an exported policy acts; it is not trained on) and the value
 head (dropped at export; loaded as zeros by agents.policy.load_policy).
@@ -65,10 +68,27 @@ def pickled_message(path) -> str:
             f"refused: loading a pickle can run any code; {convert_hint(path)}")
 
 
-def looks_pickled(head: bytes) -> bool:
-    """torch.save's zip archive ("PK") or a raw pickle (protocol 2+ starts with 0x80): never a
-    safetensors file, whose first 8 bytes are a little-endian header length (a few KB)."""
-    return head[:2] == b"PK" or head[:1] == b"\x80"
+def looks_safetensors(head: bytes, size: int | None = None) -> bool:
+    """Whether a file's first bytes `head` (9 of them to see the header's first character) have
+    the safetensors layout: an 8-byte little-endian header length that a policy file can hold
+    (at most MAX_FILE_BYTES, and within the file's `size` when given), then the JSON header's
+    '{'. The length's bytes are anything: a header of 0x580 bytes starts the file with 0x80."""
+    if len(head) < 8:
+        return False
+    length = int.from_bytes(head[:8], "little")
+    if not 2 <= length <= MAX_FILE_BYTES or (size is not None and 8 + length > size):
+        return False
+    return len(head) == 8 or head[8:9] == b"{"
+
+
+def looks_pickled(head: bytes, size: int | None = None) -> bool:
+    """torch.save's zip archive ("PK") or a raw pickle (protocol 2+: 0x80 then the protocol,
+    2..5), and not a safetensors file: that layout is tried first (`looks_safetensors`), since
+    a safetensors header length's low byte may be 0x80 or its first two bytes "PK"."""
+    if looks_safetensors(head, size):
+        return False
+    return head[:2] == b"PK" or (head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03",
+                                                                      b"\x04", b"\x05"))
 
 
 # -- spaces as JSON ------------------------------------------------------------------------------
@@ -301,8 +321,8 @@ def read_policy_file(path: str | Path) -> tuple[dict, dict]:
     if size > MAX_FILE_BYTES:
         raise PolicyFileError(f"{path}: {size} bytes, more than a policy file's {MAX_FILE_BYTES}")
     with open(path, "rb") as fh:
-        head = fh.read(8)
-    if looks_pickled(head):
+        head = fh.read(9)
+    if looks_pickled(head, size):
         raise PolicyFileError(pickled_message(path))
     from safetensors import safe_open
     try:
@@ -316,7 +336,21 @@ def read_policy_file(path: str | Path) -> tuple[dict, dict]:
     except Exception as exc:  # noqa: BLE001 - safetensors' and JSON's errors on a corrupt file
         raise PolicyFileError(f"{path}: not an exported policy (not a safetensors file: "
                               f"{' '.join(str(exc).split())[:200]})") from None
+    _check_finite(path, tensors)
+    read_card(card_path(path))      # its provenance card, if any, is one too (PolicyFileError)
     return desc, tensors
+
+
+def _check_finite(path: Path, tensors: dict) -> None:
+    """Refuse a weight that is NaN or infinite: the network would build and load, and its first
+    action fail inside torch (a NaN logit makes no distribution)."""
+    import torch
+    for name in sorted(tensors):
+        bad = int((~torch.isfinite(tensors[name])).sum())
+        if bad:
+            raise PolicyFileError(f"{path}: tensor {name!r} holds {bad} non-finite value"
+                                  f"{'s' if bad > 1 else ''} (NaN or infinity); a policy's "
+                                  f"weights are finite numbers")
 
 
 def _header_description(path: Path, meta: dict, shapes: dict) -> dict:
@@ -342,3 +376,63 @@ def _header_description(path: Path, meta: dict, shapes: dict) -> dict:
         raise PolicyFileError(f"{path}: the file holds {held} weights, the network it describes "
                               f"acts with {acting}")
     return desc
+
+
+# -- the provenance card -------------------------------------------------------------------------
+# The JSON beside an exported policy (agents/models/*.json, a run's final_policy.json: written by
+# agents/train/export.py, expert iteration and the league). What is read from it is checked here:
+# `timesteps` (TensorBoard's step: an int64, and 10**10 is far beyond any run's) and the rules'
+# hash (compared with the rules played). A shipped card is 1.3-3 KB.
+MAX_CARD_BYTES = 2**20
+MAX_TIMESTEPS = 10**10
+CARD_HASH_KEYS = ("rules_hash", "rules_hash_now")   # the second: cards before the first existed
+MAX_HASH_CHARS = 128
+
+
+def card_path(path: str | Path) -> Path:
+    """The card of an exported policy `path` (.pt): the .json beside it."""
+    return Path(path).with_suffix(".json")
+
+
+def read_card(card: str | Path) -> dict | None:
+    """The provenance card at `card`, checked: None if there is no such file; PolicyFileError
+    (one line naming the card) if it is not a card: unreadable, over MAX_CARD_BYTES, not JSON
+    (nested too deep included), not an object, `timesteps` not null or a whole number in
+    0..MAX_TIMESTEPS, a rules hash not a string."""
+    card = Path(card)
+    if not card.is_file():
+        return None
+    try:
+        size = card.stat().st_size
+        if size > MAX_CARD_BYTES:
+            raise PolicyFileError(f"{card}: {size} bytes, more than a policy card's "
+                                  f"{MAX_CARD_BYTES}")
+        text = card.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyFileError(f"{card}: cannot read the policy's card "
+                              f"({' '.join(str(exc).split())[:200]})") from None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise PolicyFileError(f"{card}: the policy's card is nested too deep to be a card") from None
+    except ValueError as exc:
+        raise PolicyFileError(f"{card}: the policy's card is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise PolicyFileError(f"{card}: the policy's card must be a JSON object, got "
+                              f"{type(data).__name__}")
+    steps = data.get("timesteps")
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int)
+                              or not 0 <= steps <= MAX_TIMESTEPS):
+        raise PolicyFileError(f"{card}: timesteps must be a whole number in 0..{MAX_TIMESTEPS} "
+                              f"or null, got {_short(steps)}")
+    for key in CARD_HASH_KEYS:
+        value = data.get(key)
+        if value is not None and (not isinstance(value, str) or len(value) > MAX_HASH_CHARS):
+            raise PolicyFileError(f"{card}: {key} must be a string (the rules' hash) of at most "
+                                  f"{MAX_HASH_CHARS} characters, got {_short(value)}")
+    return data
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
