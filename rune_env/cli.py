@@ -133,7 +133,11 @@ def _render(args: argparse.Namespace) -> int:
         if args.round is None:
             raise CommandError(f"{args.board}: a pool file: name the round with --round R")
         from .pictures.sheet import pool_round_boards
-        ghosts = pool_round_boards(Path(args.board), rules, args.round)
+        from .run.opponents import PoolError
+        try:
+            ghosts = pool_round_boards(Path(args.board), rules, args.round)
+        except PoolError as exc:        # a pool that does not load: its one line
+            raise CommandError(str(exc)) from None
         if args.index >= len(ghosts):
             raise CommandError(f"--index {args.index}: round {args.round} of {args.board} has "
                                f"{len(ghosts)} boards (0..{len(ghosts) - 1})")
@@ -156,7 +160,11 @@ def _sheet(args: argparse.Namespace) -> int:
     out = _output(args.output, (".png",), "the contact sheet is a PNG: name it *.png")
     rules = load_rules(args.rules)
     from .pictures.sheet import contact_sheet, round_boards
-    what, boards = round_boards(Path(args.file), rules, args.round)
+    from .run.opponents import PoolError
+    try:
+        what, boards = round_boards(Path(args.file), rules, args.round)
+    except PoolError as exc:            # a pool that does not load: its one line
+        raise CommandError(str(exc)) from None
     shown = boards[:args.max]
     title = (f"{Path(args.file).name}: round {args.round}, {len(shown)} of {len(boards)} "
              f"boards ({what}; rules {rules.hash})")

@@ -1,15 +1,18 @@
 """Demonstrations: an agent's observations, legal masks and actions over whole runs of RuneRun-v0,
 for behaviour cloning (agents/train/pretrain.py) and scripts/collect_demos.py.
 
-A demonstration file is a zip of .npy arrays (numpy's .npz; data, never a pickle: it is read with
-allow_pickle=False) written byte for byte the same for the same agent, seed and runs (fixed zip
-timestamps) and atomically (a temp file in the same folder, then renamed):
+A demonstration file is a zip of .npy arrays (numpy's .npz; data, never a pickle: each member's
+.npy header is read and checked, dtype, shape and size against the member's bytes, before its data
+is, so an object array or a header claiming more than the file holds is refused unread) written
+byte for byte the same for the same agent, seed and runs (fixed zip timestamps) and atomically (a
+temp file in the same folder, then renamed):
 
-- `obs` (steps, obs_size) float32: the flat observation the agent saw, as MlpPolicy receives it;
+- `obs` (steps, obs_size) float32 in [0, 1]: the flat observation the agent saw, as MlpPolicy receives it;
 - `masks` (steps, ceil(actions / 8)) uint8: the legal actions, bits packed (np.packbits);
 - `actions` (steps,) int32: the action taken, legal under its mask;
 - `rewards` (steps,) float32: the env's reward for that step (for Monte-Carlo returns);
-- `run_seeds` (steps,) int64: the run seed of the step's run (a run's steps are contiguous);
+- `run_seeds` (steps,) int64: the run seed of the step's run, a training one (`demo_run_seed`;
+  a run's steps are contiguous);
 - `meta` (bytes,) uint8: UTF-8 JSON: format, agent, seed, runs, rules_hash, commit, obs_size,
   actions, steps and the env's options.
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import tempfile
 import warnings
@@ -33,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from rune_env.envs.run_env import TRAINING_SEED_LIMIT
+from rune_env.files import load_json
 
 from .runs import EVAL_SEED_STRIDE, play_run
 
@@ -40,6 +45,8 @@ FORMAT = 1
 KEYS = {"obs": np.float32, "masks": np.uint8, "actions": np.int32, "rewards": np.float32,
         "run_seeds": np.int64, "meta": np.uint8}
 MAX_DEMO_BYTES = 2**31         # the arrays' size once unpacked: a larger file is refused unread
+MAX_META_BYTES = 2**20         # meta's JSON (a few hundred bytes as written)
+_NDIM = {"obs": 2, "masks": 2, "actions": 1, "rewards": 1, "run_seeds": 1, "meta": 1}
 META_KEYS = ("format", "agent", "seed", "runs", "rules_hash", "obs_size", "actions", "steps")
 RUNS_PER_TASK = 4
 # With an actor (DAgger): the meta key of the steps on which the actor took the labelled action,
@@ -254,13 +261,10 @@ def load_demos(path: str | Path, rules_hash: str | None = None, strict: bool = F
                 raise DemosError(f"{where}: not a demonstrations file (missing {', '.join(missing)})")
             if sum(i.file_size for i in members.values()) > MAX_DEMO_BYTES:
                 raise DemosError(f"{where}: larger than {MAX_DEMO_BYTES} bytes unpacked")
-            arrays = {}
-            for k in KEYS:
-                with z.open(f"{k}.npy") as f:
-                    arrays[k] = np.lib.format.read_array(io.BytesIO(f.read()), allow_pickle=False)
+            arrays = {k: _read_member(z, members[f"{k}.npy"], k, where) for k in KEYS}
     except DemosError:
         raise
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
         raise DemosError(f"{where}: not a demonstrations file ({' '.join(str(exc).split())})") from None
     meta = _meta(arrays.pop("meta"), where)
     demos = Demos(meta=meta, **{k: arrays[k] for k in ("obs", "masks", "actions", "rewards", "run_seeds")})
@@ -274,22 +278,82 @@ def load_demos(path: str | Path, rules_hash: str | None = None, strict: bool = F
     return demos
 
 
+def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, key: str, where: str) -> np.ndarray:
+    """Member `key`.npy as an array, its .npy header read and checked first (never a pickle): the
+    dtype and the number of dimensions the format's, the size the header claims exactly the bytes
+    the member holds (and `meta` at most MAX_META_BYTES), so nothing is allocated from a claim
+    the file cannot back (a header saying (10**11, 1031) is refused unread)."""
+    name = info.filename
+    fmt = np.lib.format
+    with z.open(info) as f:
+        try:
+            version = fmt.read_magic(f)
+            if version == (1, 0):
+                shape, fortran, dtype = fmt.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, fortran, dtype = fmt.read_array_header_2_0(f)
+            else:
+                raise ValueError(f"an .npy format version {version[0]}.{version[1]}; this code "
+                                 f"reads 1.0 and 2.0")
+        except (ValueError, SyntaxError, TypeError, EOFError) as exc:
+            raise DemosError(f"{where}: {name}: not an .npy array "
+                             f"({' '.join(str(exc).split())[:200]})") from None
+        want = np.dtype(KEYS[key])
+        if dtype != want:
+            raise DemosError(f"{where}: {name}: not a demonstrations file ({key} must be "
+                             f"{want.name}, {want.str}; got {dtype.str})")
+        if len(shape) != _NDIM[key] or not all(type(n) is int and n >= 0 for n in shape):
+            raise DemosError(f"{where}: {name}: shape {_shape(shape)}, expected "
+                             f"{_NDIM[key]} dimension{'s' if _NDIM[key] > 1 else ''} of sizes "
+                             f">= 0")
+        count = math.prod(shape)
+        nbytes = count * want.itemsize
+        held = info.file_size - f.tell()
+        if nbytes != held:
+            raise DemosError(f"{where}: {name}: the header claims shape {_shape(shape)} "
+                             f"({nbytes:,} bytes), the member holds {max(held, 0):,} bytes of data")
+        if key == "meta" and nbytes > MAX_META_BYTES:
+            raise DemosError(f"{where}: {name}: {nbytes:,} bytes of metadata (at most "
+                             f"{MAX_META_BYTES:,})")
+        out = np.empty(count, want)
+        view = memoryview(out).cast("B") if nbytes else memoryview(b"")
+        got = 0
+        while got < nbytes:
+            chunk = f.read(min(1 << 24, nbytes - got))
+            if not chunk:
+                raise DemosError(f"{where}: {name}: truncated ({got:,} of {nbytes:,} bytes)")
+            view[got:got + len(chunk)] = chunk
+            got += len(chunk)
+        f.read(1)           # the end of the member: zipfile checks its CRC there
+    return out.reshape(shape, order="F" if fortran else "C")
+
+
+def _shape(shape: Any) -> str:
+    text = str(tuple(shape)) if isinstance(shape, (tuple, list)) else repr(shape)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _meta(raw: np.ndarray, where: str) -> dict[str, Any]:
     if raw.dtype != np.uint8 or raw.ndim != 1:
-        raise DemosError(f"{where}: meta must be a 1-d uint8 array of JSON")
+        raise DemosError(f"{where}: meta.npy: meta must be a 1-d uint8 array of JSON")
     try:
-        meta = json.loads(raw.tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise DemosError(f"{where}: meta is not UTF-8 JSON") from None
+        text = raw.tobytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise DemosError(f"{where}: meta.npy: not UTF-8 JSON") from None
+    # bounded: nesting, values, integer digits, finite numbers (a meta nested 100,000 deep is
+    # one line, not a RecursionError)
+    meta = load_json(text, f"{where}: meta.npy", DemosError)
     if not isinstance(meta, dict) or (missing := [k for k in META_KEYS if k not in meta]):
-        raise DemosError(f"{where}: meta lacks {', '.join(missing) if isinstance(meta, dict) else 'a mapping'}")
+        lacks = ", ".join(missing) if isinstance(meta, dict) else "a mapping"
+        raise DemosError(f"{where}: meta.npy: meta lacks {lacks}")
     if meta["format"] != FORMAT:
-        raise DemosError(f"{where}: format {meta['format']!r}, this code reads {FORMAT}")
+        raise DemosError(f"{where}: meta.npy: format {meta['format']!r}, this code reads {FORMAT}")
     for k in ("obs_size", "actions", "steps", "runs"):
         if not isinstance(meta[k], int) or isinstance(meta[k], bool) or meta[k] < 0:
-            raise DemosError(f"{where}: meta {k} must be a whole number >= 0; got {meta[k]!r}")
+            raise DemosError(f"{where}: meta.npy: meta {k} must be a whole number >= 0; got "
+                             f"{meta[k]!r}")
     if not isinstance(meta["rules_hash"], str):
-        raise DemosError(f"{where}: meta rules_hash must be text")
+        raise DemosError(f"{where}: meta.npy: meta rules_hash must be text")
     return meta
 
 
@@ -300,16 +364,35 @@ def _check(d: Demos, where: str) -> None:
     for k, shape in shapes.items():
         a = getattr(d, k)
         if a.dtype != KEYS[k]:
-            raise DemosError(f"{where}: {k} must be {np.dtype(KEYS[k]).name}; got {a.dtype.name}")
+            raise DemosError(f"{where}: {k}.npy: {k} must be {np.dtype(KEYS[k]).name}; got "
+                             f"{a.dtype.name}")
         if a.shape != shape:
-            raise DemosError(f"{where}: {k} has shape {a.shape}, the metadata says {shape}")
+            raise DemosError(f"{where}: {k}.npy: {k} has shape {_shape(a.shape)}, the metadata "
+                             f"says {_shape(shape)}")
     if n == 0:
         raise DemosError(f"{where}: no steps")
-    if not (np.isfinite(d.obs).all() and np.isfinite(d.rewards).all()):
-        raise DemosError(f"{where}: observations and rewards must be finite")
+    if not np.isfinite(d.rewards).all():
+        raise DemosError(f"{where}: rewards.npy: rewards must be finite")
+    outside = ~((d.obs >= 0.0) & (d.obs <= 1.0))      # NaN too
+    if outside.any():
+        step, col = (int(i) for i in np.argwhere(outside)[0])
+        raise DemosError(f"{where}: obs.npy: observations are in [0, 1]; step {step} has "
+                         f"{float(d.obs[step, col])!r} at {col}")
+    if actions % 8:                 # np.packbits pads the last byte with zero bits
+        pad = np.uint8((1 << (8 - actions % 8)) - 1)
+        bad_pad = np.flatnonzero(d.masks[:, -1] & pad)
+        if bad_pad.size:
+            raise DemosError(f"{where}: masks.npy: step {int(bad_pad[0])}'s mask sets bits past "
+                             f"action {actions - 1} (masks are {actions} packed booleans)")
+    if n and (d.run_seeds.min() < 0 or d.run_seeds.max() >= TRAINING_SEED_LIMIT):
+        bad = int(np.flatnonzero((d.run_seeds < 0) | (d.run_seeds >= TRAINING_SEED_LIMIT))[0])
+        raise DemosError(f"{where}: run_seeds.npy: step {bad}'s run seed {int(d.run_seeds[bad])} "
+                         f"is not a training run seed (0..{TRAINING_SEED_LIMIT - 1})")
     if d.actions.min() < 0 or d.actions.max() >= actions:
-        raise DemosError(f"{where}: actions must be in 0..{actions - 1}")
-    legal = d.legal()
-    if not legal[np.arange(n), d.actions].all():
-        bad = int(np.flatnonzero(~legal[np.arange(n), d.actions])[0])
-        raise DemosError(f"{where}: step {bad}'s action {int(d.actions[bad])} is illegal under its mask")
+        raise DemosError(f"{where}: actions.npy: actions must be in 0..{actions - 1}")
+    # each step's own bit of its packed mask (not the masks unpacked: 8 bytes a packed byte)
+    bits = (d.masks[np.arange(n), d.actions // 8] >> (7 - d.actions % 8).astype(np.uint8)) & 1
+    if not bits.all():
+        bad = int(np.flatnonzero(bits == 0)[0])
+        raise DemosError(f"{where}: actions.npy: step {bad}'s action {int(d.actions[bad])} is "
+                         f"illegal under its mask")

@@ -97,7 +97,9 @@ class Goals:
 
     def __init__(self, rules: Rules, pool: Pool | None, lead: int):
         self.rules, self.pool, self.lead = rules, pool, lead
-        self.rounds = sorted(pool.rounds) if pool is not None else []
+        # the rounds with boards (`load_pool` refuses an empty round; a pool built in memory
+        # may have one, and a goal is drawn from a round's boards)
+        self.rounds = sorted(r for r, g in pool.rounds.items() if g) if pool is not None else []
 
     def round_for(self, round_: int) -> int | None:
         """The pool's first round at least `lead` rounds ahead of `round_` (its last if none)."""

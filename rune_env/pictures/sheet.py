@@ -54,7 +54,10 @@ def _round_of(rounds: dict, round_: int, path: Path, what: str):
         have = sorted(int(r) for r in rounds)
         listed = ", ".join(str(r) for r in have) if have else "none"
         raise BoardError(f"{path}: {what} has no boards of round {round_} (rounds: {listed})")
-    return rounds.get(round_, rounds.get(str(round_)))
+    entry = rounds.get(round_, rounds.get(str(round_)))
+    if not entry:       # `load_pool` refuses an empty round; a Pool made in memory may hold one
+        raise BoardError(f"{path}: {what}'s round {round_} has no boards")
+    return entry
 
 
 def pool_round_boards(path: Path, rules: Rules, round_: int) -> list[LabelledBoard]:
@@ -121,12 +124,35 @@ def round_boards(path: Path, rules: Rules, round_: int) -> tuple[str, list[Label
     rounds = data.get("rounds")
     if isinstance(rounds, dict) and all(isinstance(v, dict) and "families" in v
                                         for v in rounds.values()):
-        return "audit", audit_round_boards(path, rules, round_)
+        return "audit", _some(_entries(audit_round_boards, path, rules, round_, "an audit's"),
+                              path, round_)
     if _is_metagame(data):
-        return "metagame", metagame_round_boards(path, rules, round_)
+        return "metagame", _some(_entries(metagame_round_boards, path, rules, round_,
+                                          "the metagame's"), path, round_)
     raise BoardError(f"{path}: neither a pool file (\"format\": \"{POOL_FORMAT}\"), an "
                      "audit's JSON (scripts/balance_audit.py --json) nor the metagame's "
                      "(scripts/metagame.py --json)")
+
+
+def _entries(read, path: Path, rules: Rules, round_: int, what: str) -> list[LabelledBoard]:
+    """`read(path, rules, round_)` (an audit's or the metagame's boards), an entry missing a
+    field or of another type said in one line (a BoardError) instead of a traceback."""
+    try:
+        return read(path, rules, round_)
+    except BoardError:
+        raise
+    except KeyError as exc:
+        raise BoardError(f"{path}: not {what} JSON: round {round_} lacks {exc}") from None
+    except (TypeError, ValueError, AttributeError, IndexError) as exc:
+        reason = " ".join(str(exc).split())[:120]
+        raise BoardError(f"{path}: not {what} JSON: round {round_}: {reason}") from None
+
+
+def _some(boards: list[LabelledBoard], path: Path, round_: int) -> list[LabelledBoard]:
+    """`boards`, refused when empty (a sheet of no boards has no size)."""
+    if not boards:
+        raise BoardError(f"{path}: round {round_} has no boards")
+    return boards
 
 
 TITLE_LINE = 20         # px between two lines of a sheet's title
@@ -152,6 +178,8 @@ def contact_sheet(boards: list[LabelledBoard], rules: Rules, title: str,
     from .board_image import board_image
     from .scene import _font
     from . import glyphs as G
+    if not boards:
+        raise ValueError("a contact sheet needs one board or more")
     tiles = [board_image(b.board, rules, annotate=annotate) for b in boards]
     w, h = tiles[0].size
     cols = max(1, min(columns, len(tiles)))

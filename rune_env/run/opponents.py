@@ -167,6 +167,8 @@ def pool_rules_hash(path: str | Path) -> str | None:
 # 10); a round's counts are summed in int64 to draw one, and 2**31 - 1 each keeps that sum exact
 # for the most ghosts a 64 MiB file can hold (2**62 each overflowed at battle time).
 MAX_GHOST_COUNT = 2**31 - 1
+MAX_GHOST_TEXT = 4096           # a ghost's "agent" and "rank": names, a policy file's path at most
+MAX_GHOST_NUMBER = 2**63 - 1    # a ghost's "seed" and "round": what an int64 holds
 _ROUND_KEY = re.compile(r"[1-9][0-9]{0,9}")     # ASCII digits only: "²".isdigit() is True
 
 
@@ -175,9 +177,11 @@ def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
 
     Everything is checked here, so a pool that loads never fails at battle time: the file at
     most 64 MiB decompressed (read in chunks), JSON nested at most 64 deep with finite numbers
-    (`rune_env.files.load_json`), round keys whole numbers 1..run.round_cap, each ghost's count
-    1..MAX_GHOST_COUNT and its board valid (`Board.from_json`: max HP bounded too) and of the
-    round it is filed under. Anything else is a PoolError naming the file and the entry."""
+    (`rune_env.files.load_json`), round keys whole numbers 1..run.round_cap, each holding one
+    ghost or more, each ghost's count 1..MAX_GHOST_COUNT, its agent, rank, seed and round of
+    their types (`_ghost_fields`) and its board valid (`Board.from_json`: max HP bounded too)
+    and of the round it is filed under. Anything else is a PoolError naming the file and the
+    entry."""
     path = Path(path)
     data = load_json(read_text(path, "pool file", PoolError), str(path), PoolError,
                      object_pairs_hook=_no_duplicate_keys(path))
@@ -195,6 +199,9 @@ def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
         if strict:
             raise PoolError(msg)
         warnings.warn(msg, stacklevel=2)
+    if not isinstance(data["rank"], str) or len(data["rank"]) > MAX_GHOST_TEXT:
+        raise PoolError(f"{path}: \"rank\": expected text of at most {MAX_GHOST_TEXT} characters "
+                        f"(the rank's name), got {_shown(data['rank'])}")
     if not isinstance(data["rounds"], dict):
         raise PoolError(f"{path}: \"rounds\" must be an object {{round: [ghosts]}}")
     if not isinstance(data.get("provenance", {}), dict):
@@ -237,6 +244,11 @@ def _ghosts(path: Path, key: str, ghosts: Any, rules: Rules) -> list[dict]:
     round."""
     if not isinstance(ghosts, list):
         raise PoolError(f"{path}: rounds[{key!r}]: expected a list of ghosts")
+    if not ghosts:
+        # nothing writes one (pools are built from the ghosts drafted, round by round), and
+        # every reader of a round draws one of its ghosts: leave a round out instead
+        raise PoolError(f"{path}: rounds[{key!r}]: no ghosts (a round the pool has none of is "
+                        f"left out of \"rounds\")")
     round_ = int(key)
     for i, g in enumerate(ghosts):
         where = f"rounds[{key!r}][{i}]"
@@ -249,6 +261,7 @@ def _ghosts(path: Path, key: str, ghosts: Any, rules: Rules) -> list[dict]:
             raise PoolError(f"{path}: {where}.count: expected a whole number in "
                             f"1..{MAX_GHOST_COUNT} (drafting runs that drafted this board), got "
                             f"{shown}")
+        _ghost_fields(path, where, g)
         try:
             board = Board.from_json(g["board"], rules, source=f"{where}.board")
         except BoardError as exc:
@@ -261,6 +274,42 @@ def _ghosts(path: Path, key: str, ghosts: Any, rules: Rules) -> list[dict]:
             raise PoolError(f"{path}: {where}: a ghost of round {said!r} filed under round "
                             f"{round_} (its board's round and its \"round\" must be the key)")
     return ghosts
+
+
+def _shown(value: Any) -> str:
+    """A value for an error line: its repr, or its type and size where that is long."""
+    if isinstance(value, (list, dict)):
+        return (f"a JSON {'list' if isinstance(value, list) else 'object'} of {len(value)} "
+                f"item{'' if len(value) == 1 else 's'}")
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**24:
+        return f"a number of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 40 else f"text of {len(value)} characters starting {text[:24]}..."
+
+
+def _ghost_fields(path: Path, where: str, g: dict) -> None:
+    """A ghost's optional fields besides its board and count, each absent, null or of its type:
+    "agent" and "rank" text of at most MAX_GHOST_TEXT characters (printed, and used as keys by
+    scripts/board_stats.py), "seed" a whole number >= 0 (a run seed), "round" a whole number
+    (the caller checks it is the key's)."""
+    for name in ("agent", "rank"):
+        value = g.get(name)
+        if value is not None and (not isinstance(value, str) or len(value) > MAX_GHOST_TEXT):
+            raise PoolError(f"{path}: {where}.{name}: expected text of at most {MAX_GHOST_TEXT} "
+                            f"characters (or null), got {_shown(value)}")
+    seed = g.get("seed")
+    if seed is not None and not _whole(seed, 0):
+        raise PoolError(f"{path}: {where}.seed: expected a whole number in 0..{MAX_GHOST_NUMBER} "
+                        f"(or null), got {_shown(seed)}")
+    if "round" in g and not _whole(g["round"], 1):     # 1.0 or true would pass for round 1
+        raise PoolError(f"{path}: {where}.round: expected a whole number in "
+                        f"1..{MAX_GHOST_NUMBER} (the round it is filed under), got "
+                        f"{_shown(g['round'])}")
+
+
+def _whole(value: Any, low: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and \
+        low <= value <= MAX_GHOST_NUMBER
 
 
 @dataclass
