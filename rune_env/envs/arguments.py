@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,13 @@ from ..rules.config import KINDS, Rules
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """`repr(value)`, cut to `limit` characters (an error message stays one short line, whatever
+    a caller passed: a 5000-digit string, a whole dict)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None,
@@ -43,10 +51,8 @@ def as_action(value: Any, name: str = "action") -> int:
         return int(value)
     if _is_int(value):
         return int(value)
-    shown = repr(value)
-    shown = shown if len(shown) <= 80 else shown[:77] + "..."
     raise TypeError(f"{name} must be an integer (a Python or numpy integer, or a 0-d integer "
-                    f"array); got {shown} of type {type(value).__name__}")
+                    f"array); got {shown(value)} of type {type(value).__name__}")
 
 
 def check_real(name: str, value: Any, lo: float | None = None, hi: float | None = None) -> float:
@@ -62,18 +68,24 @@ def check_real(name: str, value: Any, lo: float | None = None, hi: float | None 
 
 def check_rank(rules: Rules, rank: Any, name: str = "rank") -> int:
     """A rank given by name ("apprentice") or by number (0..5 with the default rules; an int or a
-    string of digits, as the command line passes it) -> its index; else a ValueError naming
-    `name` and listing the ranks."""
+    string of ASCII digits, as the command line passes it) -> its index; else a ValueError naming
+    `name` and listing the ranks. Other digits (Arabic-Indic, superscripts) are not numbers
+    here, and a string of digits longer than RANK_DIGITS_MAX is out of range without being
+    converted (int() of thousands of digits is Python's own error, or slow)."""
     names = [r.id for r in rules.spec.ranks]
     value = rank.strip() if isinstance(rank, str) else rank
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and value.isascii() and value.isdigit() \
+            and len(value) <= RANK_DIGITS_MAX:
         value = int(value)
     if isinstance(value, str) and value in names:
         return names.index(value)
     if _is_int(value) and 0 <= value < len(names):
         return int(value)
     raise ValueError(f"{name} must be a rank name ({', '.join(names)}) or a number "
-                     f"0..{len(names) - 1}; got {rank!r}")
+                     f"0..{len(names) - 1}; got {shown(rank)}")
+
+
+RANK_DIGITS_MAX = 20   # a rank as a string of digits: longer ones are refused unconverted
 
 
 MAX_RANK_MIX = 64      # ranks listed in one mix (a rank listed twice is drawn twice as often)
@@ -110,7 +122,7 @@ def check_core(rules: Rules, core: Any, name: str = "core") -> str | None:
     if core is None or (isinstance(core, str) and core in rules.spec.cores):
         return core
     raise ValueError(f"{name} must be one of the cores ({', '.join(rules.spec.cores)}) or None "
-                     f"(the first step chooses it); got {core!r}")
+                     f"(the first step chooses it); got {shown(core)}")
 
 
 def check_unlocked(unlocked: Any) -> list[str] | None:
@@ -125,3 +137,30 @@ def check_unlocked(unlocked: Any) -> list[str] | None:
         raise ValueError(f"unlocked must name at least one rune kind, each one of "
                          f"{', '.join(KINDS)}; got {unlocked!r}")
     return kinds
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...],
+                 none_means: str = "") -> str | None:
+    """None (the default, with `none_means` saying what it is) or one of `choices` (strings);
+    else a ValueError naming `name`. Only None is the default: 0, "" and False are refused,
+    not read as "not given"."""
+    if value is None or (isinstance(value, str) and value in choices):
+        return value
+    raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, or None"
+                     f"{none_means}; got {shown(value)}")
+
+
+def check_rules_overrides(overrides: Any, name: str = "rules_overrides") -> dict | None:
+    """None or a mapping of dotted rules paths (strings, e.g. "run.lamps") to values, as a
+    dict; else a ValueError naming `name` (whether each path names a rule is the rules'
+    check, `load_rules`)."""
+    if overrides is None:
+        return None
+    if not isinstance(overrides, Mapping):
+        raise ValueError(f"{name} must be a mapping of dotted rules paths to values (e.g. "
+                         f"{{'run.lamps': 5}}) or None; got {shown(overrides)}")
+    bad = [k for k in overrides if not isinstance(k, str)]
+    if bad:
+        raise ValueError(f"{name}'s keys must be dotted rules paths (strings, e.g. "
+                         f"'run.lamps'); got {shown(bad[0])}")
+    return dict(overrides)

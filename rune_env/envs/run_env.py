@@ -20,10 +20,11 @@ from ..run.expected import sample_battles
 from ..run.loop import ApplyResult, IllegalAction, apply, end_run, new_draft, new_run
 from ..run.opponents import BudgetOpponents, PoolOpponents, load_pool, pool_rules_hash
 from ..run.state import BattleSummary, RunState
-from ..battle.engines import battle_function, default_engine
-from .arguments import (as_action, check_core, check_int, check_real, check_rank_mix, check_unlocked,
-                        run_rank)
+from ..battle.engines import ENGINES, battle_function, default_engine
+from .arguments import (as_action, check_choice, check_core, check_int, check_real, check_rank_mix,
+                        check_rules_overrides, check_unlocked, run_rank, shown)
 from .observation import Encoder
+from .saved_state import check_saved_state
 
 ENV_VERSION = "0.1.0"
 TRAINING_SEED_LIMIT = 2**30   # run seeds an env draws itself are below this
@@ -35,15 +36,22 @@ EXPECTED_SAMPLES_MAX = 1024
 EXPECTED_STREAM = 0x657870
 OUTCOME_REWARD = {"win": 1.0, "loss": -1.0, "draw": 0.0}
 RESET_OPTIONS = ("rank", "core", "opponents", "run_seed")
+VARIANTS = ("deterministic", "dice")
 BUDGET_MAX = 10**9          # RuneDraft-v0's budget: mana must fit the observation's int32 record
 
 
 def resolve_rules(rules: Rules | str | None, overrides: dict | None) -> Rules:
     """The env's rules: a Rules (with `overrides` applied to it, whatever its source), a rules
-    file's path, or None for the defaults."""
+    file's path, or None for the defaults. `overrides` is checked first (None or a mapping with
+    string keys: a ValueError naming rules_overrides), and so is the type of `rules`."""
+    overrides = check_rules_overrides(overrides)
     if isinstance(rules, Rules):
         return rules.with_overrides(overrides) if overrides else rules
-    return load_rules(rules, overrides) if (rules or overrides) else default_rules()
+    if rules is not None and (not isinstance(rules, (str, Path))
+                              or (isinstance(rules, str) and not rules.strip())):
+        raise ValueError(f"rules must be a Rules, a rules file path or None (the default "
+                         f"rules); got {shown(rules)}")
+    return load_rules(rules, overrides) if (rules is not None or overrides) else default_rules()
 
 
 from ..resources import opponents_dir  # noqa: E402  (configs/opponents: the checkout's or the wheel's)
@@ -65,11 +73,23 @@ def shipped_pool(rules: Rules, rank: int) -> Path | None:
     return next((p for p in candidates if pool_rules_hash(p) == rules.hash), candidates[0])
 
 
-def resolve_opponents(opponents: Any, rules: Rules, rank: int = 0, strict: bool = False):
+def check_opponents(opponents: Any, name: str = "opponents") -> None:
+    """The opponents option's type, checked without loading anything: None, a pool path (or
+    "generator"), an agent or a callable; else a TypeError naming `name`."""
+    if opponents is None or isinstance(opponents, str) \
+            or (hasattr(opponents, "act") and hasattr(opponents, "reset")) or callable(opponents):
+        return
+    raise TypeError(f"{name} must be None, a pool path, a callable or an agent; got "
+                    f"{shown(opponents)}")
+
+
+def resolve_opponents(opponents: Any, rules: Rules, rank: int = 0, strict: bool = False,
+                      name: str = "opponents"):
     """None -> the shipped pool of the rank (the budget drafter where a round has no ghosts, or
     where no pool is shipped); "generator" -> the budget drafter; a path -> that pool file; a
     callable -> itself; an object with `act(observation, action_mask)` -> an agent that drafts
     boards (AgentOpponents)."""
+    check_opponents(opponents, name)
     if opponents is None:
         pool = shipped_pool(rules, rank)
         if pool is None:
@@ -82,9 +102,7 @@ def resolve_opponents(opponents: Any, rules: Rules, rank: int = 0, strict: bool 
     if hasattr(opponents, "act") and hasattr(opponents, "reset"):
         from .agent_opponents import AgentOpponents
         return AgentOpponents(opponents, rules)
-    if callable(opponents):
-        return opponents
-    raise TypeError(f"opponents must be None, a pool path, a callable or an agent; got {opponents!r}")
+    return opponents       # a callable (check_opponents)
 
 
 _ATOMIC = (int, float, bool, str, type(None))
@@ -173,12 +191,18 @@ class RuneRunEnv(gym.Env):
 
     **Checked at construction** (and the reset options at reset), each a ValueError naming the
     argument: rank, a name of `rules.spec.ranks` or its number 0..len-1 (an int or a string of
-    digits), or a list of 1..MAX_RANK_MIX of them; core, None or one of `rules.spec.cores`; unlocked, None or a non-empty list of rune
+    ASCII digits), or a list of 1..MAX_RANK_MIX of them; core, None or one of `rules.spec.cores`; unlocked, None or a non-empty list of rune
     kinds; clear_bonus >= 0, margin_weight >= 0 and illegal_penalty <= 0, finite numbers;
     expected_samples, an integer in 1..EXPECTED_SAMPLES_MAX;
     max_rounds, None or an integer in 1..`run.round_cap`; reward_mode, obs_mode, illegal_action,
-    render_mode, variant and engine, one of their names; strict_pools, a bool; battle_fn, None or
-    callable. Booleans are not numbers here (`max_rounds=True` is refused).
+    render_mode, variant and engine, one of their names (for variant and engine only None means
+    the default: 0, "" and False are refused); strict_pools, a bool; battle_fn, None or
+    callable; rules, a Rules, a path or None; rules_overrides, None or a mapping with string
+    keys; opponents (a TypeError), one of the kinds above, and a callable's result at battle
+    time, a Board (a TypeError naming opponents). Booleans are not numbers here
+    (`max_rounds=True` is refused). A failed `reset` changes nothing (options, generator, run);
+    `set_state` checks the whole dict before it changes anything, and `describe_action` checks
+    the id as `step` does.
 
     **Metadata**: render modes, and this env's rules_hash and env_version.
 
@@ -201,10 +225,14 @@ class RuneRunEnv(gym.Env):
                  battle_fn: Callable | None = None, variant: str | None = None,
                  engine: str | None = None, strict_pools: bool = False):
         self.rules = resolve_rules(rules, rules_overrides)
-        # the dice variant (RULES.md section 12); None: the rules' `variant`
-        self.variant = variant or self.rules.spec.variant
-        if self.variant not in ("deterministic", "dice"):
+        # the dice variant (RULES.md section 12); None (only None) means the rules' `variant`
+        variant = check_choice("variant", variant, VARIANTS, " (the rules' variant)")
+        self.variant = self.rules.spec.variant if variant is None else variant
+        if self.variant not in VARIANTS:
             raise ValueError(f"variant must be 'deterministic' or 'dice'; got {variant!r}")
+        if engine is not None and not (isinstance(engine, str) and engine in ENGINES):
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, or None ($RUNE_ENGINE, "
+                             f"else 'fast'): unknown battle engine {shown(engine)}")
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}; got {reward_mode!r}")
         if obs_mode not in ("flat", "dict"):
@@ -231,6 +259,7 @@ class RuneRunEnv(gym.Env):
             raise ValueError(f"strict_pools must be True or False; got {strict_pools!r}")
         if battle_fn is not None and not callable(battle_fn):
             raise ValueError(f"battle_fn must be a battle function or None; got {battle_fn!r}")
+        check_opponents(opponents)
         self.opponents_spec = opponents
         # a pool made under other rules warns; strict_pools=True refuses it (PoolError)
         self.strict_pools = bool(strict_pools)
@@ -240,8 +269,8 @@ class RuneRunEnv(gym.Env):
         self.render_mode = render_mode
         # the battle engine: "fast" (compiled, the default) or "reference"; None: $RUNE_ENGINE,
         # else "fast" (rune_env/battle/engines.py). Both give the same battles.
-        self.engine = engine or default_engine()
-        self.battle_fn = battle_fn or battle_function(self.engine)
+        self.engine = default_engine() if engine is None else engine
+        self.battle_fn = battle_function(self.engine) if battle_fn is None else battle_fn
         self._opponents_by_rank: dict[int, Any] = {}   # the resolved opponents of each rank
         self.opponents = self._opponents_of(self.rank)
         self.table = action_table(self.rules)
@@ -273,9 +302,11 @@ class RuneRunEnv(gym.Env):
 
     # -- the Gymnasium API --------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        # every argument and option is checked, and the new run made, before anything of the
+        # env changes: a failed reset leaves the env as it was (its generator included)
+        seed = check_int("seed", seed, lo=0, allow_none=True, none_means=" (keep the generator)")
         if options is not None and not isinstance(options, dict):
-            raise ValueError(f"reset options must be a dict or None; got {options!r}")
+            raise ValueError(f"reset options must be a dict or None; got {shown(options)}")
         options = dict(options or {})
         unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
         if unknown:
@@ -283,38 +314,54 @@ class RuneRunEnv(gym.Env):
                              f"options are {', '.join(RESET_OPTIONS)})")
         # every option is checked before any is applied
         mix = check_rank_mix(self.rules, options["rank"], "reset option 'rank'") \
-            if "rank" in options else None
+            if "rank" in options else self.rank_mix
         core = check_core(self.rules, options["core"], "reset option 'core'") \
-            if "core" in options else None
+            if "core" in options else self.core
         run_seed = check_int("reset option 'run_seed'", options.get("run_seed"), lo=0,
                              allow_none=True, none_means=" (the env draws one)")
         if "opponents" in options:
-            self.opponents_spec = options["opponents"]
-            self._opponents_by_rank = {}
-        if mix is not None:
-            self.rank_mix = mix
-        if "core" in options:
-            self.core = core
-        if run_seed is None:
-            # drawn run seeds stay below TRAINING_SEED_LIMIT; evaluations pass explicit seeds at
-            # or above it, so evaluation runs never repeat a training run (by construction)
-            run_seed = int(self.np_random.integers(TRAINING_SEED_LIMIT))
-        self.rank = run_rank(self.rank_mix, run_seed)
-        self.opponents = self._opponents_of(self.rank)
-        self.state = self._new_state(run_seed)
+            spec, by_rank = options["opponents"], {}
+            check_opponents(spec, "reset option 'opponents'")
+        else:
+            spec, by_rank = self.opponents_spec, self._opponents_by_rank
+        # the generator as it was, put back if the run cannot be made (a pool that fails to load)
+        kept = (self._np_random, self._np_random_seed,
+                None if self._np_random is None else self._np_random.bit_generator.state)
+        super().reset(seed=seed)
+        try:
+            if run_seed is None:
+                # drawn run seeds stay below TRAINING_SEED_LIMIT; evaluations pass explicit
+                # seeds at or above it, so evaluation runs never repeat a training run (by
+                # construction)
+                run_seed = int(self.np_random.integers(TRAINING_SEED_LIMIT))
+            rank = run_rank(mix, run_seed)
+            opponents = self._opponents_of(rank, spec, by_rank,
+                                           "reset option 'opponents'" if "opponents" in options
+                                           else "opponents")
+            state = self._new_state(run_seed, rank, core)
+        except BaseException:
+            self._np_random, self._np_random_seed = kept[0], kept[1]
+            if kept[0] is not None:
+                kept[0].bit_generator.state = kept[2]
+            raise
+        self.opponents_spec, self._opponents_by_rank = spec, by_rank
+        self.rank_mix, self.core, self.rank, self.opponents = mix, core, rank, opponents
+        self.state = state
         self._last_battle = None
         return self._obs(), self._info()
 
-    def _opponents_of(self, rank: int):
-        """The opponents of a rank under the env's opponents option, resolved once per rank (a
-        mix loads each rank's pool once)."""
-        if rank not in self._opponents_by_rank:
-            self._opponents_by_rank[rank] = resolve_opponents(self.opponents_spec, self.rules, rank,
-                                                              self.strict_pools)
-        return self._opponents_by_rank[rank]
+    def _opponents_of(self, rank: int, spec: Any = None, by_rank: dict | None = None,
+                      name: str = "opponents"):
+        """The opponents of a rank under an opponents option (default the env's), resolved once
+        per rank in `by_rank` (default the env's memo: a mix loads each rank's pool once)."""
+        if by_rank is None:
+            spec, by_rank = self.opponents_spec, self._opponents_by_rank
+        if rank not in by_rank:
+            by_rank[rank] = resolve_opponents(spec, self.rules, rank, self.strict_pools, name)
+        return by_rank[rank]
 
-    def _new_state(self, run_seed: int) -> RunState:
-        return new_run(run_seed, self.rules, rank=self.rank, core=self.core, unlocked=self.unlocked)
+    def _new_state(self, run_seed: int, rank: int, core: str | None) -> RunState:
+        return new_run(run_seed, self.rules, rank=rank, core=core, unlocked=self.unlocked)
 
     def step(self, action):
         if self.state is None:
@@ -435,7 +482,13 @@ class RuneRunEnv(gym.Env):
         return mask
 
     def describe_action(self, action: int) -> str:
-        return self.table.actions[int(action)].name
+        """The name of an action id. The id is checked as `step` checks it (`as_action`: an
+        integer, else a TypeError naming action), and must be in 0..N-1 (else a ValueError)."""
+        action = as_action(action)
+        if not 0 <= action < len(self.table):
+            raise ValueError(f"action must be an action id in 0..{len(self.table) - 1}; got "
+                             f"{action}")
+        return self.table.actions[action].name
 
     def action_names(self) -> list[str]:
         return [a.name for a in self.table.actions]
@@ -453,13 +506,16 @@ class RuneRunEnv(gym.Env):
                 "env_version": ENV_VERSION}
 
     def set_state(self, saved: dict) -> None:
-        if saved.get("rules_hash") != self.rules.hash:
-            raise ValueError("saved env state was made under other rules")
-        self.rank = saved["rank"]
-        self.opponents = self._opponents_of(self.rank)
-        self.core = saved["core"]
-        self.np_random.bit_generator.state = copy.deepcopy(saved["np_random"])
-        self.state = RunState.from_json(saved["run"], self.rules) if saved["run"] else None
+        """Restore a `get_state` dict. Everything is checked first (`check_saved_state`: the dict
+        and its keys, the rules hash, rank in range, core one of the cores or None, the generator
+        state, the run through `RunState.from_json`, which bounds its counts), each a one-line
+        ValueError naming the key; a refused state leaves the env as it was."""
+        kind = np.random.PCG64 if self._np_random is None else type(self._np_random.bit_generator)
+        rank, core, generator_state, state = check_saved_state(saved, self.rules, kind)
+        opponents = self._opponents_of(rank)
+        self.rank, self.core, self.opponents = rank, core, opponents
+        self.np_random.bit_generator.state = generator_state
+        self.state = state
 
     # -- rendering ------------------------------------------------------------------------------
     def render(self):
@@ -512,9 +568,9 @@ class RuneDraftEnv(RuneRunEnv):
         self.start_board = load_board(start_board, self.rules) \
             if isinstance(start_board, (str, Path)) else start_board
 
-    def _new_state(self, run_seed: int) -> RunState:
-        return new_draft(run_seed, self.rules, self.draft_round, self.budget, rank=self.rank,
-                         core=self.core, unlocked=self.unlocked, board=self.start_board,
+    def _new_state(self, run_seed: int, rank: int, core: str | None) -> RunState:
+        return new_draft(run_seed, self.rules, self.draft_round, self.budget, rank=rank,
+                         core=core, unlocked=self.unlocked, board=self.start_board,
                          later_bosses=False)
 
     def _apply(self, action: int) -> ApplyResult:

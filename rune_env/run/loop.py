@@ -483,6 +483,11 @@ def draw_opponent(opponents: OpponentSource, round_: int, effects: RankEffects, 
     boss rules and number, then the rank's extra runes (`field_opponent`); every draw from
     `rng`, in this order."""
     opp = opponents(round_, effects, boss, rng)
+    if not isinstance(opp, Board):
+        shown = repr(opp)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise TypeError(f"opponents (a callable) must return a Board for round {round_}; it "
+                        f"returned {shown} of type {type(opp).__name__}")
     opp = opp.replace(boss_rules=tuple(boss), round=round_, max_hp=None)
     return field_opponent(opp, effects, rules, rng)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,18 @@ STATE_VERSION = 1
 # The kinds of choice a run can wait for, each taken by the action group "choose_<kind>". The
 # order is the observation's (its pending part, and the compiled record's code 0, 1, 2).
 PENDING_KINDS = ("core", "reward", "relic")
+# The most a saved run's count (mana, wins, lamps, ...) may be: the observation's step record
+# holds them as int32 (rune_env/envs/observation.py, Encoder.observe), and a run adds to them
+# (income, a battle's outcome) before the next observation, so 10^9 leaves room (the draft
+# env's budget bound, too). No run comes near it.
+COUNT_MAX = 10**9
+# the whole-number fields of a saved run: (key, lowest, highest); seeds have no upper bound
+SAVED_COUNTS = (("seed", 0, None), ("rank", 0, None), ("round", 1, COUNT_MAX),
+                ("mana", 0, COUNT_MAX), ("hand_slots", 0, COUNT_MAX),
+                ("artifact_slots", 0, COUNT_MAX), ("lamps", 0, COUNT_MAX),
+                ("lamp_saves", 0, COUNT_MAX), ("wins", 0, COUNT_MAX), ("losses", 0, COUNT_MAX),
+                ("draws", 0, COUNT_MAX), ("prep_actions", 0, COUNT_MAX),
+                ("units_bought", 0, COUNT_MAX), ("units_sold", 0, COUNT_MAX))
 
 
 class RunStateError(ValueError):
@@ -242,6 +255,7 @@ class RunState:
         if data.get("rules_hash") != rules.hash:
             raise RunStateError(f"saved run was played under rules {data.get('rules_hash')!r}, "
                                 f"not the current rules {rules.hash!r}")
+        _check_counts(data)
         geo = geometry(rules.radius)
         try:
             rng = np.random.Generator(np.random.PCG64())
@@ -280,6 +294,33 @@ class RunState:
     def loads(cls, text: str, rules: Rules | None = None) -> "RunState":
         # the pools' and boards' bounds: nesting, huge integers, NaN (a save file travels too)
         return cls.from_json(load_json(text, "saved run", RunStateError), rules)
+
+
+def _check_counts(data: dict[str, Any]) -> None:
+    """The whole-number fields of a saved run (SAVED_COUNTS; choice_seed, when present and not
+    None, a seed): Python or numpy integers (not bools, floats or strings) in their bounds,
+    else a RunStateError naming the key, so a hostile number is refused at load, not at the
+    next step's observation."""
+    fields = SAVED_COUNTS + ((("choice_seed", 0, None),)
+                             if data.get("choice_seed") is not None else ())
+    for key, lo, hi in fields:
+        if key not in data:
+            raise RunStateError(f"saved run is malformed: no {key!r}")
+        value = data[key]
+        whole = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+        if not whole or value < lo or (hi is not None and value > hi):
+            shown = repr(value)
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            want = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+            problem = "is out of range" if whole else "is malformed"
+            raise RunStateError(f"saved run {problem}: {key} must be a whole number {want}; got "
+                                f"{shown}")
+    actions = data.get("actions_taken")
+    if isinstance(actions, list) and not all(
+            isinstance(a, numbers.Integral) and not isinstance(a, (bool, np.bool_))
+            and 0 <= a <= COUNT_MAX for a in actions):
+        raise RunStateError(f"saved run is malformed: actions_taken must be a list of action "
+                            f"ids 0..{COUNT_MAX}")
 
 
 def _check_content(state: RunState) -> None:
