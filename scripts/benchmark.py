@@ -106,9 +106,36 @@ def read_train_config(path: str):
     if not isinstance(cfg, dict):
         raise ValueError(f"--train-config {path}: a training config is a YAML mapping")
     try:
-        return validate_config(cfg, f"--train-config {path}")
+        config = validate_config(cfg, f"--train-config {path}")
     except ConfigError as exc:
         raise ValueError(str(exc)) from None
+    check_model(config, f"--train-config {path}")
+    return config
+
+
+def check_model(cfg, source: str) -> None:
+    """Build the config's model once on one env of it (as train.py does before writing a run), so
+    policy_kwargs or PPO settings SB3 cannot use are a ValueError naming `source` up front, not
+    a traceback after the engine's half a minute of measurements."""
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    import rune_env  # noqa: F401 - registers the envs
+    from agents.train.masking import policy_class
+    env_kwargs = {k: v for k, v in cfg.env_kwargs.items() if k != "opponents"}   # as bench.py
+    try:
+        venv = DummyVecEnv([lambda: gym.make(cfg.env_id, **env_kwargs)])
+    except (gym.error.Error, TypeError, ValueError, KeyError, OSError) as exc:
+        raise ValueError(f"{source}: env_kwargs: {exc}") from None
+    try:
+        MaskablePPO(policy_class(cfg.policy, cfg.masking), venv, seed=0, verbose=0, device="cpu",
+                    policy_kwargs=cfg.policy_kwargs or None, **cfg.ppo.kwargs())
+    except (TypeError, ValueError, AssertionError, KeyError, RuntimeError) as exc:
+        raise ValueError(f"{source}: cannot build the model ({type(exc).__name__}: "
+                         f"{exc})") from None
+    finally:
+        venv.close()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,8 +40,8 @@ EVALUATE = ROOT / "scripts" / "evaluate.py"
 
 from agents import make_agent
 from agents.cli.args import (MAX_RUNS, add_count_argument, add_jobs_argument, add_json_argument,
-                             add_rules_argument, add_seed_argument, check_output, fail,
-                             parse_with_rules, script_parser)
+                             add_rules_argument, add_seed_argument, agent_name, check_output_dir,
+                             fail, make_output_dir, parse_with_rules, remove_made, script_parser)
 from agents.cli.progress import add_progress_argument, bar
 from agents.evaluation.normalize import FLOOR, TOP, format_score, log_score
 
@@ -50,7 +50,7 @@ def build_parser(rules=None):
     from rune_env.rules import default_rules
     ranks = [r.id for r in (rules or default_rules()).spec.ranks]
     p = script_parser(__doc__)
-    p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
+    p.add_argument("--agents", type=agent_name, nargs="+", required=True, metavar="AGENT",
                    help="the agents to compare, as evaluate.py takes them (random and TOP are "
                         "added; required; no default)")
     p.add_argument("--ranks", nargs="+", default=["all"], metavar="R",
@@ -60,7 +60,7 @@ def build_parser(rules=None):
     p.add_argument("--at", nargs="+", default=[], metavar="RANK=N",
                    help=f"runs at a rank instead of --episodes, e.g. archmage=200 (N 1..{MAX_RUNS};"
                         " default: none)")
-    p.add_argument("--top", default=TOP, metavar="AGENT",
+    p.add_argument("--top", type=agent_name, default=TOP, metavar="AGENT",
                    help=f"the agent that scores 1 (default: {TOP}, the search player)")
     add_seed_argument(p)
     add_jobs_argument(p, "ranks evaluated at once (a process each)")
@@ -197,7 +197,18 @@ def figure(path: Path, table: dict, ranks: list[str], agents: list[str], context
     save(fig, path)
 
 
+class _Refused(Exception):
+    """A failure after --out was made: its message is the error line, and what was made goes."""
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except _Refused as exc:
+        return fail(str(exc))
+
+
+def _main(argv: list[str] | None) -> int:
     a, rules = parse_with_rules(build_parser, argv)
     try:
         ranks = rank_list(a.ranks, rules)
@@ -215,11 +226,26 @@ def main(argv: list[str] | None = None) -> int:
     labels = [agent_label(n) for n in a.agents]
     if len(set(labels)) != len(labels):
         return fail("--agents: an agent is given twice")
-    out = Path(a.out or ROOT / "runs" / f"benchmark_s{a.seed}")
-    if (problem := check_output(out / "benchmark.json", "--out")):
-        return fail(problem)
-    out.mkdir(parents=True, exist_ok=True)
     agents = [n for n in a.agents if agent_label(n) not in (FLOOR, agent_label(a.top))]
+    if not agents:
+        return fail(f"--agents: give an agent besides the floor ({FLOOR}) and the top "
+                    f"({agent_label(a.top)}), which are always in the table")
+    out = Path(a.out or ROOT / "runs" / f"benchmark_s{a.seed}")
+    if (problem := check_output_dir(out, "--out")):
+        return fail(problem)
+    try:
+        made = make_output_dir(out)
+    except OSError as exc:
+        return fail(f"--out {out}: cannot make it ({exc.strerror or exc})")
+    try:
+        return _benchmark(a, rules, ranks, runs, agents, out)
+    except BaseException:
+        remove_made(made, contents=True)      # nothing half-written is left behind
+        raise
+
+
+def _benchmark(a, rules, ranks, runs, agents, out) -> int:
+    from agents.evaluation.labels import agent_label
     table: dict[str, dict] = {}
     with bar(len(ranks), "ranks", a.progress, unit="rank") as progress, \
             ThreadPoolExecutor(max_workers=a.jobs) as pool:
@@ -232,13 +258,13 @@ def main(argv: list[str] | None = None) -> int:
         except RuntimeError as exc:
             for f in futures.values():
                 f.cancel()
-            return fail(str(exc))
+            raise _Refused(str(exc)) from None
     context = {"floor": FLOOR, "top": agent_label(a.top), "seed": a.seed,
                "rules_hash": rules.hash, "episodes": runs}
     try:
         write_outputs(out, table, ranks, rules, context)
     except OSError as exc:
-        return fail(f"{out}: cannot write ({exc.strerror or exc})")
+        raise _Refused(f"{out}: cannot write ({exc.strerror or exc})") from None
     if a.json:
         print(json.dumps({**context, "ranks": table}))
     else:

@@ -53,7 +53,7 @@ from agents.evaluation.board_stats import (DEFAULT_FROM_ROUND, DEFAULT_MAX_CASTI
 from agents.evaluation.runs import MAX_EPISODES
 from agents.cli.progress import bar
 from agents.cli.args import (add_count_argument, add_json_argument, add_opponents_argument,
-                             add_play_arguments, add_rules_argument, add_seed_argument,
+                             add_play_arguments, add_rules_argument, add_seed_argument, agent_name,
                              apply_play_arguments, check_output, fail, int_in, load_pool_once,
                              parse_with_rules, script_parser)
 from rune_env.files import write_json_atomic
@@ -66,7 +66,7 @@ def build_parser(rules=None):
     (default: the defaults)."""
     rules = rules or default_rules()
     p = script_parser(__doc__)
-    p.add_argument("--agents", nargs="+", default=[], metavar="AGENT",
+    p.add_argument("--agents", type=agent_name, nargs="+", default=[], metavar="AGENT",
                    help="agents whose boards to count: random, scripted, greedy, greedy:NOISE, planner[:KEY=VALUE,...] (the search player) or "
                         "the path of a saved model (.zip) or exported policy (.pt) (default: "
                         "none; give --agents, --pools or both)")

@@ -38,14 +38,15 @@ from agents.evaluation.runs import evaluate_by_name
 from agents.cli.progress import bar
 from agents.evaluation.runs import MAX_EPISODES
 from agents.cli.args import (add_count_argument, add_json_argument, add_play_arguments,
-                             add_rules_argument, add_seed_argument, apply_play_arguments, fail,
-                             load_pool_once, parse_with_rules, rules_env_kwargs, script_parser)
+                             add_rules_argument, add_seed_argument, agent_name,
+                             apply_play_arguments, fail, load_pool_once, parse_with_rules,
+                             rules_env_kwargs, script_parser)
 from rune_env.run.opponents import PoolError
 
 def build_parser(rules=None):
     """The command line (`rules`: parse_with_rules's; the ranks are checked after parsing)."""
     p = script_parser(__doc__)
-    p.add_argument("--agent", required=True,
+    p.add_argument("--agent", type=agent_name, required=True,
                    help="the reference agent: random, scripted, greedy, greedy:NOISE, planner[:KEY=VALUE,...] (the search player) or the path "
                         "of a saved model (.zip) or exported policy (.pt) (required)")
     add_count_argument(p, "--episodes", 100, "runs per rank and measure", high=MAX_EPISODES)
@@ -106,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
             return fail(f"--pool {item!r}: expected RANK=FILE")
         if rank not in names:
             return fail(f"--pool: unknown rank {rank!r} (one of {', '.join(names)})")
+        if rank in given:
+            return fail(f"--pool {item!r}: {rank} is given twice (--pool {rank}={given[rank]} "
+                        f"before it); one pool per rank")
         given[rank] = Path(file)
     ranks = a.ranks or ([r for r in names if r in given] if given else names)
     for rank in ranks:

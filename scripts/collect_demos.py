@@ -4,7 +4,7 @@ scripts/train.py's configs).
 
     python scripts/collect_demos.py --out FILE.npz [--agent greedy] [--runs N] [--seed S]
                                     [--rank R] [--opponents generator|POOL] [--rules FILE]
-                                    [--jobs J] [--json] [--no-progress]
+                                    [--jobs J] [--force] [--json] [--no-progress]
 
 Plays N whole runs of RuneRun-v0 with the agent (any name make_agent knows: greedy, planner,
 planner:boards=100, ...) on demonstration run seeds of S (training run seeds, never an
@@ -12,8 +12,9 @@ evaluation's: agents/evaluation/demos.py) and writes, atomically, FILE.npz: ever
 observation (as MlpPolicy sees it), its legal actions (bits packed), the action taken, the reward
 and the run seed, with metadata (agent, seed, runs, rules hash, commit, shapes). The file is data
 (numpy arrays, read without pickles), the same bytes for the same arguments on one machine, and the
-same whatever --jobs. Prints a summary (one JSON object with --json). A bad argument is one
-`error: ...` line and exit status 2. A progress bar goes to stderr.
+same whatever --jobs. An existing FILE.npz is kept unless --force (checked before any run).
+Prints a summary (one JSON object with --json). A bad argument is one `error: ...` line and exit
+status 2. A progress bar goes to stderr.
 
     python scripts/collect_demos.py --check FILE.npz [--rules FILE] [--strict]
 
@@ -23,12 +24,13 @@ exit status 2; one of other rules warns, and --strict refuses it).
 from __future__ import annotations
 
 import json
+import os
 
 from agents import make_agent
 from agents.cli.args import (MAX_JOBS, MAX_RUNS, add_count_argument, add_json_argument,
                              add_opponents_argument, add_rules_argument, add_seed_argument,
-                             check_output, fail, jobs_int, parse_with_rules, rules_env_kwargs,
-                             script_parser)
+                             agent_name, check_output, fail, jobs_int, parse_with_rules,
+                             rules_env_kwargs, script_parser)
 from agents.cli.progress import add_progress_argument, bar, progress_on
 
 
@@ -36,9 +38,11 @@ def build_parser(rules=None):
     p = script_parser(__doc__)
     p.add_argument("--out", metavar="FILE.npz",
                    help="the demonstrations file to write (default: none; required unless --check)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing --out file (default: keep it and stop)")
     p.add_argument("--check", metavar="FILE.npz",
                    help="read this demonstrations file and print its metadata instead (default: none)")
-    p.add_argument("--agent", default="greedy",
+    p.add_argument("--agent", type=agent_name, default="greedy",
                    help="the demonstrator: greedy, greedy:NOISE, planner[:KEY=VALUE,...], a "
                         "policy file, by_round:1=A;3=B (A in rounds 1-2, B from round 3: "
                         "several teachers to distil into one policy), or "
@@ -72,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.out is None:
         return fail("--out FILE.npz is required (or --check FILE.npz)")
+    if os.path.lexists(a.out) and not os.path.isdir(a.out) and not a.force:
+        return fail(f"--out {a.out}: exists (pass --force to replace it)")
     if problem := check_output(a.out, "--out"):
         return fail(problem)
     env_kwargs = {"rank": a.rank, **rules_env_kwargs(a)}

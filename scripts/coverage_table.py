@@ -148,8 +148,8 @@ def render(rules, by_id) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.strip(),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    from agents.cli.args import check_output, fail, script_parser
+    parser = script_parser(__doc__)
     parser.add_argument("--out", type=Path, default=OUT, metavar="FILE",
                         help="where to write the table (default docs/COVERAGE.md)")
     parser.add_argument("--tests", type=Path, default=TESTS, help=argparse.SUPPRESS)
@@ -158,9 +158,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="exit 1 if a rule id is uncovered or a Covers: id is unknown "
                              "(default off: write the table and exit 0)")
     args = parser.parse_args(argv)
+    if (problem := check_output(args.out, "--out")):
+        return fail(problem)
     rules, by_id, uncovered, unknown = coverage(args.tests, args.rule_ids)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(rules, by_id), encoding="utf-8")
+    from rune_env.files import write_text_atomic      # temp file + os.replace: never half
+    write_text_atomic(args.out, render(rules, by_id))
     covered = len(rules) - len(uncovered)
     print(f"wrote {args.out}: {covered} of {len(rules)} rule ids covered")
     if uncovered:

@@ -53,7 +53,7 @@ from agents.evaluation.normalize import FLOOR, TOP, log_score, normalized_scores
 from agents.evaluation.labels import agent_label, fresh_tb_run, rank_name, tb_dir_name
 from agents.cli.progress import bar
 from agents.cli.args import (add_count_argument, add_json_argument, add_opponents_argument,
-                             add_play_arguments, add_rules_argument, add_seed_argument,
+                             add_play_arguments, add_rules_argument, add_seed_argument, agent_name,
                              apply_play_arguments, fail, parse_with_rules, rules_env_kwargs,
                              script_parser)
 from rune_env.battle.engines import battle_function
@@ -191,7 +191,7 @@ def format_table(summaries: dict[str, dict], normalized: dict | None = None) -> 
 def build_parser(rules=None):
     """The command line; the ranks it lists are `rules`' (default: the defaults)."""
     p = script_parser(__doc__)
-    p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
+    p.add_argument("--agents", type=agent_name, nargs="+", required=True, metavar="AGENT",
                    help="random, scripted, greedy, greedy:NOISE (NOISE a share 0..1 of random "
                         "actions), planner[:KEY=VALUE,...] (the search player; knobs boards "
                         "10..1000000, reference meta|rank|FILE[@K][+...], size 1..256, noise "
@@ -224,7 +224,7 @@ def build_parser(rules=None):
     p.add_argument("--head-to-head", action="store_true",
                    help="also fight the agents' boards of the same seed and round against each "
                         "other, both seatings (default: off)")
-    p.add_argument("--normalize", nargs="?", const=TOP, default=None, metavar="TOP",
+    p.add_argument("--normalize", type=agent_name, nargs="?", const=TOP, default=None, metavar="TOP",
                    help="also each agent's normalized score of mean wins, (agent - random) / "
                         f"(TOP - random), with a paired bootstrap 95%% interval; TOP is an agent "
                         f"as --agents takes it (alone: {TOP}, the search player at its defaults); "
@@ -249,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = Path(a.out or ROOT / "runs" / f"eval_{rank}_s{a.seed}")
     if out_dir.exists() and not out_dir.is_dir():
         return fail(f"--out {out_dir}: exists and is not a directory")
+    from agents.cli.args import check_output_dir
+    if (problem := check_output_dir(out_dir, "--out")):      # before anything is played
+        return fail(problem)
     env_kwargs = {"rank": rank, "opponents": a.opponents, "strict_pools": a.strict,
                   **rules_env_kwargs(a)}
     # everything is checked before anything is played: the pool, then every agent

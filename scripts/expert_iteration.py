@@ -105,6 +105,27 @@ def build_parser(rules=None):
     return p
 
 
+def check_observation_size(policy: str, rank, rules_path: str | None) -> None:
+    """Refuse (ValueError, one line) a policy whose observation is not the run's at `rank`: its
+    search could play (a longer observation is padded, agents.policy.PolicyAgent.act), but the
+    fit reads the run's observations into its first layer (a duel policy, 1780 inputs, against
+    the run's 1031, failed there, after the first iteration's demonstrations were written)."""
+    from agents.policy import load_acting_policy
+    from rune_env.envs.run_env import RuneRunEnv
+    env = RuneRunEnv(rank=rank, **({"rules": rules_path} if rules_path else {}))
+    try:
+        want = env.observation_space
+    finally:
+        env.close()
+    got = load_acting_policy(policy).observation_space
+    if getattr(got, "shape", None) != want.shape:
+        size = f"{got.shape[0]} entries" if getattr(got, "shape", None) and len(got.shape) == 1 \
+            else f"a {type(got).__name__} of shape {getattr(got, 'shape', None)}"
+        raise ValueError(f"--policy {policy}: the policy reads observations of {size}, a run at "
+                         f"rank {rank} gives {want.shape[0]}: expert iteration fits a policy of "
+                         f"the one-player run (not a duel's)")
+
+
 def main(argv: list[str] | None = None) -> int:
     a, rules = parse_with_rules(build_parser, argv)
     from agents.train.expert_iteration import ExitSettings, run_expert_iteration, teacher_name
@@ -121,12 +142,16 @@ def main(argv: list[str] | None = None) -> int:
         check_rank_mix(rules, a.rank, "--rank")
         from agents import make_agent
         make_agent(teacher_name(a.policy, s), rules)        # the policy loads, the knobs hold
+        check_observation_size(a.policy, a.rank, s.rules)   # before anything is written
         from agents.evaluation.demos import load_demos
         for path in a.extra_demos:                          # data of these rules, whole
             load_demos(path, rules.hash, strict=True)
     except (ValueError, OSError) as exc:
         return fail(str(exc))
     out = Path(a.out) if a.out else Path("runs") / f"exit_{Path(a.policy).stem}_s{a.seed}"
+    from agents.cli.args import check_output_dir
+    if (problem := check_output_dir(out, "--out")):
+        return fail(problem)
     if out.exists():
         if not a.force:
             return fail(f"{out} exists (--force replaces it)")

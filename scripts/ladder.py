@@ -38,8 +38,8 @@ from agents.evaluation.ratings import fit_bradley_terry
 from agents.evaluation.runs import MAX_EPISODES
 from agents.cli.args import (MAX_SAMPLES, add_count_argument, add_json_argument,
                              add_opponents_argument, add_play_arguments, add_rules_argument,
-                             add_seed_argument, apply_play_arguments, fail, load_pool_once,
-                             parse_with_rules, rules_env_kwargs, script_parser)
+                             add_seed_argument, agent_name, apply_play_arguments, fail,
+                             load_pool_once, parse_with_rules, rules_env_kwargs, script_parser)
 from rune_env.battle.engines import battle_function
 from rune_env.rules import Board
 from rune_env.files import write_json_atomic
@@ -88,7 +88,7 @@ def count_matches(boards: dict, pools: dict, samples: int) -> int:
 def build_parser(rules=None):
     """The command line (`rules`: parse_with_rules's; no option here is bounded by them)."""
     p = script_parser(__doc__)
-    p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
+    p.add_argument("--agents", type=agent_name, nargs="+", required=True, metavar="AGENT",
                    help="the agents to rate: random, scripted, greedy, greedy:NOISE, planner[:KEY=VALUE,...] (the search player) or paths of "
                         "saved models (.zip) or exported policies (.pt) (required)")
     p.add_argument("--pools", nargs="+", default=[], metavar="POOL",
@@ -120,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = Path(a.out or ROOT / "runs" / f"ladder_s{a.seed}")
     if out_dir.exists() and not out_dir.is_dir():
         return fail(f"--out {out_dir}: not a directory")
+    from agents.cli.args import check_output_dir
+    if (problem := check_output_dir(out_dir, "--out")):      # before anything is played
+        return fail(problem)
     # every pool and agent is checked before anything is played
     pools = {}
     for path in a.pools:

@@ -27,6 +27,7 @@ one. Seeds are fixed: the same config and seed on one machine give the same leag
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -39,6 +40,7 @@ from agents.cli.args import (add_trust_pickle_argument, apply_trust_pickle,
                              fail, int_in, script_parser, seed_int, MAX_STEPS)
 from agents.train.config import ConfigError
 from agents.train.run_dirs import open_named_run
+from rune_env.files import write_text_atomic
 
 
 def build_parser():
@@ -68,22 +70,39 @@ def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     if a.force and a.resume:
         return fail("--force and --resume contradict each other")
+    from agents.cli.args import check_output_dir
+    if (problem := check_output_dir(a.runs_dir, "--runs-dir")):
+        return fail(problem)
     apply_trust_pickle(a)
-    from agents.train.league import read_league_config, run_league
+    from agents.train.league import check_league, read_league_config, run_league
     try:
         cfg = read_league_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})
+        check_league(cfg, str(a.config))     # duel_kwargs and members, before any directory
     except ConfigError as exc:
         return fail(str(exc))
+    from agents.cli.args import make_output_dir, remove_made
+    run_dir = Path(a.runs_dir) / (a.run_name or cfg.name)
+    new_run = not run_dir.exists()
+    try:
+        made = make_output_dir(Path(a.runs_dir))    # the --runs-dir folders this run made
+    except OSError as exc:
+        return fail(f"--runs-dir {a.runs_dir}: cannot make it ({exc.strerror or exc})")
     run_dir = open_named_run(Path(a.runs_dir), a.run_name or cfg.name, a.resume, a.force,
                              "a league run")
     if isinstance(run_dir, str):
+        remove_made(made)
         return fail(run_dir)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(), sort_keys=False))
-    say(f"league: {run_dir}  (tensorboard --logdir {run_dir / 'tb'})")
+    new_run = new_run or not a.resume          # --force made it again; --resume of none made it
     from agents.policy import PolicyLoadError
     try:
+        write_text_atomic(run_dir / "config.yaml",
+                          yaml.safe_dump(cfg.model_dump(), sort_keys=False))
+        say(f"league: {run_dir}  (tensorboard --logdir {run_dir / 'tb'})")
         res = run_league(cfg, run_dir, resume=a.resume, progress=progress_on(a.progress))
-    except (ConfigError, PolicyLoadError) as exc:   # a member or checkpoint that does not load
+    except (ConfigError, PolicyLoadError) as exc:   # refused before training (a checkpoint or
+        if new_run:                                 # league.json that does not load): a run
+            shutil.rmtree(run_dir, ignore_errors=True)     # this start made goes, so a rerun
+            remove_made(made)                              # is not told "exists"
         return fail(str(exc))
     summary = {"run_dir": str(run_dir), "timesteps": res["timesteps"],
                "against": {k: {key: v[key] for key in ("win_rate", "win_ci", "loss_rate", "beats")}

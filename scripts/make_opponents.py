@@ -32,8 +32,8 @@ from pathlib import Path
 from agents.design.pools import (DRAFTING_OPPONENTS, by_round, draft_ghosts, make_agents,
                                  summary, tally)
 from agents.cli.progress import add_progress_argument
-from agents.cli.args import (MAX_RUNS, add_count_argument, add_seed_argument,
-                             add_rules_argument, add_trust_pickle_argument, apply_trust_pickle,
+from agents.cli.args import (MAX_RUNS, add_count_argument, add_rules_argument, add_seed_argument,
+                             add_trust_pickle_argument, agent_name, apply_trust_pickle,
                              check_output, fail, int_in, parse_with_rules, script_parser)
 from rune_env.battle.engines import add_engine_argument, use_engine
 from rune_env.rules import default_rules
@@ -49,7 +49,7 @@ def build_parser(rules=None):
                    help="the rank the pool is for: "
                         + ", ".join(r.id for r in rules.spec.ranks)
                         + f", or its number 0..{len(rules.spec.ranks) - 1} (required)")
-    p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
+    p.add_argument("--agents", type=agent_name, nargs="+", required=True, metavar="AGENT",
                    help="who drafts the ghosts: random, scripted, greedy, greedy:NOISE, planner[:KEY=VALUE,...] (the search player) or paths "
                         "of saved models (.zip) or exported policies (.pt) (required)")
     add_count_argument(p, "--runs", 20, "drafting runs per agent", high=MAX_RUNS)

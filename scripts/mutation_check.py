@@ -47,7 +47,7 @@ from pathlib import Path
 
 from agents.devtools.mutation import (FROZEN, Suite, baseline, check_all, mutations,
                                       normalise_path, outcomes_json, report)
-from agents.cli.args import add_jobs_argument, positive_float_to, script_parser
+from agents.cli.args import add_jobs_argument, check_output, positive_float_to, script_parser
 
 MAX_TIMEOUT = 86400      # a day: a suite that runs longer has hung
 
@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.json is not None and (problem := check_output(args.json, "--json")):
+        print(f"error: {problem}", file=sys.stderr)       # before hours of pytest runs
+        return 2
 
     import yaml
 
@@ -123,8 +126,9 @@ def main(argv: list[str] | None = None) -> int:
 
     groups = report(outcomes, suite)
     if args.json:
-        args.json.write_text(json.dumps(outcomes_json(outcomes, suite), indent=1, default=str),
-                             encoding="utf-8")
+        from rune_env.files import write_text_atomic     # temp file + os.replace: never half
+        write_text_atomic(args.json, json.dumps(outcomes_json(outcomes, suite), indent=1,
+                                                default=str))
     return 1 if groups["survived"] or groups["error"] else 0
 
 

@@ -25,7 +25,6 @@ failing test pass without that reason.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -260,8 +259,8 @@ def compute(rules, set_name: str = "literal") -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.strip(),
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    from agents.cli.args import script_parser
+    ap = script_parser(__doc__)        # a bad argument: one `error: ...` line, exit status 2
     ap.add_argument("--check", action="store_true",
                     help="compare with the pinned files, write nothing (default off: recompute "
                          "and write)")

@@ -24,8 +24,9 @@ import json
 
 from agents import make_agent
 from agents.cli.args import (add_count_argument, add_json_argument, add_play_arguments,
-                             add_rules_argument, add_seed_argument, apply_play_arguments, fail,
-                             parse_with_rules, rules_env_kwargs, script_parser)
+                             add_rules_argument, add_seed_argument, agent_name,
+                             apply_play_arguments, fail, parse_with_rules, rules_env_kwargs,
+                             script_parser)
 from agents.cli.fanout import add_ray_argument, ray_problem, run_tasks
 from agents.cli.progress import bar
 from agents.evaluation.builds import play_games, play_run_builds, round_table
@@ -37,7 +38,7 @@ GAMES_PER_TASK = 5
 
 def build_parser(rules=None):
     p = script_parser(__doc__)
-    p.add_argument("--agent", default="planner",
+    p.add_argument("--agent", type=agent_name, default="planner",
                    help="the agent to report on: planner[:KEY=VALUE,...], or any name "
                         "make_agent knows (default: planner)")
     p.add_argument("--ranks", nargs="*", default=["apprentice", "archmage"], metavar="RANK",

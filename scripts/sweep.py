@@ -108,6 +108,9 @@ def restate(parser, dest: str, default, help_text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    from agents.cli.args import check_output_dir
+    if (problem := check_output_dir(a.runs_dir, "--runs-dir")):
+        return fail(problem)
     if a.num_cpus is not None and a.ray != LOCAL:
         return fail(f"--num-cpus is for the local Ray; the cluster at {a.ray} has its own CPUs")
     if a.name is not None and not RUN_NAME.fullmatch(a.name):

@@ -134,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     apply_trust_pickle(a)
     runs_dir = Path(a.runs_dir)
     progress = progress_on(a.progress)
+    from agents.cli.args import check_output_dir
+    if (problem := check_output_dir(a.runs_dir, "--runs-dir")):
+        return fail(problem)
     try:
         return (resume if a.resume else start)(a, runs_dir, progress)
     except ConfigError as exc:

@@ -88,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     if a.force and a.resume:
         return fail("--force and --resume contradict each other")
+    from agents.cli.args import check_output_dir
+    if (problem := check_output_dir(a.runs_dir, "--runs-dir")):
+        return fail(problem)
     from agents.train.rllib_config import check_env, read_rllib_config
     try:
         cfg = read_rllib_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})

@@ -16,13 +16,14 @@ points (JSON with --json). A run without the tag, or a directory that is not a r
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from agents.cli.args import (MAX_STEPS, add_json_argument, check_output, fail, int_in,
-                             script_parser)
+from agents.cli.args import (CHART_SUFFIXES, MAX_STEPS, add_json_argument, check_output, fail,
+                             int_in, script_parser)
 
 DEFAULT_TAG = "game/battle_win_rate"
 
@@ -39,7 +40,7 @@ def build_parser():
     p.add_argument("--max-steps", type=int_in(1, MAX_STEPS), default=None, metavar="N",
                    help=f"draw steps up to N, 1..{MAX_STEPS} (default: all)")
     p.add_argument("--out", default=str(ROOT / "runs" / "curves.png"), metavar="FILE",
-                   help="the PNG to write (default runs/curves.png)")
+                   help="the chart to write, a .png, .svg or .pdf (default runs/curves.png)")
     add_json_argument(p, "the points as JSON instead of a summary")
     return p
 
@@ -83,9 +84,12 @@ def parse_lines(items: list[str]) -> list[tuple[float, str]]:
     for item in items:
         value, colon, label = item.partition(":")
         try:
-            out.append((float(value), label if colon else value))
+            number = float(value)
         except ValueError:
-            raise ValueError(f"--line {item!r}: VALUE:LABEL with VALUE a number") from None
+            number = math.nan
+        if not math.isfinite(number):
+            raise ValueError(f"--line {item!r}: VALUE:LABEL with VALUE a finite number")
+        out.append((number, label if colon else value))
     return out
 
 
@@ -94,13 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     runs = [Path(r) for r in a.runs]
     if a.labels is not None and len(a.labels) != len(runs):
         return fail(f"--labels: {len(a.labels)} labels for {len(runs)} runs")
+    if (problem := check_output(Path(a.out), "--out", CHART_SUFFIXES)):
+        return fail(problem)
     try:
         lines = parse_lines(a.line)
         curves = {str(r): scalars(r, a.tag) for r in runs}
     except ValueError as exc:
         return fail(str(exc))
-    if (problem := check_output(Path(a.out), "--out")):
-        return fail(problem)
     if a.max_steps is not None:
         curves = {k: [(s, v) for s, v in pts if s <= a.max_steps] for k, pts in curves.items()}
     from agents.evaluation.charts import pyplot, save
@@ -118,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     ax.set_ylabel(a.tag, fontsize=8)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     save(fig, a.out)
     if a.json:
         print(json.dumps({"tag": a.tag, "runs": {k: [list(p) for p in v] for k, v in curves.items()}}))

@@ -5,7 +5,7 @@
 - `script_parser(doc)`: a ScriptParser whose --help shows the script's whole docstring.
 - argparse `type=` checks, so every number is checked where it enters: `positive_int`,
   `non_negative_int`, `seed_int`, `jobs_int`, `int_in(low, high)`, `positive_float`,
-  `non_negative_float`.
+  `non_negative_float`; `agent_name` (an --agent/--agents value: not blank).
   A bad value reads `error: --battles must be a whole number >= 1; got '-5'`.
 - The options several scripts share, each with its check and a help that states its default:
   `add_count_argument` (a count >= 1, or 1..high), `add_seed_argument` (--seed),
@@ -14,7 +14,10 @@
 - `parse_with_rules(build_parser, argv)`: the command line and the rules its --rules names,
   read first, so the options those rules bound are checked against them; `rules_env_kwargs`:
   the env keyword that plays under them.
-- `check_output(path, option)`: why an output file could not be written there (before the work).
+- `check_output(path, option, suffixes)`: why an output file could not be written there (before
+  the work); `check_output_dir(path, option)`: the same for an output directory; both try the
+  folder for real (root passes os.access even on /proc). `make_output_dir`/`remove_made`: make
+  an output directory and take away what was made after a failure.
 - `fail(msg)`: print `error: msg` on stderr and return 2, for checks after parsing (files,
   ranks, agents).
 - `load_pool_once(path, rules, strict)`: load a pool file, saying a pool of other rules as one
@@ -37,6 +40,9 @@ from .progress import add_progress_argument
 # Seeds the scripts take: 32-bit, so that the run seeds derived from them (evaluation seeds are
 # 2**30 + seed * 1_000_003 + episode) stay far inside the int64 that numpy and torch seed with.
 SEED_MAX = 2**32 - 1
+
+# The file names a chart may be saved as (matplotlib's savefig picks the format by the suffix).
+CHART_SUFFIXES = (".png", ".svg", ".pdf")
 
 # Upper bounds of the counts the scripts take, one per kind of count. They are input bounds, not
 # game numbers: each is days of work or more on one machine, so a value above it is a typo (an
@@ -89,22 +95,91 @@ def script_parser(doc: str | None, **kwargs) -> ScriptParser:
     return ScriptParser(description=(doc or "").strip() or None, **kwargs)
 
 
-def check_output(path, option: str) -> str | None:
-    """Why a file cannot be written at `path` (None if it can, as far as can be told before the
-    work): `path` is a directory, or its nearest existing folder is a file or not writable."""
-    import os
+def _nearest_existing(path):
+    """`path` itself if it exists, else its nearest existing ancestor."""
     from pathlib import Path
     path = Path(path)
-    if path.is_dir():
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _cannot_write_in(folder) -> bool:
+    """Whether nothing can be made in the existing directory `folder`: tried for real (a
+    temporary folder made and removed at once), not os.access, which root always passes (and
+    /proc, a read-only mount or a full disk refuse anyway)."""
+    import os
+    import tempfile
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".write-check-", dir=folder))
+    except OSError:
+        return True
+    return False
+
+
+def check_output(path, option: str, suffixes: tuple[str, ...] | None = None) -> str | None:
+    """Why a file cannot be written at `path` (None if it can, as far as can be told before the
+    work): `path` is a directory, its name does not end in one of `suffixes` (e.g. (".png",
+    ".svg", ".pdf"); any name without them), or its nearest existing folder is a file or cannot
+    be written in (tried, not guessed: nothing is left there)."""
+    from pathlib import Path
+    path = Path(path)
+    if not path.name or path.is_dir():
         return f"{option} {path}: is a directory (give a file name)"
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
+    if suffixes and path.suffix.lower() not in suffixes:
+        return (f"{option} {path}: the file's name must end in {', '.join(suffixes[:-1])}"
+                f"{' or ' if len(suffixes) > 1 else ''}{suffixes[-1]}")
+    parent = _nearest_existing(path.parent)
     if not parent.is_dir():
         return f"{option} {path}: {parent} is not a directory"
-    if not os.access(parent, os.W_OK | os.X_OK):
+    if _cannot_write_in(parent):
         return f"{option} {path}: cannot write in {parent}"
     return None
+
+
+def check_output_dir(path, option: str) -> str | None:
+    """Why `path` cannot be a directory to write in (None if it can, as far as can be told
+    before the work): a file is there, or its nearest existing folder is a file or cannot be
+    written in (tried, not guessed: nothing is left there)."""
+    from pathlib import Path
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        return f"{option} {path}: not a directory"
+    parent = _nearest_existing(path)
+    if not parent.is_dir():
+        return f"{option} {path}: {parent} is not a directory"
+    if _cannot_write_in(parent):
+        return f"{option} {path}: cannot write in {parent}"
+    return None
+
+
+def make_output_dir(path) -> list:
+    """Make the directory `path` (and its missing parents); the folders made, deepest first, for
+    `remove_made` to take away again after a failure (an OSError if it cannot be made)."""
+    from pathlib import Path
+    path = Path(path)
+    missing = []
+    p = path
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    path.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def remove_made(made, contents: bool = False) -> None:
+    """Remove the folders `make_output_dir` made (deepest first), each only while empty; with
+    `contents`, the outermost one made and all in it (what this invocation wrote there)."""
+    import os
+    import shutil
+    if contents and made:
+        shutil.rmtree(made[-1], ignore_errors=True)
+        return
+    for p in made:
+        try:
+            os.rmdir(p)
+        except OSError:
+            break
 
 
 def fail(message: str) -> int:
@@ -221,6 +296,16 @@ def positive_float_to(high: float):
 def non_negative_float_to(high: float):
     """A type check for a number >= 0 and <= `high`."""
     return _float_to(high, False, f"in [0, {high:g}]", "non_negative_float_to")
+
+
+def agent_name(text: str) -> str:
+    """An agent as make_agent takes it (greedy, planner:boards=100, a policy path, ...): here only
+    not blank (an empty name would be taken for the current directory); make_agent checks the
+    rest."""
+    if not str(text).strip():
+        raise argparse.ArgumentTypeError("an empty agent name (give greedy, planner, a policy "
+                                         "file, ...)")
+    return text
 
 
 # -- the options several scripts share ---------------------------------------------------------

@@ -87,6 +87,32 @@ def read_league_config(path: str | Path, overrides: dict | None = None) -> Leagu
     return cfg
 
 
+def check_league(cfg: LeagueConfig, source: str = "the league config"):
+    """What a league run needs before its directory is made, each a ConfigError naming `source`
+    (the config file): duel_kwargs that RuneDuelEnv takes (known keys, values it accepts), every
+    member an agent that loads (a pickled checkpoint no training here signed is refused here, as
+    a PolicyLoadError is), and matplotlib for the win-rate matrix. Returns the rules played."""
+    from rune_env.duel import DuelVsAgent
+    from rune_env.envs.run_env import resolve_rules
+    from rune_env.rules import RulesError
+    try:
+        rules = resolve_rules(cfg.duel_kwargs.get("rules"), cfg.duel_kwargs.get("rules_overrides"))
+        DuelVsAgent({"check": None}, **cfg.duel_kwargs).close()
+    except (TypeError, ValueError, KeyError, OSError, RulesError) as exc:
+        raise ConfigError(f"{source}: duel_kwargs: {' '.join(str(exc).split())}") from None
+    league = League(cfg, rules)
+    for m in cfg.members:
+        try:
+            league.agent(m.name)
+        except (TypeError, ValueError, KeyError, OSError) as exc:   # PolicyLoadError is a ValueError
+            raise ConfigError(f"{source}: members: {m.name} ({m.agent}): "
+                              f"{' '.join(str(exc).split())}") from None
+    from agents.evaluation.charts import charts_problem
+    if (problem := charts_problem()):     # the win-rate matrix is drawn at every snapshot
+        raise ConfigError(f"the league's {problem}")
+    return rules
+
+
 # -- the league's state --------------------------------------------------------------------------
 class League:
     """The members (name -> agent spec), the rating duels among them, and the learner's recent

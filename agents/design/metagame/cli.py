@@ -68,11 +68,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def check_dir(path: str, option: str) -> str | None:
-    """Why `path` cannot be a directory to write in (a file is there), or None."""
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        return f"{option} {path}: not a directory"
-    return None
+    """Why `path` cannot be a directory to write in (a file is there, its nearest existing
+    folder is a file or cannot be written in: agents/cli/args.py's check_output_dir), or None."""
+    from agents.cli.args import check_output_dir
+    return check_output_dir(path, option)
 
 
 def with_search_budget(settings, budget: int | None):
