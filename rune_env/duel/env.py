@@ -10,9 +10,10 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from ..battle.engines import battle_function, default_engine
-from ..envs.arguments import as_action, check_core, check_int, check_rank, check_real, check_unlocked
-from ..envs.run_env import ENV_VERSION, TRAINING_SEED_LIMIT, resolve_rules
+from ..battle.engines import ENGINES, battle_function, default_engine
+from ..envs.arguments import (as_action, check_choice, check_core, check_int, check_rank, check_real,
+                              check_unlocked, shown)
+from ..envs.run_env import ENV_VERSION, TRAINING_SEED_LIMIT, VARIANTS, resolve_rules
 from ..rules.config import Rules
 from ..run.actions import action_table
 from ..run.duel import PLAYERS, DuelState, new_duel, step_duel, wait_action
@@ -87,9 +88,12 @@ class RuneDuelEnv(ParallelEnv):
                  battle_fn: Callable | None = None, variant: str | None = None,
                  render_mode: str | None = None):
         self.rules = resolve_rules(rules, rules_overrides)
-        self.variant = variant or self.rules.spec.variant
-        if self.variant not in ("deterministic", "dice"):
-            raise ValueError(f"variant must be 'deterministic' or 'dice'; got {variant!r}")
+        # None (only None) means the rules' variant and the default engine, as in RuneRun-v0
+        variant = check_choice("variant", variant, VARIANTS, " (the rules' variant)")
+        self.variant = self.rules.spec.variant if variant is None else variant
+        if engine is not None and not (isinstance(engine, str) and engine in ENGINES):
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, or None ($RUNE_ENGINE, "
+                             f"else 'fast'): unknown battle engine {shown(engine)}")
         if illegal_action not in ("raise", "penalty"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalty'; got {illegal_action!r}")
         if render_mode not in (None, "ansi"):
@@ -106,8 +110,8 @@ class RuneDuelEnv(ParallelEnv):
             or max_duel_steps(self.rules)
         self.illegal_action = illegal_action
         self.render_mode = render_mode
-        self.engine = engine or default_engine()
-        self.battle_fn = battle_fn or battle_function(self.engine)
+        self.engine = default_engine() if engine is None else engine
+        self.battle_fn = battle_function(self.engine) if battle_fn is None else battle_fn
         self.table = action_table(self.rules)
         self.wait = wait_action(self.rules)
         self.encoder = DuelEncoder(self.rules)
@@ -141,9 +145,8 @@ class RuneDuelEnv(ParallelEnv):
 
     # -- the API --------------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None):
-        if seed is not None:
-            check_int("seed", seed, lo=0)
-            self._np_random = np.random.default_rng(seed)
+        # every argument is checked before anything changes: a refused reset leaves the env as it was
+        check_int("seed", seed, lo=0, allow_none=True, none_means=" (keep the generator)")
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"reset options must be a dict or None; got {options!r}")
         options = dict(options or {})
@@ -157,6 +160,8 @@ class RuneDuelEnv(ParallelEnv):
             if "core" in options else self.core
         duel_seed = check_int("reset option 'duel_seed'", options.get("duel_seed"), lo=0,
                               allow_none=True, none_means=" (the env draws one)")
+        if seed is not None:
+            self._np_random = np.random.default_rng(seed)
         self.rank, self.core = rank, core
         if duel_seed is None:
             duel_seed = int(self._np_random.integers(TRAINING_SEED_LIMIT))

@@ -118,7 +118,10 @@ class DuelVsAgent(gym.Env):
         return self.duel_env.duel
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        # the options are checked before the generator is reseeded: a refused reset changes nothing
+        check_int("seed", seed, lo=0, allow_none=True, none_means=" (keep the generator)")
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"reset options must be a dict or None; got {options!r}")
         options = dict(options or {})
         duel_seed = check_int("reset option 'duel_seed'", options.pop("duel_seed", None), lo=0,
                               allow_none=True, none_means=" (the env draws one)")
@@ -128,6 +131,7 @@ class DuelVsAgent(gym.Env):
         if options:
             raise ValueError(f"unknown reset options: {', '.join(map(repr, sorted(options)))} "
                              f"(the options are duel_seed, learner_seat)")
+        super().reset(seed=seed)
         rng = self.np_random
         if duel_seed is None:
             duel_seed = int(rng.integers(TRAINING_SEED_LIMIT))

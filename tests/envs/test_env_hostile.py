@@ -330,3 +330,43 @@ def test_draft_env_failed_reset_changes_nothing():
         env.reset(options={"opponents": 5, "core": "moon", "rank": "archmage"})
     assert env_snapshot(env) == before
     assert np.array_equal(env.reset()[0], fresh.reset()[0])
+
+
+# -- the duel: the same None-only defaults, and a refused reset changes nothing -----------------
+@pytest.mark.parametrize("kw,match", [({"variant": 0}, "^variant must be one of"),
+                                      ({"variant": ""}, "^variant must be one of"),
+                                      ({"engine": ""}, "^engine must be one of"),
+                                      ({"engine": False}, "^engine must be one of")])
+def test_duel_falsy_variant_or_engine_refused(kw, match):
+    with pytest.raises(ValueError, match=match):
+        RuneDuelEnv(rules=RULES, **kw)
+
+
+def _duel_first_obs(env) -> np.ndarray:
+    obs, _ = env.reset()
+    return obs["player_0"]["observation"]
+
+
+@pytest.mark.parametrize("options", ["x", {"rank": "nosuch"}, {"duel_seed": -1}])
+def test_duel_refused_reset_keeps_the_generator(options):
+    """A refused reset(seed=9, ...) must not reseed: the next plain reset draws the duel seed from
+    the generator as seeded before (seed 3), as in a twin that never saw the refused call."""
+    env, twin = RuneDuelEnv(rules=RULES), RuneDuelEnv(rules=RULES)
+    env.reset(seed=3)
+    twin.reset(seed=3)
+    with pytest.raises(ValueError):
+        env.reset(seed=9, options=options)
+    assert np.array_equal(_duel_first_obs(env), _duel_first_obs(twin))
+    assert (env.duel.seed, env.duel.rank) == (twin.duel.seed, twin.duel.rank)
+
+
+def test_duel_vs_agent_refused_reset_keeps_the_generator():
+    from agents import make_agent
+    from rune_env.duel.single import DuelVsAgent
+    env, twin = DuelVsAgent(make_agent("greedy")), DuelVsAgent(make_agent("greedy"))
+    env.reset(seed=3)
+    twin.reset(seed=3)
+    with pytest.raises(ValueError, match="learner_seat"):
+        env.reset(seed=9, options={"learner_seat": 2})
+    got, want = env.reset(), twin.reset()
+    assert np.array_equal(got[0], want[0]) and env.me == twin.me
