@@ -203,9 +203,9 @@ class Rules:
             spec = RulesSpec.model_validate(data)
         except ValidationError as exc:
             raise RulesError(f"{validation_message(exc)} [{source}]") from None
-        cross_check(spec)
         from .limits import check_battle_limits    # every battle ends: times and counts
-        try:
+        try:        # the checks across keys name their file too, as the schema's do
+            cross_check(spec)
             check_battle_limits(spec, cls.ms, RulesError)
         except RulesError as exc:
             raise RulesError(f"{exc} [{source}]") from None
