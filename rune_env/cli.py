@@ -20,12 +20,14 @@ status 2. When the reader of the output goes away (`... | head -1`), the command
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
 import warnings
 from pathlib import Path
 
+from .files import write_bytes_atomic, write_text_atomic
 from .rules import BoardError, RulesError, load_board, load_rules
 
 RULES_HELP = "a rules YAML file (default: configs/rules/default.yaml)"
@@ -148,10 +150,11 @@ def _render(args: argparse.Namespace) -> int:
                                f"{args.board} is a board file")
         board, what = load_board(args.board, rules), "board"
     from .pictures.board_image import board_png, board_svg
+    # pictures are written whole or not at all (a temp file renamed over the name)
     if out.suffix.lower() == ".png":
-        out.write_bytes(board_png(board, rules, annotate=args.annotate))
+        write_bytes_atomic(out, board_png(board, rules, annotate=args.annotate))
     else:
-        out.write_text(board_svg(board, rules, annotate=args.annotate), encoding="utf-8")
+        write_text_atomic(out, board_svg(board, rules, annotate=args.annotate))
     print(f"wrote {out}: {what}")
     return 0
 
@@ -168,8 +171,10 @@ def _sheet(args: argparse.Namespace) -> int:
     shown = boards[:args.max]
     title = (f"{Path(args.file).name}: round {args.round}, {len(shown)} of {len(boards)} "
              f"boards ({what}; rules {rules.hash})")
+    picture = io.BytesIO()
     contact_sheet(shown, rules, title, annotate=args.annotate,
-                  columns=args.columns).save(out, format="PNG")
+                  columns=args.columns).save(picture, format="PNG")
+    write_bytes_atomic(out, picture.getvalue())
     print(f"wrote {out}: {len(shown)} boards of round {args.round}"
           + (f" (the first {args.max} of {len(boards)})" if len(boards) > len(shown) else ""))
     return 0
@@ -183,7 +188,7 @@ def _replay(args: argparse.Namespace) -> int:
     a = load_board(args.board_a, rules)
     b = load_board(args.board_b, rules)
     page = replay_html(a, b, rules, names=(Path(args.board_a).stem, Path(args.board_b).stem))
-    out.write_text(page, encoding="utf-8")
+    write_text_atomic(out, page)
     print(f"wrote {out}: the replay of {Path(args.board_a).name} against {Path(args.board_b).name}")
     return 0
 

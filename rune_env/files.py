@@ -41,16 +41,21 @@ def gzip_bytes(text: str) -> bytes:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to a temp file beside `path`, then rename it over `path`: a crash or a kill
+    """Write `text` (UTF-8) atomically (`write_bytes_atomic`). A name ending in .gz is written
+    gzip-compressed (`gzip_bytes`)."""
+    write_bytes_atomic(path, gzip_bytes(text) if is_gzip_name(path) else text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to a temp file beside `path`, then rename it over `path`: a crash or a kill
     never leaves half a file (the old one stays). The file is readable by all, as a plain write
-    would make it (mkstemp makes it private). A name ending in .gz is written gzip-compressed
-    (`gzip_bytes`)."""
+    would make it (mkstemp makes it private)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(gzip_bytes(text) if is_gzip_name(path) else text.encode("utf-8"))
+            fh.write(data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:

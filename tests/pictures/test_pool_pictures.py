@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -117,3 +118,24 @@ def test_sheet_of_the_metagame_json(tmp_path, capsys):
     path.write_text(json.dumps({"rounds": [{"round": 3}]}), encoding="utf-8")
     assert cli.main(["sheet", str(path), "--round", "3", "-o", str(out)]) == 2
     assert "nor the metagame's (scripts/metagame.py --json)" in capsys.readouterr().err
+
+
+def test_a_sheet_that_fails_midway_leaves_the_old_file(pool_file, tmp_path, monkeypatch, capsys):
+    """The picture is written whole or not at all: a save that writes half and fails (a full
+    disk) leaves the file that was there, and no temp file beside it."""
+    out = tmp_path / "s.png"
+    out.write_bytes(b"the old picture")
+
+    def half_then_fail(self, fp, *args, **kwargs):
+        if isinstance(fp, (str, Path)):
+            Path(fp).write_bytes(b"half")
+        else:
+            fp.write(b"half")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(Image.Image, "save", half_then_fail)
+    assert cli.main(["sheet", str(pool_file), "--round", "6", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "No space left" in err and err.count("\n") == 1
+    assert out.read_bytes() == b"the old picture"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
