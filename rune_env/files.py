@@ -66,6 +66,13 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def shown(value: Any, limit: int = 80) -> str:
+    """`repr(value)`, cut to `limit` characters: an error line stays one short line whatever a
+    caller or a file passed (a 5000-digit string, a whole dict)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 # -- bounded reading ---------------------------------------------------------------------------
 # The input bounds below are not game numbers: they keep a hostile or broken file from costing
 # more than a few hundred MB and a few seconds before it is refused (issue 28). Each is far above

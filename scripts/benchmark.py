@@ -118,19 +118,17 @@ def check_model(cfg, source: str) -> None:
     policy_kwargs or PPO settings SB3 cannot use are a ValueError naming `source` up front, not
     a traceback after the engine's half a minute of measurements."""
     import gymnasium as gym
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     import rune_env  # noqa: F401 - registers the envs
-    from agents.train.masking import policy_class
+    from agents.train.ppo import new_model
     env_kwargs = {k: v for k, v in cfg.env_kwargs.items() if k != "opponents"}   # as bench.py
     try:
         venv = DummyVecEnv([lambda: gym.make(cfg.env_id, **env_kwargs)])
     except (gym.error.Error, TypeError, ValueError, KeyError, OSError) as exc:
         raise ValueError(f"{source}: env_kwargs: {exc}") from None
     try:
-        MaskablePPO(policy_class(cfg.policy, cfg.masking), venv, seed=0, verbose=0, device="cpu",
-                    policy_kwargs=cfg.policy_kwargs or None, **cfg.ppo.kwargs())
+        new_model(cfg, venv)                                    # train.py's own model
     except (TypeError, ValueError, AssertionError, KeyError, RuntimeError) as exc:
         raise ValueError(f"{source}: cannot build the model ({type(exc).__name__}: "
                          f"{exc})") from None

@@ -28,14 +28,14 @@ import sys
 import time
 from pathlib import Path
 
-from agents.cli.args import (add_rules_argument, check_output, fail, int_in,
+from agents.cli.args import (add_rules_argument, check_output, check_output_dir, fail, int_in,
                              script_parser, seed_int)
 from agents.cli.progress import bar
 from agents.design.metagame import (MetaSettings, metagame_rounds, mixture_pool,
                                     quick_meta_settings)
 from agents.design.metagame.charts import charts_problem, matrix_chart, shares_chart
 from agents.design.metagame.cli import (MAX_ITERATIONS, add_common, add_run_options,
-                                        check_dir, checked_start, with_search_budget)
+                                        checked_start, with_search_budget)
 from agents.design.metagame.tblog import log_metagame, tb_problem
 from rune_env.run.opponents import save_pool
 
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail("--charts: give --out DIR to write the charts in")
     if a.charts and (problem := charts_problem()):
         return fail(f"--charts: {problem}")
-    if a.tb is not None and (problem := tb_problem() or check_dir(a.tb, "--tb")):
+    if a.tb is not None and (problem := tb_problem() or check_output_dir(a.tb, "--tb")):
         return fail(problem)
     settings = settings_of(a, rounds)
     t0 = time.perf_counter()

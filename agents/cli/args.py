@@ -129,11 +129,16 @@ def check_output(path, option: str, suffixes: tuple[str, ...] | None = None) -> 
     if suffixes and path.suffix.lower() not in suffixes:
         return (f"{option} {path}: the file's name must end in {', '.join(suffixes[:-1])}"
                 f"{' or ' if len(suffixes) > 1 else ''}{suffixes[-1]}")
-    parent = _nearest_existing(path.parent)
-    if not parent.is_dir():
-        return f"{option} {path}: {parent} is not a directory"
-    if _cannot_write_in(parent):
-        return f"{option} {path}: cannot write in {parent}"
+    return _folder_problem(path, _nearest_existing(path.parent), option)
+
+
+def _folder_problem(path, folder, option: str) -> str | None:
+    """Why nothing can be written for `path` in `folder`, its nearest existing folder: it is a
+    file, or cannot be written in; None if it can."""
+    if not folder.is_dir():
+        return f"{option} {path}: {folder} is not a directory"
+    if _cannot_write_in(folder):
+        return f"{option} {path}: cannot write in {folder}"
     return None
 
 
@@ -145,12 +150,7 @@ def check_output_dir(path, option: str) -> str | None:
     path = Path(path)
     if path.exists() and not path.is_dir():
         return f"{option} {path}: not a directory"
-    parent = _nearest_existing(path)
-    if not parent.is_dir():
-        return f"{option} {path}: {parent} is not a directory"
-    if _cannot_write_in(parent):
-        return f"{option} {path}: cannot write in {parent}"
-    return None
+    return _folder_problem(path, _nearest_existing(path), option)
 
 
 def make_output_dir(path) -> list:

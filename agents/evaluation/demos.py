@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from rune_env.envs.run_env import TRAINING_SEED_LIMIT
-from rune_env.files import load_json
+from rune_env.files import load_json, shown
 
 from .runs import EVAL_SEED_STRIDE, play_run
 
@@ -329,8 +329,7 @@ def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, key: str, where: str
 
 
 def _shape(shape: Any) -> str:
-    text = str(tuple(shape)) if isinstance(shape, (tuple, list)) else repr(shape)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shown(tuple(shape) if isinstance(shape, (tuple, list)) else shape, 60)
 
 
 def _meta(raw: np.ndarray, where: str) -> dict[str, Any]:

@@ -29,6 +29,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rune_env.files import shown
+
 EXPORT_FORMAT = "rune-env-policy"
 EXPORT_VERSION = 3           # 3: safetensors + JSON; 2 and 1 were torch pickles (refused)
 METADATA_KEY = "rune-env-policy"
@@ -424,15 +426,11 @@ def read_card(card: str | Path) -> dict | None:
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int)
                               or not 0 <= steps <= MAX_TIMESTEPS):
         raise PolicyFileError(f"{card}: timesteps must be a whole number in 0..{MAX_TIMESTEPS} "
-                              f"or null, got {_short(steps)}")
+                              f"or null, got {shown(steps, 60)}")
     for key in CARD_HASH_KEYS:
         value = data.get(key)
         if value is not None and (not isinstance(value, str) or len(value) > MAX_HASH_CHARS):
             raise PolicyFileError(f"{card}: {key} must be a string (the rules' hash) of at most "
-                                  f"{MAX_HASH_CHARS} characters, got {_short(value)}")
+                                  f"{MAX_HASH_CHARS} characters, got {shown(value, 60)}")
     return data
 
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

@@ -10,9 +10,9 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from ..battle.engines import ENGINES, battle_function, default_engine
-from ..envs.arguments import (as_action, check_choice, check_core, check_int, check_rank, check_real,
-                              check_unlocked, shown)
+from ..battle.engines import battle_function, default_engine
+from ..envs.arguments import (as_action, check_choice, check_core, check_engine, check_int, check_rank,
+                              check_real, check_unlocked)
 from ..envs.run_env import ENV_VERSION, TRAINING_SEED_LIMIT, VARIANTS, resolve_rules
 from ..rules.config import Rules
 from ..run.actions import action_table
@@ -91,9 +91,7 @@ class RuneDuelEnv(ParallelEnv):
         # None (only None) means the rules' variant and the default engine, as in RuneRun-v0
         variant = check_choice("variant", variant, VARIANTS, " (the rules' variant)")
         self.variant = self.rules.spec.variant if variant is None else variant
-        if engine is not None and not (isinstance(engine, str) and engine in ENGINES):
-            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, or None ($RUNE_ENGINE, "
-                             f"else 'fast'): unknown battle engine {shown(engine)}")
+        engine = check_engine(engine)
         if illegal_action not in ("raise", "penalty"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalty'; got {illegal_action!r}")
         if render_mode not in (None, "ansi"):

@@ -10,17 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from ..files import shown  # noqa: F401  (the envs' error lines; re-exported)
+
 from ..rules.config import KINDS, Rules
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
-
-
-def shown(value: Any, limit: int = 80) -> str:
-    """`repr(value)`, cut to `limit` characters (an error message stays one short line, whatever
-    a caller passed: a 5000-digit string, a whole dict)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None,
@@ -148,6 +143,16 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...],
         return value
     raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, or None"
                      f"{none_means}; got {shown(value)}")
+
+
+def check_engine(engine: Any) -> str | None:
+    """None (the default: $RUNE_ENGINE, else "fast") or one of the battle engines; else a
+    ValueError naming engine. Only None is the default ("" and False are refused)."""
+    from ..battle.engines import ENGINES
+    if engine is None or (isinstance(engine, str) and engine in ENGINES):
+        return engine
+    raise ValueError(f"engine must be one of {', '.join(ENGINES)}, or None ($RUNE_ENGINE, "
+                     f"else 'fast'): unknown battle engine {shown(engine)}")
 
 
 def check_rules_overrides(overrides: Any, name: str = "rules_overrides") -> dict | None:

@@ -19,10 +19,10 @@ from ..run.legal import legal_mask, why_illegal
 from ..run.expected import sample_battles
 from ..run.loop import ApplyResult, IllegalAction, apply, end_run, new_draft, new_run
 from ..run.opponents import BudgetOpponents, PoolOpponents, load_pool, pool_rules_hash
-from ..run.state import BattleSummary, RunState
-from ..battle.engines import ENGINES, battle_function, default_engine
-from .arguments import (as_action, check_choice, check_core, check_int, check_real, check_rank_mix,
-                        check_rules_overrides, check_unlocked, run_rank, shown)
+from ..run.state import COUNT_MAX, BattleSummary, RunState
+from ..battle.engines import battle_function, default_engine
+from .arguments import (as_action, check_choice, check_core, check_engine, check_int, check_real,
+                        check_rank_mix, check_rules_overrides, check_unlocked, run_rank, shown)
 from .observation import Encoder
 from .saved_state import check_saved_state
 
@@ -37,7 +37,7 @@ EXPECTED_STREAM = 0x657870
 OUTCOME_REWARD = {"win": 1.0, "loss": -1.0, "draw": 0.0}
 RESET_OPTIONS = ("rank", "core", "opponents", "run_seed")
 VARIANTS = ("deterministic", "dice")
-BUDGET_MAX = 10**9          # RuneDraft-v0's budget: mana must fit the observation's int32 record
+BUDGET_MAX = COUNT_MAX      # RuneDraft-v0's budget: mana, a saved run's count (run.state)
 
 
 def resolve_rules(rules: Rules | str | None, overrides: dict | None) -> Rules:
@@ -228,11 +228,7 @@ class RuneRunEnv(gym.Env):
         # the dice variant (RULES.md section 12); None (only None) means the rules' `variant`
         variant = check_choice("variant", variant, VARIANTS, " (the rules' variant)")
         self.variant = self.rules.spec.variant if variant is None else variant
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant must be 'deterministic' or 'dice'; got {variant!r}")
-        if engine is not None and not (isinstance(engine, str) and engine in ENGINES):
-            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, or None ($RUNE_ENGINE, "
-                             f"else 'fast'): unknown battle engine {shown(engine)}")
+        engine = check_engine(engine)
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}; got {reward_mode!r}")
         if obs_mode not in ("flat", "dict"):

@@ -24,6 +24,7 @@ import numpy as np
 from ..battle.analysis import SideSetup, analyse
 from ..battle.engines import battle_function
 from ..battle.result import BattleResult
+from ..files import shown
 from ..rules.board import Board
 from ..rules.config import CASTING_KINDS, KINDS, Rules, default_rules
 from ..rules.geometry import geometry
@@ -484,10 +485,8 @@ def draw_opponent(opponents: OpponentSource, round_: int, effects: RankEffects, 
     `rng`, in this order."""
     opp = opponents(round_, effects, boss, rng)
     if not isinstance(opp, Board):
-        shown = repr(opp)
-        shown = shown if len(shown) <= 80 else shown[:77] + "..."
         raise TypeError(f"opponents (a callable) must return a Board for round {round_}; it "
-                        f"returned {shown} of type {type(opp).__name__}")
+                        f"returned {shown(opp)} of type {type(opp).__name__}")
     opp = opp.replace(boss_rules=tuple(boss), round=round_, max_hp=None)
     return field_opponent(opp, effects, rules, rng)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..files import load_json
+from ..files import load_json, shown
 from ..rules.board import Board
 from ..rules.config import Rules, default_rules
 from ..rules.geometry import geometry
@@ -29,7 +29,7 @@ PENDING_KINDS = ("core", "reward", "relic")
 # The most a saved run's count (mana, wins, lamps, ...) may be: the observation's step record
 # holds them as int32 (rune_env/envs/observation.py, Encoder.observe), and a run adds to them
 # (income, a battle's outcome) before the next observation, so 10^9 leaves room (the draft
-# env's budget bound, too). No run comes near it.
+# env's budget bound is this). No run comes near it.
 COUNT_MAX = 10**9
 # the whole-number fields of a saved run: (key, lowest, highest); seeds have no upper bound
 SAVED_COUNTS = (("seed", 0, None), ("rank", 0, None), ("round", 1, COUNT_MAX),
@@ -309,12 +309,10 @@ def _check_counts(data: dict[str, Any]) -> None:
         value = data[key]
         whole = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
         if not whole or value < lo or (hi is not None and value > hi):
-            shown = repr(value)
-            shown = shown if len(shown) <= 80 else shown[:77] + "..."
             want = f"{lo}..{hi}" if hi is not None else f">= {lo}"
             problem = "is out of range" if whole else "is malformed"
             raise RunStateError(f"saved run {problem}: {key} must be a whole number {want}; got "
-                                f"{shown}")
+                                f"{shown(value)}")
     actions = data.get("actions_taken")
     if isinstance(actions, list) and not all(
             isinstance(a, numbers.Integral) and not isinstance(a, (bool, np.bool_))

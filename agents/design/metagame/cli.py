@@ -3,7 +3,6 @@ the balance audit's)."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from agents.cli.args import MAX_JOBS, add_json_argument, fail, int_in, jobs_int
 from agents.cli.fanout import add_ray_argument, ray_problem
@@ -65,13 +64,6 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     add_json_argument(p)
     add_progress_argument(p)
     add_ray_argument(p)
-
-
-def check_dir(path: str, option: str) -> str | None:
-    """Why `path` cannot be a directory to write in (a file is there, its nearest existing
-    folder is a file or cannot be written in: agents/cli/args.py's check_output_dir), or None."""
-    from agents.cli.args import check_output_dir
-    return check_output_dir(path, option)
 
 
 def with_search_budget(settings, budget: int | None):
