@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 import yaml
 
 from agents.cli.progress import add_progress_argument, progress_on, say
-from agents.cli.args import (add_trust_pickle_argument, apply_trust_pickle,
+from agents.cli.args import (add_trust_pickle_argument, apply_trust_pickle, check_runs_dir,
                              fail, int_in, script_parser, seed_int, MAX_STEPS)
 from agents.train.config import ConfigError
 from agents.train.run_dirs import open_named_run
@@ -70,14 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     if a.force and a.resume:
         return fail("--force and --resume contradict each other")
-    from agents.cli.args import check_output_dir
-    if (problem := check_output_dir(a.runs_dir, "--runs-dir")):
-        return fail(problem)
+    if (status := check_runs_dir(a.runs_dir)) is not None:
+        return status
     apply_trust_pickle(a)
     from agents.train.league import check_league, read_league_config, run_league
     try:
         cfg = read_league_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})
-        check_league(cfg, str(a.config))     # duel_kwargs and members, before any directory
+        league = check_league(cfg, str(a.config))  # duel_kwargs and members, before any directory
     except ConfigError as exc:
         return fail(str(exc))
     from agents.cli.args import make_output_dir, remove_made
@@ -98,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         write_text_atomic(run_dir / "config.yaml",
                           yaml.safe_dump(cfg.model_dump(), sort_keys=False))
         say(f"league: {run_dir}  (tensorboard --logdir {run_dir / 'tb'})")
-        res = run_league(cfg, run_dir, resume=a.resume, progress=progress_on(a.progress))
+        res = run_league(cfg, run_dir, resume=a.resume, progress=progress_on(a.progress),
+                         league=league)      # its members loaded by the check, not again
     except (ConfigError, PolicyLoadError) as exc:   # refused before training (a checkpoint or
         if new_run:                                 # league.json that does not load): a run
             shutil.rmtree(run_dir, ignore_errors=True)     # this start made goes, so a rerun

@@ -57,7 +57,7 @@ import yaml
 
 from agents.cli.fanout import LOCAL, add_ray_argument
 from agents.cli.progress import add_progress_argument, progress_on, say
-from agents.cli.args import (MAX_CPUS, add_json_argument, fail, int_in,
+from agents.cli.args import (MAX_CPUS, add_json_argument, check_runs_dir, fail, int_in,
                              script_parser, seed_int, usable_cores)
 from agents.train.sweep import (MAX_TRIALS, asha_settings, format_table, plan_trials, read_sweep,
                                 run_sweep, sweep_summary, tune_problem)
@@ -108,9 +108,8 @@ def restate(parser, dest: str, default, help_text: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
-    from agents.cli.args import check_output_dir
-    if (problem := check_output_dir(a.runs_dir, "--runs-dir")):
-        return fail(problem)
+    if (status := check_runs_dir(a.runs_dir)) is not None:
+        return status
     if a.num_cpus is not None and a.ray != LOCAL:
         return fail(f"--num-cpus is for the local Ray; the cluster at {a.ray} has its own CPUs")
     if a.name is not None and not RUN_NAME.fullmatch(a.name):

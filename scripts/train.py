@@ -66,7 +66,7 @@ import yaml
 
 from agents.evaluation.runs import training_step
 from agents.cli.progress import add_progress_argument, progress_on, say
-from agents.cli.args import (add_trust_pickle_argument, apply_trust_pickle,
+from agents.cli.args import (add_trust_pickle_argument, apply_trust_pickle, check_runs_dir,
                              fail, int_in, script_parser, seed_int, MAX_STEPS)
 # PPOConfig and make_env_fn are not used here: tests/agents/test_train_resume.py reads them from the script
 from agents.train.config import RUN_NAME, ConfigError, read_json  # noqa: E402,F401
@@ -134,9 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     apply_trust_pickle(a)
     runs_dir = Path(a.runs_dir)
     progress = progress_on(a.progress)
-    from agents.cli.args import check_output_dir
-    if (problem := check_output_dir(a.runs_dir, "--runs-dir")):
-        return fail(problem)
+    if (status := check_runs_dir(a.runs_dir)) is not None:
+        return status
     try:
         return (resume if a.resume else start)(a, runs_dir, progress)
     except ConfigError as exc:

@@ -39,7 +39,8 @@ import yaml
 
 from agents.cli.fanout import ray_problem
 from agents.cli.progress import add_progress_argument, progress_on, say
-from agents.cli.args import MAX_CPUS, MAX_STEPS, fail, int_in, script_parser, seed_int
+from agents.cli.args import (MAX_CPUS, MAX_STEPS, check_runs_dir, fail, int_in, script_parser,
+                             seed_int)
 from agents.train.config import ConfigError
 from agents.train.run_dirs import claim_run_dir, default_run_name, open_named_run
 
@@ -88,9 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     if a.force and a.resume:
         return fail("--force and --resume contradict each other")
-    from agents.cli.args import check_output_dir
-    if (problem := check_output_dir(a.runs_dir, "--runs-dir")):
-        return fail(problem)
+    if (status := check_runs_dir(a.runs_dir)) is not None:
+        return status
     from agents.train.rllib_config import check_env, read_rllib_config
     try:
         cfg = read_rllib_config(a.config, {"seed": a.seed, "total_timesteps": a.total_timesteps})

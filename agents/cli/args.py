@@ -16,8 +16,9 @@
   the env keyword that plays under them.
 - `check_output(path, option, suffixes)`: why an output file could not be written there (before
   the work); `check_output_dir(path, option)`: the same for an output directory; both try the
-  folder for real (root passes os.access even on /proc). `make_output_dir`/`remove_made`: make
-  an output directory and take away what was made after a failure.
+  folder for real (root passes os.access even on /proc); `check_runs_dir(path)`: the scripts'
+  --runs-dir check, its error line printed (status 2, or None). `make_output_dir`/`remove_made`:
+  make an output directory and take away what was made after a failure.
 - `fail(msg)`: print `error: msg` on stderr and return 2, for checks after parsing (files,
   ranks, agents).
 - `load_pool_once(path, rules, strict)`: load a pool file, saying a pool of other rules as one
@@ -151,6 +152,15 @@ def check_output_dir(path, option: str) -> str | None:
     if path.exists() and not path.is_dir():
         return f"{option} {path}: not a directory"
     return _folder_problem(path, _nearest_existing(path), option)
+
+
+def check_runs_dir(path) -> int | None:
+    """The --runs-dir DIR check of the scripts that make run directories under it (train,
+    train_rllib, league, exploit, sweep), before any work: when DIR cannot be a directory to
+    write in (`check_output_dir`), its one `error: --runs-dir DIR: ...` line on stderr and 2
+    (`fail`); None when it can."""
+    problem = check_output_dir(path, "--runs-dir")
+    return fail(problem) if problem else None
 
 
 def make_output_dir(path) -> list:

@@ -318,19 +318,37 @@ class PolicyAgent:
         obs_tensor, _ = policy.obs_to_tensor(observation)
         with torch.no_grad():
             if self.deterministic:
-                features = policy.extract_features(obs_tensor, policy.pi_features_extractor)
-                logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
+                logits = self._torch_logits(obs_tensor)
                 legal = np.flatnonzero(mask)
                 values = logits.reshape(-1).numpy()[legal]
                 if len(values) == 1:
                     return int(legal[0])
+                if not np.isfinite(values).all():
+                    raise self._overflow()
                 if len(values) > 1:
                     second, first = np.partition(values, -2)[-2:]
                     if first - second > ARGMAX_GAP:
                         return int(legal[int(values.argmax())])
-            action = policy._predict(obs_tensor, deterministic=self.deterministic,
-                                     action_masks=mask)
+            try:
+                action = policy._predict(obs_tensor, deterministic=self.deterministic,
+                                         action_masks=mask)
+            except ValueError:      # torch's distribution refuses NaN logits, in many lines
+                if not bool(torch.isfinite(self._torch_logits(obs_tensor)).all()):
+                    raise self._overflow() from None
+                raise
         return int(action.reshape(-1)[0])
+
+    def _torch_logits(self, obs_tensor):
+        """The masked policy's logits of every action for `obs_tensor`, as predict() makes them."""
+        policy = self._masked
+        features = policy.extract_features(obs_tensor, policy.pi_features_extractor)
+        return policy.action_net(policy.mlp_extractor.forward_actor(features))
+
+    def _overflow(self) -> PolicyLoadError:
+        """The one line for logits that are not finite numbers (weights so large, within
+        agents.policy.file.MAX_WEIGHT or from a model in memory, that float32 overflows)."""
+        return PolicyLoadError(f"{self.name}: the policy's logits are not finite numbers (NaN or "
+                               f"infinity) for this observation: its weights overflow float32")
 
     def reset(self, seed: int | None = None) -> None:
         # predict() samples from torch's generator when not deterministic

@@ -9,8 +9,9 @@ parses JSON and copies bytes; unlike a torch pickle (the format up to v2), no Py
 rebuilt from the file, so a hostile file cannot run code. Every name in the description is looked
 up in a short list of allowed classes here, every number is bounded, and the network it describes
 must hold exactly the tensors the file has, before anything is built; every weight must be a
-finite number (a NaN would load, and fail the first action inside torch), and the provenance card
-beside the file (`read_card`), if there is one, must be a card.
+finite number of magnitude at most MAX_WEIGHT (a NaN, or a 1e38 that overflows the logits, would
+load, and fail the first action inside torch), and the provenance card beside the file
+(`read_card`), if there is one, must be a card.
 
 The `.pt` name is kept (configs/ranks.yaml, the pools' provenance and the docs name policies by
 path); the content, not the name, says which format a file is. A pickled file (torch's zip or a
@@ -338,21 +339,40 @@ def read_policy_file(path: str | Path) -> tuple[dict, dict]:
     except Exception as exc:  # noqa: BLE001 - safetensors' and JSON's errors on a corrupt file
         raise PolicyFileError(f"{path}: not an exported policy (not a safetensors file: "
                               f"{' '.join(str(exc).split())[:200]})") from None
-    _check_finite(path, tensors)
+    _check_weights(path, tensors)
     read_card(card_path(path))      # its provenance card, if any, is one too (PolicyFileError)
     return desc, tensors
 
 
-def _check_finite(path: Path, tensors: dict) -> None:
-    """Refuse a weight that is NaN or infinite: the network would build and load, and its first
-    action fail inside torch (a NaN logit makes no distribution)."""
+# The largest weight magnitude a policy file may hold. Trained weights are small: the shipped
+# policies' largest is 58 (agents/models/exit_thrift.pt, action_net), their usual largest 0.5 to
+# 5; a float16 file cannot exceed 65504. Finite but huge weights (1e38 in a float32 file) make the
+# logits overflow to infinity or NaN at the first action, which fails deep inside torch. Below
+# this bound a Tanh network's logits stay finite whatever its shape (on observations of any sane
+# size: the envs' are in [0, 1]): each Tanh output is at most 1 and a layer at most MAX_WIDTH
+# wide, so a logit is at most 16384 * 1e6 + 1e6, about 1.6e10, far from float32's 3.4e38. Other
+# activations have no such bound: PolicyAgent says so in one line if the logits are not finite.
+MAX_WEIGHT = 1e6
+
+
+def _check_weights(path: Path, tensors: dict) -> None:
+    """Refuse a weight that is NaN, infinite or larger than MAX_WEIGHT: the network would build
+    and load, and its first action fail inside torch (a NaN logit makes no distribution)."""
     import torch
     for name in sorted(tensors):
-        bad = int((~torch.isfinite(tensors[name])).sum())
+        values = tensors[name]
+        bad = int((~torch.isfinite(values)).sum())
         if bad:
             raise PolicyFileError(f"{path}: tensor {name!r} holds {bad} non-finite value"
                                   f"{'s' if bad > 1 else ''} (NaN or infinity); a policy's "
                                   f"weights are finite numbers")
+        huge = int((values.abs() > MAX_WEIGHT).sum())
+        if huge:
+            raise PolicyFileError(f"{path}: tensor {name!r} holds {huge} weight"
+                                  f"{'s' if huge > 1 else ''} larger than {MAX_WEIGHT:g} in "
+                                  f"magnitude (the largest {float(values.abs().max()):g}); a "
+                                  f"policy's weights are far smaller, and these would make its "
+                                  f"logits overflow")
 
 
 def _header_description(path: Path, meta: dict, shapes: dict) -> dict:

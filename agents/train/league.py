@@ -91,7 +91,9 @@ def check_league(cfg: LeagueConfig, source: str = "the league config"):
     """What a league run needs before its directory is made, each a ConfigError naming `source`
     (the config file): duel_kwargs that RuneDuelEnv takes (known keys, values it accepts), every
     member an agent that loads (a pickled checkpoint no training here signed is refused here, as
-    a PolicyLoadError is), and matplotlib for the win-rate matrix. Returns the rules played."""
+    a PolicyLoadError is), and matplotlib for the win-rate matrix. Returns the League (its rules
+    those played), its members' networks loaded, for `run_league` to use rather than load them
+    again."""
     from rune_env.duel import DuelVsAgent
     from rune_env.envs.run_env import resolve_rules
     from rune_env.rules import RulesError
@@ -110,7 +112,7 @@ def check_league(cfg: LeagueConfig, source: str = "the league config"):
     from agents.evaluation.charts import charts_problem
     if (problem := charts_problem()):     # the win-rate matrix is drawn at every snapshot
         raise ConfigError(f"the league's {problem}")
-    return rules
+    return league
 
 
 # -- the league's state --------------------------------------------------------------------------
@@ -385,9 +387,13 @@ def league_callback(cfg: LeagueConfig, league: League, run_dir: Path, progress: 
     return LeagueCallback()
 
 
-def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress: bool = True) -> dict:
+def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress: bool = True,
+               league: League | None = None) -> dict:
     """Train the league's learner to cfg.total_timesteps (from the last snapshot with `resume`),
-    export it, rate it against every member and evaluate it against the fixed ones."""
+    export it, rate it against every member and evaluate it against the fixed ones. `league`:
+    the one `check_league(cfg)` returned, its members already loaded (else they load here). The
+    run is the same either way: loading a member draws on (or, for a .zip, reseeds) the global
+    generators, but nothing before the learner reads them, and the learner seeds them again."""
     from sb3_contrib import MaskablePPO
 
     from rune_env.duel import DuelEncoder
@@ -397,12 +403,14 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
     from .callbacks import progress_callback
     from .ppo import seed_everything, set_torch_threads
     from agents.policy.trust import UntrustedCheckpoint, check_checkpoint, save_checkpoint
-    rules = resolve_rules(cfg.duel_kwargs.get("rules"), cfg.duel_kwargs.get("rules_overrides"))
     set_torch_threads(cfg.torch_threads)
     seed_everything(cfg.seed)
-    league = League(cfg, rules)
-    for m in cfg.members:
-        league.agent(m.name)              # every member loads (or fails) before training starts
+    if league is None:
+        league = League(cfg, resolve_rules(cfg.duel_kwargs.get("rules"),
+                                           cfg.duel_kwargs.get("rules_overrides")))
+        for m in cfg.members:
+            league.agent(m.name)          # every member loads (or fails) before training starts
+    rules = league.rules
     from agents.evaluation.charts import charts_problem
     if (problem := charts_problem()):     # the win-rate matrix is drawn at every snapshot
         raise ConfigError(f"the league's {problem}")

@@ -1,9 +1,10 @@
 """Hostile and unusual exported-policy files, built in tmp_path from a shipped policy
 (agents/policy/file.py): a valid file whose header length's low byte is a pickle's 0x80 (or whose
-first bytes are "PK") loads and acts as the original; a NaN or infinite weight, a provenance card
-that is not a card (timesteps NaN, 10**40, -1 or "many", rules_hash a list, nested 100,000 deep,
-not an object) are refused in one line naming the file; a duel policy is refused by
-scripts/expert_iteration.py before its output folder exists."""
+first bytes are "PK") loads and acts as the original; a NaN, infinite or huge (1e38) weight, a
+network whose logits overflow at its first action, a provenance card that is not a card
+(timesteps NaN, 10**40, -1 or "many", rules_hash a list, nested 100,000 deep, not an object) are
+refused in one line naming the file; a duel policy is refused by scripts/expert_iteration.py
+before its output folder exists."""
 from __future__ import annotations
 
 import json
@@ -141,6 +142,60 @@ def test_non_finite_weight_refused_at_load(tmp_path, tensor, index, bits):
     with pytest.raises(PolicyLoadError) as exc:
         PolicyAgent(str(path))
     assert "1 non-finite value" in _one_line_error(exc.value, str(path), repr(tensor))
+
+
+def _float32_copy(path: Path, scale: dict[str, float]) -> None:
+    """The source policy written again at `path` as float32 (which, unlike float16's 65504,
+    holds weights up to 3.4e38), each tensor named in `scale` set to that value throughout."""
+    from agents.policy.file import read_policy_file, write_policy_file
+    from safetensors import safe_open
+    with safe_open(str(SOURCE), framework="pt") as f:
+        description = json.loads(f.metadata()["rune-env-policy"])
+    description["dtype"] = "float32"
+    _desc, tensors = read_policy_file(SOURCE)
+    write_policy_file(path, {k: (v.float() * 0 + scale[k] if k in scale else v.float())
+                             for k, v in tensors.items()}, description)
+
+
+@pytest.mark.parametrize("value,refused", [(1e38, True), (2e6, True), (-2e6, True),
+                                           (1e6, False), (58.0, False)])
+def test_huge_weight_refused_at_load(tmp_path, value, refused):
+    # action_net.bias, 593 entries, all `value`: above MAX_WEIGHT = 1e6 it is refused in one
+    # line counting them (593 weights) and giving the largest magnitude (|value|); 1e6 itself and
+    # 58 (the largest shipped weight, exit_thrift's action_net) load
+    from agents.policy.file import MAX_WEIGHT
+    assert MAX_WEIGHT == 1e6
+    path = tmp_path / "huge.pt"
+    _float32_copy(path, {"action_net.bias": value})
+    if not refused:
+        assert load_policy(path).action_net.bias.abs().max().item() == abs(value)
+        return
+    with pytest.raises(PolicyLoadError) as exc:
+        PolicyAgent(str(path))
+    text = _one_line_error(exc.value, str(path), "'action_net.bias'")
+    assert f"593 weights larger than 1e+06 in magnitude (the largest {abs(value):g})" in text
+
+
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_logits_that_overflow_are_one_line_at_act(tmp_path, monkeypatch, deterministic):
+    """With the load bound lifted, every weight 1e38: the first layer's sums overflow float32 to
+    +inf (1e38 x (set inputs + 1) > 3.4e38), tanh makes them 1, and each logit is 256 x 1e38 +
+    1e38 = +inf; the masked distribution's inf - inf is NaN, which torch refuses in many lines.
+    The agent says it in one line naming the file, deterministic (the torch path: every logit
+    ties, 2.57e40, in the float64 numpy path) or sampling alike."""
+    import agents.policy.file as policy_file
+    from rune_env.envs.run_env import RuneRunEnv
+    path = tmp_path / "huge.pt"
+    _float32_copy(path, {k: 1e38 for k in load_policy(SOURCE).state_dict()
+                         if not k.startswith(policy_file.VALUE_PARTS)})
+    monkeypatch.setattr(policy_file, "MAX_WEIGHT", float("inf"))
+    agent = PolicyAgent(str(path), deterministic=deterministic)
+    obs, info = RuneRunEnv(rank="apprentice", opponents="generator").reset(
+        options={"run_seed": 7})
+    assert int(info["action_mask"].sum()) > 1
+    with pytest.raises(PolicyLoadError) as exc:
+        agent.act(obs, info["action_mask"])
+    assert "logits are not finite" in _one_line_error(exc.value, str(path))
 
 
 # -- 3. the provenance card beside the .pt ------------------------------------------------------

@@ -2,7 +2,9 @@
 written (a directory where a file goes, a path under a regular file, /proc/x: refused even for
 root, whom os.access lets through), a chart of a format matplotlib does not write, a repeated
 or blank value, or a league config whose duel_kwargs or members do not load, is one `error: ...`
-line and exit status 2, checked before any work, and nothing is left behind in tmp_path.
+line and exit status 2, checked before any work, and nothing is left behind in tmp_path. Every
+--runs-dir is checked by the one agents.cli.args.check_runs_dir; the league members the check
+loads are the ones the run plays (each policy file read once).
 
 The cases run each script's main(argv) in this process (tests/conftest.py's `script_main`); the
 first runs a script as a real process."""
@@ -32,6 +34,13 @@ on_linux = pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Lin
 def tree(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
+
+# the scripts that make run directories under --runs-dir, each with the rest of a command line
+RUNS_DIR_SCRIPTS = [("train", ["--config", str(TRAIN_CONFIG)]),
+                    ("league", ["--config", str(LEAGUE_CONFIG)]),
+                    ("exploit", ["--target", "greedy"]),
+                    ("train_rllib", ["--config", str(TRAIN_CONFIG)]),
+                    ("sweep", ["--config", str(TRAIN_CONFIG)])]
 
 # (script, args, needles); {file} is a regular file in tmp_path, {tmp} tmp_path itself
 CASES = [
@@ -71,11 +80,7 @@ CASES = [
     ("mutation_check", ["--json", "/proc/x/y.json", "--list"], ["--json", "cannot write in /proc"]),
     ("mutation_check", ["--json", "{file}/y.json", "--list"], ["--json", "not a directory"]),
     *[(name, [*extra, "--runs-dir", where], ["--runs-dir", needle])
-      for name, extra in [("train", ["--config", str(TRAIN_CONFIG)]),
-                          ("league", ["--config", str(LEAGUE_CONFIG)]),
-                          ("exploit", ["--target", "greedy"]),
-                          ("train_rllib", ["--config", str(TRAIN_CONFIG)]),
-                          ("sweep", ["--config", str(TRAIN_CONFIG)])]
+      for name, extra in RUNS_DIR_SCRIPTS
       for where, needle in [("{file}", "not a directory"), ("{file}/sub", "not a directory"),
                             ("/proc/x", "cannot write in /proc")]],
     ("evaluate", ["--agents", "random", "--out", "/proc/x/ev"], ["--out", "cannot write in /proc"]),
@@ -109,6 +114,39 @@ def test_bad_output_is_one_line_and_leaves_nothing(script_main, tmp_path, name, 
     assert_one_line_error(r, *needles)
     assert tree(tmp_path) == before
     assert file.read_text() == "in the way\n"
+
+
+def test_check_runs_dir(tmp_path, capsys):
+    """agents.cli.args.check_runs_dir: None for a folder it can write in (made or not yet);
+    for a regular file, 2 and the line check_output_dir words, `--runs-dir FILE: not a
+    directory`, on stderr."""
+    from agents.cli.args import check_runs_dir
+    file = tmp_path / "a_file"
+    file.write_text("in the way\n")
+    assert check_runs_dir(tmp_path) is None and check_runs_dir(tmp_path / "new" / "runs") is None
+    assert capsys.readouterr().err == ""
+    assert check_runs_dir(file) == 2
+    assert capsys.readouterr().err == f"error: --runs-dir {file}: not a directory\n"
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("name,extra", RUNS_DIR_SCRIPTS, ids=[n for n, _ in RUNS_DIR_SCRIPTS])
+def test_runs_dir_checked_by_the_shared_check(script_main, monkeypatch, tmp_path, name, extra):
+    """Each script that takes --runs-dir checks it with check_runs_dir (one home for the check),
+    before any work: a stand-in that refuses every DIR (status 2, its own line), given the DIR as
+    typed, is what the script reports, and nothing is made."""
+    from conftest import script_module
+    seen = []
+
+    def refuse(path):
+        seen.append(str(path))
+        print("error: refused by the stand-in", file=sys.stderr)
+        return 2
+    monkeypatch.setattr(script_module(name), "check_runs_dir", refuse)
+    r = script_main(name, *extra, "--runs-dir", tmp_path / "runs")
+    assert_one_line_error(r, "refused by the stand-in")
+    assert seen == [str(tmp_path / "runs")]
+    assert tree(tmp_path) == []
 
 
 @on_linux
@@ -153,6 +191,32 @@ def test_league_checks_before_its_run_directory(script_main, tmp_path, changes, 
         r = script_main("league", "--config", config, "--runs-dir", runs)
         assert_one_line_error(r, *needles)
         assert not runs.exists()
+
+
+def test_league_loads_each_member_once(script_main, monkeypatch, tmp_path):
+    """The members check_league loads are the ones run_league plays: a policy member's file is
+    read once in a whole (tiny) league run, not once by the check and again by the run. The run
+    reads three exported policies, each once: the member (the check), and at the end the
+    learner's final_policy.pt (the final rating) and the same file again (the final evaluation's
+    own PolicyAgent, as before); no snapshot (snapshot_every 10**6 > 64 steps)."""
+    import agents.policy
+    reads = []
+    real = agents.policy.load_policy
+
+    def counted(path, *args, **kwargs):
+        reads.append(Path(path).name)
+        return real(path, *args, **kwargs)
+    monkeypatch.setattr(agents.policy, "load_policy", counted)
+    config = _league_config(tmp_path, members=[{"name": "greedy", "agent": "greedy"},
+                                               {"name": "a0", "agent": str(POLICY)}],
+                            ppo={"n_steps": 64, "batch_size": 64, "n_epochs": 1},
+                            policy_kwargs={"net_arch": [16]}, snapshot_every=10**6,
+                            rating_games=2, final_eval_games=1)
+    r = script_main("league", "--config", config, "--runs-dir", tmp_path / "runs",
+                    "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert reads.count(POLICY.name) == 1, reads
+    assert sorted(reads) == sorted([POLICY.name, "final_policy.pt", "final_policy.pt"])
 
 
 # -- benchmark.py: the training config's model built before the measurements -----------------------
