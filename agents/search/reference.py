@@ -33,7 +33,7 @@ from rune_env.resources import config_path
 from rune_env.rules import Board, Rules
 from rune_env.run.loop import field_opponent
 from rune_env.run.opponents import Pool, draft_board, load_pool
-from rune_env.run.ranks import rank_effects
+from rune_env.run.ranks import player_budget, rank_effects
 
 from .boards import board_key
 
@@ -192,9 +192,3 @@ def _from_pool(pool: Pool | None, round_: int, rules: Rules) -> tuple[list[Board
     nearest = max(below)
     return pool.boards(nearest, rules), pool.counts(nearest)
 
-
-def player_budget(rules: Rules, round_: int) -> int:
-    """The mana a player has had by round r without rewards or furnaces (start mana and r - 1
-    incomes: 10, 20, 30, ... at the defaults)."""
-    run = rules.spec.run
-    return run.start_mana + run.income * (round_ - 1)

@@ -55,6 +55,14 @@ def _rank_effects(rules_hash: str, rules: Rules, r: int) -> RankEffects:
     )
 
 
+def player_budget(rules: Rules, round_: int) -> int:
+    """The mana a player has had by round r without rewards, furnaces, relics or the rank's
+    income delta (the run's start mana and r - 1 incomes: 10, 20, 30, ... at the defaults; E-36),
+    the budget the opponent budget scales (D-44)."""
+    run = rules.spec.run
+    return run.start_mana + run.income * (round_ - 1)
+
+
 def opponent_budget(rules: Rules, round_: int, effects: RankEffects) -> int:
     """D-44: the mana an opponent of round `round_` drafts with: what a player would have had
     (E-36: 10, 20, 30, ... with the defaults), times the rank's budget factor."""

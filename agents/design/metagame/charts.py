@@ -74,22 +74,24 @@ def matrix_figure(rounds: list[dict], title: str = ""):
 
 
 def exploitability_chart(table: dict[str, dict[int, float]], path: str | Path,
-                         title: str = "", players: dict | None = None) -> Path:
+                         title: str = "", players: dict | None = None,
+                         shops: dict | None = None) -> Path:
     """Exploitability (best response's report win rate - 1/2) by round, a line per pool; with
     `players` ({pool: {agent: {round: win rate - 1/2}}}), a dashed line per player in its
-    pool's colour."""
-    return save(exploitability_figure(table, title, players), path)
+    pool's colour; with `shops` ({pool: {round: win rate - 1/2}}), the pool's shop-limited best
+    (`shop_ceiling.py`, against the ghosts as a run fields them) dotted in its colour."""
+    return save(exploitability_figure(table, title, players, shops), path)
 
 
 PLAYER_MARKERS = "s^vDx+*"
 
 
 def exploitability_figure(table: dict[str, dict[int, float]], title: str = "",
-                          players: dict | None = None):
+                          players: dict | None = None, shops: dict | None = None):
     plt = _plt()
-    players = players or {}
-    # players add a line each: the legend goes beside the axes, where it hides none
-    fig, ax = plt.subplots(figsize=(8.5, 4) if players else (6.5, 4))
+    players, shops = players or {}, shops or {}
+    # players and shop lines add a line each: the legend goes beside the axes, where it hides none
+    fig, ax = plt.subplots(figsize=(8.5, 4) if players or shops else (6.5, 4))
     for name, by_round in table.items():
         rounds = sorted(by_round)
         line, = ax.plot(rounds, [by_round[r] for r in rounds], marker="o", label=name)
@@ -98,19 +100,26 @@ def exploitability_figure(table: dict[str, dict[int, float]], title: str = "",
             ax.plot(mine_rounds, [mine[r] for r in mine_rounds], linestyle="--",
                     color=line.get_color(), marker=PLAYER_MARKERS[i % len(PLAYER_MARKERS)],
                     label=f"{name}: {agent}")
+        if name in shops:
+            shop_rounds = sorted(shops[name])
+            ax.plot(shop_rounds, [shops[name][r] for r in shop_rounds], linestyle=":",
+                    color=line.get_color(), marker=".", label=f"{name}: shop-limited")
     ax.set_xlabel("round")
-    ax.set_ylabel("exploitability (win rate - 0.5)" if not players
+    ax.set_ylabel("exploitability (win rate - 0.5)" if not players and not shops
+                  else "win rate - 0.5\n(solid: best response; dashed: a player;\n"
+                       "dotted: shop-limited)" if shops
                   else "win rate - 0.5 (solid: best response; dashed: a player)")
     # a pool can be below 0 (the best response found on one part loses on the other part), and
     # a player far below: the axis reaches down to the lowest point instead of cutting it off
     values = [v for by_round in table.values() for v in by_round.values()]
     values += [v for agents in players.values() for mine in agents.values()
                for v in mine.values()]
+    values += [v for by_round in shops.values() for v in by_round.values()]
     lowest = min(values, default=0.0)
     ax.set_ylim(min(-0.05, lowest - 0.05), 0.55)
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.grid(alpha=0.3)
-    if players:
+    if players or shops:
         ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     else:
         ax.legend(fontsize=8)

@@ -39,10 +39,13 @@ from typing import Sequence
 
 import numpy as np
 
+from rune_env.battle.fast import fast_battles
 from rune_env.rules import Board, Rules
 from rune_env.run.loop import field_opponent, player_seat
 from rune_env.run.opponents import Pool
 from rune_env.run.ranks import rank_effects
+
+from agents.design.audit.scoring import field_reference
 
 FIELDINGS = 8           # draws of the rank's extra runes per ghost in `fielded_rates`
 _FIELD_STREAM = 3       # [seed, round, stream]: those draws
@@ -127,35 +130,44 @@ def fielded_rates(boards: dict[int, Board], pool: Pool, rules: Rules, rank: str 
                   fieldings: int = FIELDINGS, seed: int = 0,
                   jobs: int | None = None) -> dict[int, tuple[float, float]]:
     """Round -> (win rate, draw rate) of `boards[round]` against every ghost of the round, by its
-    count, fielded as a run fields its opponent: the player in the run's seat of the round
-    (`player_seat`: the first mover in odd rounds, D-8), each ghost with the rank's extra runes
-    (`field_opponent`) drawn `fieldings` times from a generator seeded [seed, round, stream] (once
-    where the rank adds none, or `rank` is None). Like the exploitability, no boss rules: a run
-    draws its own (D-43). Rounds without ghosts are left out."""
-    from agents.design.audit.scoring import field_reference
-    from rune_env.battle.fast import fast_battles
-    effects = rank_effects(rules, rank) if rank is not None else None
-    times = _fieldings(rules, rank, fieldings)
+    count, fielded as a run fields its opponent (`fielded_ghosts`). Like the exploitability, no
+    boss rules: a run draws its own (D-43). Rounds without ghosts are left out."""
     rates = {}
     for round_, board in sorted(boards.items()):
-        ghosts, counts = pool.boards(round_, rules), pool.counts(round_)
-        if not ghosts:
-            continue
-        player = field_reference(board, round_)
-        seat = player_seat(round_)
-        rng = np.random.default_rng([seed, round_, _FIELD_STREAM])
-        pairs, weights = [], []
-        for ghost, count in zip(ghosts, counts):
-            ghost = field_reference(ghost, round_)
-            for _ in range(times):
-                fielded = ghost if effects is None else field_opponent(ghost, effects, rules, rng)
-                pairs.append((player, fielded) if seat == 0 else (fielded, player))
-                weights.append(count)
-        out = fast_battles(pairs, rules, workers=jobs)
-        w = np.asarray(weights, dtype=np.float64)
-        rates[round_] = (float(((out["winner"] == seat) * w).sum() / w.sum()),
-                         float(((out["winner"] < 0) * w).sum() / w.sum()))
+        ghosts, weights, seat = fielded_ghosts(pool, rules, rank, round_, fieldings, seed)
+        if ghosts:
+            rates[round_] = seat_rates(field_reference(board, round_), ghosts, weights, seat,
+                                       rules, jobs)
     return rates
+
+
+def fielded_ghosts(pool: Pool, rules: Rules, rank: str | int | None, round_: int,
+                   fieldings: int = FIELDINGS, seed: int = 0
+                   ) -> tuple[list[Board], np.ndarray, int]:
+    """The round's ghosts as a run fields them, with their weights, and the player's seat: the
+    player in the run's seat of the round (`player_seat`: the first mover in odd rounds, D-8),
+    each ghost with the rank's extra runes (`field_opponent`) drawn `fieldings` times from a
+    generator seeded [seed, round, stream] (once where the rank adds none, or `rank` is None),
+    each draw weighted by the ghost's count. No ghosts: an empty list."""
+    effects = rank_effects(rules, rank) if rank is not None else None
+    times = _fieldings(rules, rank, fieldings)
+    rng = np.random.default_rng([seed, round_, _FIELD_STREAM])
+    out, weights = [], []
+    for ghost, count in zip(pool.boards(round_, rules), pool.counts(round_)):
+        ghost = field_reference(ghost, round_)
+        for _ in range(times):
+            out.append(ghost if effects is None else field_opponent(ghost, effects, rules, rng))
+            weights.append(count)
+    return out, np.asarray(weights, dtype=np.float64), player_seat(round_)
+
+
+def seat_rates(board: Board, ghosts: Sequence[Board], weights: np.ndarray, seat: int,
+               rules: Rules, jobs: int | None = None) -> tuple[float, float]:
+    """(win rate, draw rate) of `board` in `seat` against the weighted ghosts (the fast engine)."""
+    pairs = [(board, g) if seat == 0 else (g, board) for g in ghosts]
+    out = fast_battles(pairs, rules, workers=jobs)
+    return (float(((out["winner"] == seat) * weights).sum() / weights.sum()),
+            float(((out["winner"] < 0) * weights).sum() / weights.sum()))
 
 
 def _fieldings(rules: Rules, rank: str | int | None, fieldings: int) -> int:
@@ -233,4 +245,4 @@ def format_ceiling(c: ClearCeiling) -> str:
 
 
 __all__ = ["ClearCeiling", "FieldedCeiling", "ceiling_rounds", "clear_ceiling", "clear_chance",
-           "fielded_rates", "format_ceiling", "run_outcome"]
+           "fielded_ghosts", "fielded_rates", "format_ceiling", "run_outcome", "seat_rates"]

@@ -31,7 +31,7 @@ import numpy as np
 from rune_env.battle.fast import fast_battles
 from rune_env.rules import Board, Rules
 from rune_env.run.opponents import draft_board, opponent_budget
-from rune_env.run.ranks import rank_effects
+from rune_env.run.ranks import player_budget, rank_effects
 
 from agents.design.audit import (AuditSettings, Evaluator, Opponents, board_cost, board_key,
                                  field_reference, hill_climb, tower_boards)
@@ -142,13 +142,6 @@ def payoff_matrix(rules: Rules, rows: Sequence[Board], cols: Sequence[Board],
     first = np.where(w[:n] == 0, 1.0, np.where(w[:n] < 0, 0.5, 0.0))
     second = np.where(w[n:] == 1, 1.0, np.where(w[n:] < 0, 0.5, 0.0))
     return ((first + second) / 2.0).reshape(len(rows), len(cols))
-
-
-def player_budget(rules: Rules, round_: int) -> int:
-    """The mana a player has had by round r (the run's start mana plus r - 1 incomes: 10, 20,
-    30, ... at the defaults; rewards and furnaces would add more, so it is a lower bound)."""
-    run = rules.spec.run
-    return run.start_mana + run.income * (round_ - 1)
 
 
 def search_budget(rules: Rules, round_: int, kind: str, rank: str | None = None) -> int:

@@ -52,7 +52,7 @@ def pool_rank(pool: Pool, rules: Rules) -> int:
     names = [r.id for r in rules.spec.ranks]
     if pool.rank not in names:
         raise ValueError(f"the pool's rank {pool.rank!r} is not one of {', '.join(names)}: "
-                         f"players play runs at a pool's rank")
+                         f"players and the shop ceiling play at a pool's rank")
     return names.index(pool.rank)
 
 

@@ -77,13 +77,17 @@ def log_metagame(tb_dir: str | Path, rounds: list[dict], rules_hash: str, seed: 
 def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
                        rules_hash: str, seed: int,
                        players: list[tuple[str, str, list[dict]]] = (),
-                       ceilings: dict[str, dict] | None = None) -> Path:
+                       ceilings: dict[str, dict] | None = None,
+                       shops: dict[str, dict] | None = None) -> Path:
     """Each pool's rounds ((name, `RoundExploit.to_json` dicts) pairs, distinct names) and their
     chart; `players`: (pool name, agent label, `PlayerRound.to_json` dicts) triples, each
     player's win rate and gap to the best response by round beside its pool's; `ceilings`: pool
     name -> `ClearCeiling.to_json`, its point and upper clear and wins ceilings (and those of its
     `fielded` part, `clear_ceiling_fielded` and `wins_ceiling_fielded`) as scalars at step 0 (one
-    number a pool and seed: the run's directory names the seed)."""
+    number a pool and seed: the run's directory names the seed); `shops`: pool name ->
+    `ShopCeiling.to_json`, its clear and wins ceilings (`shop_clear_ceiling`,
+    `shop_wins_ceiling`, step 0) and each round's shop-limited win rate (`shop/win_rate`, by
+    round), also drawn in the chart as the pool's dotted line."""
     from torch.utils.tensorboard import SummaryWriter
     d = run_dir(tb_dir, "exploitability", rules_hash, seed)
     table = {name: {r["round"]: r["exploitability"] for r in rounds} for name, rounds in pools}
@@ -105,6 +109,11 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
                              c["fielded"]["point"], 0)
                 w.add_scalar(f"exploitability/{name}/wins_ceiling_fielded",
                              c["fielded"]["wins"], 0)
+        for name, c in (shops or {}).items():
+            w.add_scalar(f"exploitability/{name}/shop_clear_ceiling", c["point"], 0)
+            w.add_scalar(f"exploitability/{name}/shop_wins_ceiling", c["wins"], 0)
+            for r in c["rounds"]:
+                w.add_scalar(f"exploitability/{name}/shop/win_rate", r["win_rate"], r["round"])
         for name, agent, rounds in players:
             for r in rounds:
                 w.add_scalar(f"exploitability/{name}/player/{agent}/win_rate", r["win_rate"],
@@ -117,6 +126,8 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
             for name, agent, rounds in players:
                 mine.setdefault(name, {})[agent] = {r["round"]: r["win_rate"] - 0.5
                                                     for r in rounds}
+            shop = {name: {r["round"]: r["win_rate"] - 0.5 for r in c["rounds"]}
+                    for name, c in (shops or {}).items()}
             _image(w, "exploitability/chart",
-                   exploitability_figure(table, f"rules {rules_hash}, seed {seed}", mine))
+                   exploitability_figure(table, f"rules {rules_hash}, seed {seed}", mine, shop))
     return d

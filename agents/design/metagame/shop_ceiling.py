@@ -1,0 +1,228 @@
+"""A pool's shop ceiling: how well a player who must buy from the shop could do against it, at
+best, round by round, and what that allows a run.
+
+The best response (`exploitability`) and the clear ceiling built on it have every kind on offer.
+A run does not: each round it sees one view of `run.shop_rune_offers` runes drawn uniformly from
+the unlocked kinds (and `run.shop_artifact_offers` artifacts), and each further view costs
+`run.reroll_cost`. Archmage's round 1 shows what that is worth: the best board with every kind
+on offer beats nearly all of its ghosts as a run fields them, and needs four particular runes.
+
+Here, for round r and each of `draws` shop draws (from a generator seeded [seed, round, stream,
+draw], never a run's), a *clairvoyant* player sees r views free (one a round so far) and k more
+paid ones (k = 0 .. `views`), knows all of them in advance, and fields the best board reachable
+from everything those views offered, with the mana it has had by round r less k views' price
+(`shop_budget`): the search player's target search (`agents.search.target`, no further rerolls,
+no action cap) for every core, climbing from each ghost and metagame board of the round, scored
+against the round's ghosts as a run fields them (`fielded_ghosts`: the run's seat, the rank's
+extra runes). The best of those boards over k and cores is the draw's; the round's shop-limited
+win rate is the mean over the draws, with a normal 95% interval over them.
+
+Why it bounds a fair player (up to the search missing a board, as the best response can): any
+player's board in round r is made of runes some view it saw offered, bought with at most the
+mana it has had less the views it paid for; the clairvoyant picks its views and buys with
+hindsight and loses nothing to sales. It is generous on purpose: the core is chosen afresh each
+round, the mana counts every reward round as mana (`run.reward_mana`) but no furnace or relic,
+and every kind is unlocked as in a run. Rounds are independent here (a run's views accumulate, so
+its rounds' boards are not), and the run's figures (`run_outcome` on each round's mean win and
+draw rates; rounds not measured count as won) are those of a player as good as the clairvoyant in
+every round: a ceiling for players who meet the shop, where the clear ceiling's best response is
+one for players who do not.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
+
+import numpy as np
+
+from rune_env.rules import Board, Rules
+from rune_env.run.loop import new_run
+from rune_env.run.opponents import Pool
+from rune_env.run.ranks import player_budget, rank_effects
+
+from agents.search.assets import Assets
+from agents.search.boards import Layout, board_cost
+from agents.search.scoring import SeatScorer
+from agents.search.target import ClimbSettings, search_target
+
+from .clear_ceiling import FIELDINGS, _percent, fielded_ghosts, run_outcome, seat_rates
+from .planner_search import metagame_boards
+
+SHOP_STREAM = 17        # [seed, round, stream, draw]: a draw's shop views (after PLANNER_STREAM)
+DRAWS, DRAWS_MAX = 24, 1000         # shop draws a round (each a search per core and view count)
+VIEWS, VIEWS_MAX = 4, 20            # paid views at most (each a whole search a core)
+
+
+@dataclass(frozen=True)
+class ShopRound:
+    """One round's shop-limited best responses (the module docstring)."""
+
+    round: int
+    mana: int                       # the mana a player has had by the round (`shop_budget`)
+    wins: tuple[float, ...]         # each draw's best board: its win rate in the run's seat
+    draws: tuple[float, ...]        # ... and its draw rate
+    views: tuple[int, ...]          # ... and the paid views it used
+    board: Board                    # the board of the draw nearest the mean win rate
+
+    @property
+    def win_rate(self) -> float:
+        return float(np.mean(self.wins))
+
+    @property
+    def draw_rate(self) -> float:
+        return float(np.mean(self.draws))
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        """Normal 95% interval of the mean win rate over the draws (clipped to [0, 1])."""
+        n = len(self.wins)
+        half = 1.96 * float(np.std(self.wins, ddof=1)) / np.sqrt(n) if n > 1 else 0.0
+        return max(0.0, self.win_rate - half), min(1.0, self.win_rate + half)
+
+    def to_json(self, rules: Rules) -> dict:
+        return {"round": self.round, "mana": self.mana, "win_rate": self.win_rate,
+                "ci": list(self.ci), "draw_rate": self.draw_rate, "wins": list(self.wins),
+                "draws": list(self.draws), "views": list(self.views),
+                "board": self.board.to_json(rules), "cost": board_cost(self.board, rules)}
+
+
+@dataclass(frozen=True)
+class ShopCeiling:
+    """A run's clear chance and expected wins with each round's shop-limited rates."""
+
+    point: float
+    wins: float
+    lamps: int
+    rounds: tuple[ShopRound, ...]
+    counted_won: tuple[int, ...]    # rounds a clear can need that were not measured
+
+    def to_json(self, rules: Rules) -> dict:
+        return {"point": self.point, "wins": self.wins, "lamps": self.lamps,
+                "counted_won": list(self.counted_won),
+                "rounds": [r.to_json(rules) for r in self.rounds]}
+
+
+def shop_budget(rules: Rules, round_: int, rank: int | str) -> int:
+    """The most mana a player of `rank` has had by round r without furnaces or relics: the start
+    mana, r - 1 incomes with the rank's delta (never below 0, D-38), and `run.reward_mana` for
+    every reward round up to r (the reward choice comes at the start of its round, so its mana
+    is there to spend in it)."""
+    run = rules.spec.run
+    income = max(0, run.income + rank_effects(rules, rank).income_delta)
+    rewards = (0 if round_ < run.reward_first_round
+               else 1 + (round_ - run.reward_first_round) // run.reward_every)
+    return player_budget(rules, 1) + income * (round_ - 1) + run.reward_mana * rewards
+
+
+def shop_views(rules: Rules, kinds: Sequence[str], count: int, rng: np.random.Generator
+               ) -> list[tuple[list[str], list[str]]]:
+    """`count` shop views as the run draws one (`rune_env.run.loop.draw_shop`): runes uniformly
+    from `kinds`, artifacts uniformly from the rules' artifacts."""
+    run, arts = rules.spec.run, list(rules.spec.artifacts)
+    return [([kinds[int(i)] for i in rng.integers(0, len(kinds), run.shop_rune_offers)],
+             [arts[int(i)] for i in rng.integers(0, len(arts), run.shop_artifact_offers)])
+            for _ in range(count)]
+
+
+def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int, views: int,
+              boards: int, seed: int, fieldings: int = FIELDINGS
+              ) -> tuple[float, float, int, Board] | None:
+    """(win rate, draw rate, paid views, board) of one draw's clairvoyant best board (the module
+    docstring), or None if the round has no ghosts."""
+    ghosts, weights, seat = fielded_ghosts(pool, rules, rank, round_, fieldings, seed)
+    if not ghosts:
+        return None
+    scorer = SeatScorer(rules, ghosts, weights, seat)
+    budget = shop_budget(rules, round_, rank)
+    starts = [Layout.of(b) for b in (*pool.boards(round_, rules), *metagame_boards(rules, round_))]
+    # every kind the run's shop draws from: a fresh run's (all unlocked, as in a run)
+    kinds = list(new_run(0, rules, rank=rank).unlocked)
+    seen = shop_views(rules, kinds, round_ + views,
+                      np.random.default_rng([seed, round_, SHOP_STREAM, draw]))
+    best: tuple[float, float, float, int, Board] | None = None
+    for k in range(views + 1):
+        mana = budget - k * rules.spec.run.reroll_cost
+        if mana < 0:
+            break
+        runes = tuple(x for v in seen[:round_ + k] for x in v[0])
+        arts = tuple(x for v in seen[:round_ + k] for x in v[1])
+        for c, core in enumerate(rules.spec.cores):
+            # a fresh run at round r with that mana: its slots, sectors and the round's max HP;
+            # its shop is the views' offers, its own generator never used
+            state = new_run(0, rules, rank=rank, core=core)
+            state.round, state.mana = round_, mana
+            assets = replace(Assets.of(state), shop_runes=runes, shop_artifacts=arts,
+                             actions_left=10**6)
+            core_starts = [Layout(x.runes, core, x.sun_element, x.artifacts, x.hand)
+                           for x in starts]
+            layout, _ = search_target(assets, scorer, core_starts, ClimbSettings(boards=boards),
+                                      np.random.default_rng([seed, round_, SHOP_STREAM, draw,
+                                                             k, c]), rerolls=False)
+            board = assets.board_of(layout)
+            if board_cost(board, rules) > mana:
+                continue
+            win, drawn = seat_rates(board, ghosts, weights, seat, rules, jobs=1)
+            payoff = win + drawn / 2
+            if best is None or payoff > best[0]:
+                best = (payoff, win, drawn, k, board)
+    if best is None:
+        return None
+    return best[1], best[2], best[3], best[4].replace(round=round_)
+
+
+def shop_ceiling(rules: Rules, pool: Pool, rank: int | str, rounds: Sequence[int],
+                 draws: int = DRAWS, views: int = VIEWS, boards: int = 600, seed: int = 0,
+                 progress: Callable[[int], None] | None = None,
+                 ray: str | None = None) -> ShopCeiling:
+    """Each round's shop-limited best responses over `draws` draws, and the run they allow
+    (rounds without ghosts are left out). `ray`: an address (agents/cli/fanout.py) to play the
+    draws as Ray tasks (the same results: a draw depends on its seeds only). `progress` gets 1
+    per draw done."""
+    from agents.cli.fanout import run_tasks
+
+    class _Ticks:
+        def update(self, _weight: int) -> None:
+            if progress is not None:
+                progress(1)
+
+    tasks = [(rules, pool, rank, r, d, views, boards, seed) for r in rounds for d in range(draws)]
+    done = run_tasks(shop_draw, tasks, ray, _Ticks())
+    out = []
+    for i, r in enumerate(rounds):
+        got = [x for x in done[i * draws:(i + 1) * draws] if x is not None]
+        if not got:
+            continue
+        wins = tuple(x[0] for x in got)
+        mean = float(np.mean(wins))
+        nearest = min(got, key=lambda x: abs(x[0] - mean))
+        out.append(ShopRound(r, shop_budget(rules, r, rank), wins, tuple(x[1] for x in got),
+                             tuple(x[2] for x in got), nearest[3]))
+    lamps = rank_effects(rules, rank).lamps
+    run = rules.spec.run
+    point, wins = run_outcome({x.round: (x.win_rate, x.draw_rate) for x in out}, lamps,
+                              run.wins_to_clear, run.round_cap)
+    needed = range(1, min(run.round_cap, run.wins_to_clear + lamps - 1) + 1)
+    measured = {x.round for x in out}
+    return ShopCeiling(point, wins, lamps, tuple(out), tuple(r for r in needed
+                                                              if r not in measured))
+
+
+def format_shop_ceiling(c: ShopCeiling, rules: Rules) -> str:
+    lines = [f"shop ceiling ({c.lamps} lamps): a player as good as a clairvoyant of its own shop "
+             f"views every round clears {_percent(c.point)} of runs and wins {c.wins:.2f} "
+             f"battles a run" + (f"; rounds {', '.join(map(str, c.counted_won))} not measured, "
+                                 f"counted as won" if c.counted_won else "")]
+    for x in c.rounds:
+        lo, hi = x.ci
+        paid = np.bincount(np.asarray(x.views, dtype=np.int64))
+        used = ", ".join(f"{k} paid x{n}" for k, n in enumerate(paid) if n)
+        lines.append(f"  round {x.round}: mana {x.mana}, wins {100 * x.win_rate:.0f}% "
+                     f"[{100 * lo:.0f}, {100 * hi:.0f}] of the ghosts as fielded, draws "
+                     f"{100 * x.draw_rate:.0f}% ({len(x.wins)} shop draws; views {used}); "
+                     f"a typical board costs {board_cost(x.board, rules)}")
+    return "\n".join(lines)
+
+
+__all__ = ["DRAWS", "DRAWS_MAX", "SHOP_STREAM", "ShopCeiling", "ShopRound", "VIEWS",
+           "VIEWS_MAX", "format_shop_ceiling", "shop_budget", "shop_ceiling", "shop_draw",
+           "shop_views"]

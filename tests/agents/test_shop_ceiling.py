@@ -1,0 +1,129 @@
+"""The shop ceiling (`agents/design/metagame/shop_ceiling.py`, `exploitability.py --shop-ceiling`):
+the best board a player who foresaw its own shop views could field, within what they offered and
+the mana it has had."""
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.design.audit import board_cost
+from agents.design.metagame.clear_ceiling import fielded_ghosts, run_outcome
+from agents.design.metagame.shop_ceiling import (SHOP_STREAM, format_shop_ceiling, shop_budget,
+                                                 shop_ceiling, shop_draw, shop_views)
+from rune_env.rules import load_rules
+from rune_env.run.loop import draw_shop, new_run
+from rune_env.run.opponents import Pool, load_pool, save_pool
+
+REPO = Path(__file__).resolve().parents[2]
+RULES = load_rules(None)
+ARCHMAGE = load_pool(REPO / "configs/opponents/archmage.json.gz", RULES)
+BOARDS = 60          # a small search: these tests check the bounds, not the strength
+
+
+def test_the_mana_a_player_has_had():
+    """Start mana 10, income 10, reward mana 6 at rounds 4, 7, 10 (reward_first_round 4, every
+    3), the rank's income delta from sorcerer up (-1). Apprentice: round 1 10, round 2 20, round
+    4 10 + 3 x 10 + 6 = 46, round 7 10 + 6 x 10 + 2 x 6 = 82. Archmage (income 9): round 2 19,
+    round 4 10 + 27 + 6 = 43, round 10 10 + 81 + 18 = 109."""
+    assert [shop_budget(RULES, r, "apprentice") for r in (1, 2, 3, 4, 7)] == [10, 20, 30, 46, 82]
+    assert [shop_budget(RULES, r, "archmage") for r in (1, 2, 4, 10)] == [10, 19, 43, 109]
+
+
+def test_views_are_drawn_as_the_run_draws_its_shop():
+    """A view is what `draw_shop` shows from the same generator state: the same 5 runes and the
+    artifact offer."""
+    state = new_run(0, RULES, rank="archmage")
+    state.rng = np.random.default_rng(42)
+    draw_shop(state)
+    view = shop_views(RULES, list(state.unlocked), 1, np.random.default_rng(42))[0]
+    assert view == (list(state.shop_runes), list(state.shop_artifacts))
+    assert len(view[0]) == RULES.spec.run.shop_rune_offers
+
+
+@pytest.mark.parametrize("round_,draw", [(1, 0), (2, 3)])
+def test_the_board_is_made_of_what_the_views_offered(round_, draw):
+    """The draw's board holds no more grade-I runes of a kind than the round's free views (one a
+    round) and its paid views offered, no artifact they did not offer, and costs at most the
+    mana had less the paid views' price (1 each)."""
+    views = 2
+    win, drawn, paid, board = shop_draw(RULES, ARCHMAGE, "archmage", round_, draw, views,
+                                        BOARDS, seed=7)
+    seen = shop_views(RULES, list(new_run(0, RULES, rank="archmage").unlocked),
+                      round_ + views, np.random.default_rng([7, round_, SHOP_STREAM, draw]))
+    offered = Counter(x for v in seen[:round_ + paid] for x in v[0])
+    units = Counter()
+    merge = RULES.spec.grades.merge_count
+    for kind, grade in [*board.runes.values(), *board.hand]:
+        units[kind] += merge ** (grade - 1)
+    assert all(units[k] <= offered[k] for k in units), (units, offered)
+    arts = Counter(x for v in seen[:round_ + paid] for x in v[1])
+    assert all(Counter(board.artifacts.values())[a] <= arts[a] for a in board.artifacts.values())
+    assert 0 <= paid <= views
+    assert board_cost(board, RULES) <= shop_budget(RULES, round_, "archmage") - paid
+    assert 0.0 <= win <= 1.0 and 0.0 <= drawn <= 1.0 - win
+
+
+def test_the_same_seed_gives_the_same_ceiling_and_the_run_is_run_outcome():
+    """Same seed, same draws, same boards. The run's figures are `run_outcome` of each round's
+    mean rates: with round 1 alone measured at 2 lamps, a run that loses round 1 keeps a lamp and
+    wins rounds 2-11 (counted won): it always clears, with 10 wins."""
+    first = shop_ceiling(RULES, ARCHMAGE, "archmage", [1], draws=2, views=1, boards=BOARDS,
+                         seed=3)
+    again = shop_ceiling(RULES, ARCHMAGE, "archmage", [1], draws=2, views=1, boards=BOARDS,
+                         seed=3)
+    assert first.to_json(RULES) == again.to_json(RULES)
+    (r1,) = first.rounds
+    assert first.point == pytest.approx(1.0) and first.wins == pytest.approx(10.0)
+    assert first.counted_won == tuple(range(2, 12))
+    assert len(r1.wins) == 2 and r1.win_rate == pytest.approx(sum(r1.wins) / 2)
+    lo, hi = r1.ci
+    assert lo <= r1.win_rate <= hi
+    assert (first.point, first.wins) == run_outcome({1: (r1.win_rate, r1.draw_rate)}, 2, 10, 20)
+    assert "round 1: mana 10" in format_shop_ceiling(first, RULES)
+
+
+def test_a_lost_round_one_ends_an_apprentice_mirror_run_never():
+    """A pool of one ghost (archmage's heaviest round-1 board, a metagame board) at apprentice:
+    no extra runes, so the ghosts as fielded are that one board, in the player's seat of round 1
+    (side 0), weight 3."""
+    entries = ARCHMAGE.rounds[1]
+    ghost = max(zip(ARCHMAGE.boards(1, RULES), (e.get("count", 1) for e in entries)),
+                key=lambda bc: bc[1])[0]
+    pool = Pool(RULES.hash, "apprentice", {1: [{"board": ghost.to_json(RULES), "count": 3}]})
+    boards, weights, seat = fielded_ghosts(pool, RULES, "apprentice", 1)
+    assert len(boards) == 1 and weights.tolist() == [3.0] and seat == 0
+    c = shop_ceiling(RULES, pool, "apprentice", [1], draws=2, views=0, boards=BOARDS)
+    # one ghost, one battle a board: each draw's board wins it or not (draws aside)
+    assert all(w in (0.0, 1.0) for w in c.rounds[0].wins)
+    assert c.rounds[0].views == (0, 0)
+
+
+def test_the_script_prints_and_writes_the_shop_ceiling(capsys, tmp_path):
+    sys.path.insert(0, str(REPO / "scripts"))
+    import exploitability as script
+    argv = ["--pool", str(REPO / "configs/opponents/archmage.json.gz"), "--quick", "--rounds",
+            "1", "--planner-seeds", "0", "--shop-ceiling", "--shop-draws", "2", "--shop-views",
+            "1", "--planner-boards", str(BOARDS), "--no-progress"]
+    assert script.main(argv + ["--json"]) == 0
+    s = json.loads(capsys.readouterr().out)["shop_ceiling"]
+    assert [r["round"] for r in s["rounds"]] == [1] and s["lamps"] == 2
+    assert len(s["rounds"][0]["wins"]) == 2 and s["rounds"][0]["mana"] == 10
+    assert script.main(argv) == 0
+    assert "shop ceiling (2 lamps)" in capsys.readouterr().out
+    # bounds are checked where they enter, and a pool without a rank is refused
+    for bad in (["--shop-draws", "1"], ["--shop-views", "21"]):
+        with pytest.raises(SystemExit) as exc:
+            script.main(argv + bad)
+        assert exc.value.code == 2
+    # a pool of a rank the rules do not have: the ceiling plays at the pool's rank (lamps, income)
+    stray = tmp_path / "stray.json"
+    save_pool(Pool(RULES.hash, "grandmaster", ARCHMAGE.rounds), stray)
+    code = script.main(["--pool", str(stray), "--quick", "--rounds", "1", "--shop-ceiling",
+                        "--no-progress"])
+    assert code == 2
+    assert "'grandmaster' is not one of apprentice" in capsys.readouterr().err
