@@ -85,6 +85,17 @@ def test_the_same_seed_gives_the_same_ceiling_and_the_run_is_run_outcome():
     assert lo <= r1.win_rate <= hi
     assert (first.point, first.wins) == run_outcome({1: (r1.win_rate, r1.draw_rate)}, 2, 10, 20)
     assert "round 1: mana 10" in format_shop_ceiling(first, RULES)
+    # beside it, every kind on offer at the same mana: a rate, and the run it allows
+    win, drawn = r1.free
+    assert 0.0 <= win <= 1.0 and 0.0 <= drawn <= 1.0 - win
+    assert (first.free_point, first.free_wins) == run_outcome({1: r1.free}, 2, 10, 20)
+
+
+def test_every_kind_on_offer_is_one_search_without_views():
+    """Draw -1 is the every-kind search: no paid views, a board within the round's mana."""
+    win, drawn, paid, board = shop_draw(RULES, ARCHMAGE, "archmage", 2, -1, 3, BOARDS, seed=7)
+    assert paid == 0 and board_cost(board, RULES) <= shop_budget(RULES, 2, "archmage")
+    assert 0.0 <= win <= 1.0
 
 
 def test_a_lost_round_one_ends_an_apprentice_mirror_run_never():

@@ -15,7 +15,9 @@ from everything those views offered, with the mana it has had by round r less k 
 no action cap) for every core, climbing from each ghost and metagame board of the round, scored
 against the round's ghosts as a run fields them (`fielded_ghosts`: the run's seat, the rank's
 extra runes). The best of those boards over k and cores is the draw's; the round's shop-limited
-win rate is the mean over the draws, with a normal 95% interval over them.
+win rate is the mean over the draws, with a normal 95% interval over them. Beside it, the same
+search with every kind on offer at the same mana (one search a core, no draws), and the run that
+allows: the gap between the two runs is what the shop costs a player at the rank.
 
 Why it bounds a fair player (up to the search missing a board, as the best response can): any
 player's board in round r is made of runes some view it saw offered, bought with at most the
@@ -49,6 +51,7 @@ from .clear_ceiling import FIELDINGS, _percent, fielded_ghosts, run_outcome, sea
 from .planner_search import metagame_boards
 
 SHOP_STREAM = 17        # [seed, round, stream, draw]: a draw's shop views (after PLANNER_STREAM)
+FREE_STREAM = 18        # [seed, round, stream, core]: the every-kind search
 DRAWS, DRAWS_MAX = 24, 1000         # shop draws a round (each a search per core and view count)
 VIEWS, VIEWS_MAX = 4, 20            # paid views at most (each a whole search a core)
 
@@ -63,6 +66,7 @@ class ShopRound:
     draws: tuple[float, ...]        # ... and its draw rate
     views: tuple[int, ...]          # ... and the paid views it used
     board: Board                    # the board of the draw nearest the mean win rate
+    free: tuple[float, float] = (1.0, 0.0)  # (win, draw) rates with every kind on offer
 
     @property
     def win_rate(self) -> float:
@@ -83,7 +87,8 @@ class ShopRound:
         return {"round": self.round, "mana": self.mana, "win_rate": self.win_rate,
                 "ci": list(self.ci), "draw_rate": self.draw_rate, "wins": list(self.wins),
                 "draws": list(self.draws), "views": list(self.views),
-                "board": self.board.to_json(rules), "cost": board_cost(self.board, rules)}
+                "board": self.board.to_json(rules), "cost": board_cost(self.board, rules),
+                "free": {"win": self.free[0], "draw": self.free[1]}}
 
 
 @dataclass(frozen=True)
@@ -95,10 +100,13 @@ class ShopCeiling:
     lamps: int
     rounds: tuple[ShopRound, ...]
     counted_won: tuple[int, ...]    # rounds a clear can need that were not measured
+    free_point: float = 1.0         # the same run with every kind on offer (the shop's price)
+    free_wins: float = 0.0
 
     def to_json(self, rules: Rules) -> dict:
         return {"point": self.point, "wins": self.wins, "lamps": self.lamps,
-                "counted_won": list(self.counted_won),
+                "counted_won": list(self.counted_won), "free_point": self.free_point,
+                "free_wins": self.free_wins,
                 "rounds": [r.to_json(rules) for r in self.rounds]}
 
 
@@ -128,43 +136,48 @@ def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int,
               boards: int, seed: int, fieldings: int = FIELDINGS
               ) -> tuple[float, float, int, Board] | None:
     """(win rate, draw rate, paid views, board) of one draw's clairvoyant best board (the module
-    docstring), or None if the round has no ghosts."""
+    docstring), or None if the round has no ghosts. `draw` -1: every kind on offer at the round's
+    mana instead (`Assets.shopping_freely`), the same search and scoring: what the shop costs."""
     ghosts, weights, seat = fielded_ghosts(pool, rules, rank, round_, fieldings, seed)
     if not ghosts:
         return None
     scorer = SeatScorer(rules, ghosts, weights, seat)
     budget = shop_budget(rules, round_, rank)
     starts = [Layout.of(b) for b in (*pool.boards(round_, rules), *metagame_boards(rules, round_))]
-    # every kind the run's shop draws from: a fresh run's (all unlocked, as in a run)
-    kinds = list(new_run(0, rules, rank=rank).unlocked)
-    seen = shop_views(rules, kinds, round_ + views,
-                      np.random.default_rng([seed, round_, SHOP_STREAM, draw]))
+    if draw < 0:
+        offers = [(budget, None, None)]
+    else:
+        # every kind the run's shop draws from: a fresh run's (all unlocked, as in a run)
+        kinds = list(new_run(0, rules, rank=rank).unlocked)
+        seen = shop_views(rules, kinds, round_ + views,
+                          np.random.default_rng([seed, round_, SHOP_STREAM, draw]))
+        offers = [(budget - k * rules.spec.run.reroll_cost,
+                   tuple(x for v in seen[:round_ + k] for x in v[0]),
+                   tuple(x for v in seen[:round_ + k] for x in v[1])) for k in range(views + 1)]
     best: tuple[float, float, float, int, Board] | None = None
-    for k in range(views + 1):
-        mana = budget - k * rules.spec.run.reroll_cost
+    for k, (mana, runes, arts) in enumerate(offers):
         if mana < 0:
             break
-        runes = tuple(x for v in seen[:round_ + k] for x in v[0])
-        arts = tuple(x for v in seen[:round_ + k] for x in v[1])
         for c, core in enumerate(rules.spec.cores):
             # a fresh run at round r with that mana: its slots, sectors and the round's max HP;
-            # its shop is the views' offers, its own generator never used
+            # its shop is the views' offers (or every kind), its own generator never used
             state = new_run(0, rules, rank=rank, core=core)
             state.round, state.mana = round_, mana
-            assets = replace(Assets.of(state), shop_runes=runes, shop_artifacts=arts,
-                             actions_left=10**6)
+            assets = Assets.of(state)
+            assets = (assets.shopping_freely() if runes is None else
+                      replace(assets, shop_runes=runes, shop_artifacts=arts, actions_left=10**6))
             core_starts = [Layout(x.runes, core, x.sun_element, x.artifacts, x.hand)
                            for x in starts]
             layout, _ = search_target(assets, scorer, core_starts, ClimbSettings(boards=boards),
-                                      np.random.default_rng([seed, round_, SHOP_STREAM, draw,
-                                                             k, c]), rerolls=False)
+                                      np.random.default_rng(
+                                          [seed, round_, SHOP_STREAM, draw, k, c] if draw >= 0
+                                          else [seed, round_, FREE_STREAM, c]), rerolls=False)
             board = assets.board_of(layout)
             if board_cost(board, rules) > mana:
                 continue
             win, drawn = seat_rates(board, ghosts, weights, seat, rules, jobs=1)
-            payoff = win + drawn / 2
-            if best is None or payoff > best[0]:
-                best = (payoff, win, drawn, k, board)
+            if best is None or win + drawn / 2 > best[0]:
+                best = (win + drawn / 2, win, drawn, k, board)
     if best is None:
         return None
     return best[1], best[2], best[3], best[4].replace(round=round_)
@@ -174,8 +187,9 @@ def shop_ceiling(rules: Rules, pool: Pool, rank: int | str, rounds: Sequence[int
                  draws: int = DRAWS, views: int = VIEWS, boards: int = 600, seed: int = 0,
                  progress: Callable[[int], None] | None = None,
                  ray: str | None = None) -> ShopCeiling:
-    """Each round's shop-limited best responses over `draws` draws, and the run they allow
-    (rounds without ghosts are left out). `ray`: an address (agents/cli/fanout.py) to play the
+    """Each round's shop-limited best responses over `draws` draws and its best board with
+    every kind on offer at the same mana, and the runs they allow (rounds without ghosts are left
+    out). `ray`: an address (agents/cli/fanout.py) to play the
     draws as Ray tasks (the same results: a draw depends on its seeds only). `progress` gets 1
     per draw done."""
     from agents.cli.fanout import run_tasks
@@ -185,33 +199,41 @@ def shop_ceiling(rules: Rules, pool: Pool, rank: int | str, rounds: Sequence[int
             if progress is not None:
                 progress(1)
 
-    tasks = [(rules, pool, rank, r, d, views, boards, seed) for r in rounds for d in range(draws)]
+    # each round's draws, then its every-kind search (draw -1)
+    tasks = [(rules, pool, rank, r, d, views, boards, seed) for r in rounds
+             for d in [*range(draws), -1]]
     done = run_tasks(shop_draw, tasks, ray, _Ticks())
     out = []
     for i, r in enumerate(rounds):
-        got = [x for x in done[i * draws:(i + 1) * draws] if x is not None]
+        *got, free = done[i * (draws + 1):(i + 1) * (draws + 1)]
+        got = [x for x in got if x is not None]
         if not got:
             continue
         wins = tuple(x[0] for x in got)
         mean = float(np.mean(wins))
         nearest = min(got, key=lambda x: abs(x[0] - mean))
         out.append(ShopRound(r, shop_budget(rules, r, rank), wins, tuple(x[1] for x in got),
-                             tuple(x[2] for x in got), nearest[3]))
+                             tuple(x[2] for x in got), nearest[3],
+                             (free[0], free[1]) if free is not None else (1.0, 0.0)))
     lamps = rank_effects(rules, rank).lamps
     run = rules.spec.run
     point, wins = run_outcome({x.round: (x.win_rate, x.draw_rate) for x in out}, lamps,
                               run.wins_to_clear, run.round_cap)
+    free_point, free_wins = run_outcome({x.round: x.free for x in out}, lamps,
+                                        run.wins_to_clear, run.round_cap)
     needed = range(1, min(run.round_cap, run.wins_to_clear + lamps - 1) + 1)
     measured = {x.round for x in out}
-    return ShopCeiling(point, wins, lamps, tuple(out), tuple(r for r in needed
-                                                              if r not in measured))
+    return ShopCeiling(point, wins, lamps, tuple(out),
+                       tuple(r for r in needed if r not in measured), free_point, free_wins)
 
 
 def format_shop_ceiling(c: ShopCeiling, rules: Rules) -> str:
     lines = [f"shop ceiling ({c.lamps} lamps): a player as good as a clairvoyant of its own shop "
              f"views every round clears {_percent(c.point)} of runs and wins {c.wins:.2f} "
              f"battles a run" + (f"; rounds {', '.join(map(str, c.counted_won))} not measured, "
-                                 f"counted as won" if c.counted_won else "")]
+                                 f"counted as won" if c.counted_won else "")
+             + f"; with every kind on offer at the same mana it would clear "
+               f"{_percent(c.free_point)} and win {c.free_wins:.2f}"]
     for x in c.rounds:
         lo, hi = x.ci
         paid = np.bincount(np.asarray(x.views, dtype=np.int64))
@@ -219,7 +241,8 @@ def format_shop_ceiling(c: ShopCeiling, rules: Rules) -> str:
         lines.append(f"  round {x.round}: mana {x.mana}, wins {100 * x.win_rate:.0f}% "
                      f"[{100 * lo:.0f}, {100 * hi:.0f}] of the ghosts as fielded, draws "
                      f"{100 * x.draw_rate:.0f}% ({len(x.wins)} shop draws; views {used}); "
-                     f"a typical board costs {board_cost(x.board, rules)}")
+                     f"a typical board costs {board_cost(x.board, rules)}; every kind on offer "
+                     f"{100 * x.free[0]:.0f}%")
     return "\n".join(lines)
 
 

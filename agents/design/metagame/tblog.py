@@ -112,8 +112,12 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
         for name, c in (shops or {}).items():
             w.add_scalar(f"exploitability/{name}/shop_clear_ceiling", c["point"], 0)
             w.add_scalar(f"exploitability/{name}/shop_wins_ceiling", c["wins"], 0)
+            w.add_scalar(f"exploitability/{name}/shop_free_clear_ceiling", c["free_point"], 0)
+            w.add_scalar(f"exploitability/{name}/shop_free_wins_ceiling", c["free_wins"], 0)
             for r in c["rounds"]:
                 w.add_scalar(f"exploitability/{name}/shop/win_rate", r["win_rate"], r["round"])
+                w.add_scalar(f"exploitability/{name}/shop/free_win_rate", r["free"]["win"],
+                             r["round"])
         for name, agent, rounds in players:
             for r in rounds:
                 w.add_scalar(f"exploitability/{name}/player/{agent}/win_rate", r["win_rate"],
