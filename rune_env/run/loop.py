@@ -17,7 +17,7 @@ board (RuneDraft-v0's episodes, drafted opponents).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -186,11 +186,16 @@ def _next_choice(state: RunState) -> None:
 
 
 def draw_shop(state: RunState) -> None:
-    spec = state.rules.spec
-    kinds = state.unlocked
-    state.shop_runes = [kinds[int(i)] for i in state.rng.integers(0, len(kinds), spec.run.shop_rune_offers)]
-    arts = list(spec.artifacts)
-    state.shop_artifacts = [arts[int(i)] for i in state.rng.integers(0, len(arts), spec.run.shop_artifact_offers)]
+    state.shop_runes, state.shop_artifacts = draw_view(state.rules, state.unlocked, state.rng)
+
+
+def draw_view(rules: Rules, kinds: Sequence[str], rng: np.random.Generator
+              ) -> tuple[list[str], list[str]]:
+    """One view of the shop: `run.shop_rune_offers` runes uniformly from `kinds`, then
+    `run.shop_artifact_offers` artifacts uniformly from the rules' artifacts, in that order."""
+    run, arts = rules.spec.run, list(rules.spec.artifacts)
+    runes = [kinds[int(i)] for i in rng.integers(0, len(kinds), run.shop_rune_offers)]
+    return runes, [arts[int(i)] for i in rng.integers(0, len(arts), run.shop_artifact_offers)]
 
 
 CHOICE_DRAWS = {"reward": 0, "relic": 1}   # a duel's shared choice generators, by kind

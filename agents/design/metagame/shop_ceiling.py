@@ -38,9 +38,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rune_env.rules import Board, Rules
-from rune_env.run.loop import new_run
+from rune_env.run.loop import draw_view, new_run
 from rune_env.run.opponents import Pool
-from rune_env.run.ranks import player_budget, rank_effects
+from rune_env.run.ranks import rank_effects
 
 from agents.search.assets import Assets
 from agents.search.boards import Layout, board_cost
@@ -66,7 +66,7 @@ class ShopRound:
     draws: tuple[float, ...]        # ... and its draw rate
     views: tuple[int, ...]          # ... and the paid views it used
     board: Board                    # the board of the draw nearest the mean win rate
-    free: tuple[float, float] = (1.0, 0.0)  # (win, draw) rates with every kind on offer
+    free: tuple[float, float]       # (win, draw) rates with every kind on offer
 
     @property
     def win_rate(self) -> float:
@@ -100,8 +100,8 @@ class ShopCeiling:
     lamps: int
     rounds: tuple[ShopRound, ...]
     counted_won: tuple[int, ...]    # rounds a clear can need that were not measured
-    free_point: float = 1.0         # the same run with every kind on offer (the shop's price)
-    free_wins: float = 0.0
+    free_point: float               # the same run with every kind on offer (the shop's price)
+    free_wins: float
 
     def to_json(self, rules: Rules) -> dict:
         return {"point": self.point, "wins": self.wins, "lamps": self.lamps,
@@ -119,17 +119,13 @@ def shop_budget(rules: Rules, round_: int, rank: int | str) -> int:
     income = max(0, run.income + rank_effects(rules, rank).income_delta)
     rewards = (0 if round_ < run.reward_first_round
                else 1 + (round_ - run.reward_first_round) // run.reward_every)
-    return player_budget(rules, 1) + income * (round_ - 1) + run.reward_mana * rewards
+    return run.start_mana + income * (round_ - 1) + run.reward_mana * rewards
 
 
 def shop_views(rules: Rules, kinds: Sequence[str], count: int, rng: np.random.Generator
                ) -> list[tuple[list[str], list[str]]]:
-    """`count` shop views as the run draws one (`rune_env.run.loop.draw_shop`): runes uniformly
-    from `kinds`, artifacts uniformly from the rules' artifacts."""
-    run, arts = rules.spec.run, list(rules.spec.artifacts)
-    return [([kinds[int(i)] for i in rng.integers(0, len(kinds), run.shop_rune_offers)],
-             [arts[int(i)] for i in rng.integers(0, len(arts), run.shop_artifact_offers)])
-            for _ in range(count)]
+    """`count` shop views as the run draws one (`rune_env.run.loop.draw_view`)."""
+    return [draw_view(rules, kinds, rng) for _ in range(count)]
 
 
 def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int, views: int,
