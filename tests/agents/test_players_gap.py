@@ -2,7 +2,10 @@
 exploitability.py --players): the boards are the ones the player fields in its runs, each is
 scored against the best response's report ghosts as the reference engine scores it, the interval
 and the gap are the arithmetic below, the same seed gives the same numbers, and bad input is one
-error line."""
+error line. With --holdings, what a run held at each measured preparation's start is kept, and
+the best boards found from it with the shop on display and with every kind on offer are made only
+of what that allowed, are measured as the player's own boards, and are the same for the same
+seed."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,6 +13,8 @@ import json
 import math
 import statistics
 import sys
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -18,12 +23,18 @@ import pytest
 from agents import make_agent
 from agents.design.metagame import ExploitSettings, split_pool
 from agents.design.metagame import players as players_module
-from agents.design.metagame.players import fielded_by_round, player_rounds, pool_rank
+from agents.design.metagame.oracle import PayoffEvaluator
+from agents.design.metagame.players import (fielded_by_round, holdings_boards, holdings_rates,
+                                            player_rounds, pool_rank)
+from agents.search.assets import Assets
+from agents.search.boards import board_cost
 from agents.evaluation.runs import eval_run_seed, play_run
 from rune_env.battle.engine import battle
 from rune_env.envs.run_env import RuneRunEnv
 from rune_env.rules import Board, load_rules
+from rune_env.run.loop import new_run
 from rune_env.run.opponents import load_pool
+from rune_env.run.ranks import rank_effects
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -142,7 +153,7 @@ def test_the_players_go_to_tensorboard_beside_their_pool(capsys, tmp_path):
     import exploitability
     argv = ["--pool", str(ARCHMAGE), "--quick", "--rounds", "3", "6", "--search-budget", "100",
             "--players", "greedy", "--player-runs", "2", "--json", "--no-progress",
-            "--tb", str(tmp_path)]
+            "--tb", str(tmp_path), "--holdings", "--planner-boards", "30"]
     assert exploitability.main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     ea = EventAccumulator(str(tmp_path / f"exploitability_{out['rules_hash']}_s0"),
@@ -153,6 +164,11 @@ def test_the_players_go_to_tensorboard_beside_their_pool(capsys, tmp_path):
         events = ea.Scalars(f"exploitability/archmage/player/greedy/{tag}")
         assert [e.step for e in events] == [3, 6]
         assert [e.value for e in events] == pytest.approx([r[key] for r in rows])
+    for part in ("display", "every_kind"):
+        events = ea.Scalars(f"exploitability/archmage/player/greedy/holdings_{part}")
+        assert [e.step for e in events] == [3, 6]
+        assert [e.value for e in events] == pytest.approx([r["holdings"][part]["win_rate"]
+                                                           for r in rows])
 
 
 def test_the_chart_draws_each_player_dashed_in_its_pools_colour():
@@ -174,3 +190,125 @@ def test_progress_ticks_once_a_run(rules, archmage):
     ticks = []
     fielded_by_round("greedy", rules, archmage, (2, 5), runs=3, seed=0, progress=ticks.append)
     assert ticks == [1, 1, 1]
+
+
+# -- where the gap comes from: --holdings --------------------------------------------------------
+SMALL = ExploitSettings(rounds=(1, 2), choose_boards=10, report_boards=12, seed=3,
+                        planner_boards=40)
+
+
+def units(runes, rules) -> Counter:
+    """Grade-I rune units by kind (a grade-g rune is merge_count^(g-1) of them)."""
+    m = rules.spec.grades.merge_count
+    out: Counter = Counter()
+    for kind, grade in runes:
+        out[kind] += m ** (grade - 1)
+    return out
+
+
+def test_the_starts_are_what_each_run_held_before_its_preparation(rules, archmage):
+    """Round 1 starts from a fresh run: the start mana (10), nothing owned, one view of the
+    shop (5 rune offers). Round 2 starts with round 1's board on it (the board stays after the
+    battle) and at least the round's income in mana: archmage's income is 10 - 1 (sorcerer's
+    income delta, which archmage includes) = 9, added to what round 1 left."""
+    starts: dict = {}
+    fielded = fielded_by_round("greedy", rules, archmage, (1, 2), runs=3, seed=4, starts=starts)
+    run = rules.spec.run
+    income = run.income + rank_effects(rules, "archmage").income_delta
+    assert income == 9
+    assert [len(starts[r]) for r in (1, 2)] == [3, 3]
+    for first, second, board in zip(starts[1], starts[2], fielded[1]):
+        assert first.round == 1 and first.mana == run.start_mana == 10
+        assert first.board == {} and first.hand == ()
+        assert len(first.shop_runes) == run.shop_rune_offers == 5
+        assert second.round == 2 and second.board == dict(board.runes)
+        assert second.mana >= income
+    # without `starts` nothing is kept and the boards are the same
+    assert fielded_by_round("greedy", rules, archmage, (1, 2), runs=3, seed=4) == fielded
+
+
+def test_the_boards_are_made_of_what_the_holdings_allowed(rules, archmage):
+    """A fresh archmage run in round 2 with a fire rune on its board, 6 mana and the shop
+    showing wind, wind, ice, node, amplify (its artifact offers emptied). The display board may
+    hold only fire and what the shop shows (at most 2 wind, 1 ice, 1 node, 1 amplify) and cost at
+    most 2 (the fire's price) + 6; the every-kind board any kind, within the same 8: kept, the
+    fire is 2 of it; sold, it returns 1 (a unit), so the board costs at most 6 + 1 = 7."""
+    state = new_run(0, rules, rank="archmage", core="moon")
+    state.round, state.mana = 2, 6
+    state.board = {0: ("fire", 1)}
+    state.shop_runes = ["wind", "wind", "ice", "node", "amplify"]
+    state.shop_artifacts = [None] * len(state.shop_artifacts)
+    assets = Assets.of(state)
+    choose, _ = split_pool(archmage, rules, 2, SMALL)
+    found = holdings_boards(rules, [assets], choose, 2, SMALL)
+    (display,), (free,) = found["display"], found["every_kind"]
+    allowed = Counter({"fire": 1, "wind": 2, "ice": 1, "node": 1, "amplify": 1})
+    have = units([*display.runes.values(), *display.hand], rules)
+    assert have and not have - allowed, have
+    assert not display.artifacts
+    assert board_cost(display, rules) <= 2 + 6
+    assert board_cost(free, rules) <= 2 + 6
+    assert free.core == display.core == "moon"
+    # the same seed gives the same boards
+    again = holdings_boards(rules, [assets], choose, 2, SMALL)
+    assert again == found
+
+
+def test_nothing_held_and_no_mana_fields_an_empty_board_that_wins_nothing(rules, archmage):
+    """With an empty board and hand, no mana and nothing on display, no search can field a rune:
+    both boards are empty, and an empty board deals no damage, so it wins none of its battles
+    against the report ghosts (a loss, or a draw at the time limit): 0.0, interval [0, 0]."""
+    state = new_run(0, rules, rank="archmage", core="sun")
+    state.round, state.mana = 1, 0
+    state.shop_runes = [None] * len(state.shop_runes)
+    state.shop_artifacts = [None] * len(state.shop_artifacts)
+    empty = Assets.of(state)
+    choose, report = split_pool(archmage, rules, 1, SMALL)
+    found = holdings_boards(rules, [empty, empty], choose, 1, SMALL)
+    assert all(not b.runes and not b.hand for b in found["display"])
+    held = holdings_rates(rules, [empty, empty], choose, report, 1, SMALL,
+                          PayoffEvaluator(rules, 1))
+    assert held.display == (0.0, 0.0, 0.0)
+    # every kind on offer, but no mana to buy any: the same
+    assert held.every_kind == (0.0, 0.0, 0.0)
+
+
+def test_player_rounds_measure_the_holdings_only_when_asked(rules, archmage):
+    settings = replace(SMALL, rounds=(2,))
+    (plain,) = player_rounds("greedy", rules, archmage, settings, runs=2)
+    (held,) = player_rounds("greedy", rules, archmage, settings, runs=2, holdings=True)
+    assert plain.holdings is None and "holdings" not in plain.to_json()
+    # the player's own figures do not change with the holdings measured beside them
+    assert (held.win_rate, held.ci) == (plain.win_rate, plain.ci)
+    row = held.to_json()["holdings"]
+    for part in ("display", "every_kind"):
+        lo, hi = row[part]["ci"]
+        assert 0.0 <= lo <= row[part]["win_rate"] <= hi <= 1.0
+    ticks = []
+    (again,) = player_rounds("greedy", rules, archmage, settings, runs=2, holdings=True,
+                             progress=ticks.append)
+    assert again.to_json() == held.to_json()
+    # a tick for each of the 2 runs, then one for each of their 2 round-2 starts searched
+    assert ticks == [1, 1, 1, 1]
+
+
+def test_the_script_prints_and_writes_the_holdings(capsys):
+    import exploitability
+    argv = ["--pool", str(ARCHMAGE), "--quick", "--rounds", "2", "--search-budget", "100",
+            "--planner-boards", "30", "--players", "greedy", "--player-runs", "2",
+            "--holdings", "--no-progress"]
+    assert exploitability.main([*argv, "--json"]) == 0
+    (player,) = json.loads(capsys.readouterr().out)["players"]
+    assert set(player["rounds"][0]["holdings"]) == {"display", "every_kind"}
+    assert exploitability.main(argv) == 0
+    text = capsys.readouterr().out
+    assert "  its holdings, display" in text and "  its holdings, every kind" in text
+
+
+def test_holdings_without_players_is_one_error_line(capsys):
+    import exploitability
+    assert exploitability.main(["--pool", str(ARCHMAGE), "--quick", "--holdings",
+                                "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: --holdings measures the --players' holdings: name at least one "
+                   "player"]

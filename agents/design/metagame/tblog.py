@@ -14,7 +14,8 @@ payoffs) and metagame/exploitability (the gap - 1/2 by round).
 
 Exploitability (`log_exploitability`): per pool, at step = the round,
 exploitability/<pool>/win_rate, .../ci_low, .../ci_high and .../exploitability; per player
-measured against it (`--players`), exploitability/<pool>/player/<agent>/win_rate and .../gap;
+measured against it (`--players`), exploitability/<pool>/player/<agent>/win_rate and .../gap
+(with --holdings also .../holdings_display and .../holdings_every_kind);
 and the image exploitability/chart (every pool by round, as `--chart` draws it).
 
 It needs TensorBoard (the train extra) and matplotlib (the charts extra): `tb_problem` says which
@@ -125,6 +126,9 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
                 if r["gap"] is not None:
                     w.add_scalar(f"exploitability/{name}/player/{agent}/gap", r["gap"],
                                  r["round"])
+                for part, held in r.get("holdings", {}).items():
+                    w.add_scalar(f"exploitability/{name}/player/{agent}/holdings_{part}",
+                                 held["win_rate"], r["round"])
         if table:
             mine: dict = {}
             for name, agent, rounds in players:

@@ -95,7 +95,7 @@ def ghosts_of(agent_name: str, rank: int, runs: int, seed: int, max_round: int,
 
 
 def fielded_boards(env, agent, seed: int, runs: int, last_round: int, start: int = 0,
-                   refill: bool = False):
+                   refill: bool = False, before_act=None):
     """Yield (run seed, battle info) for every battle `agent` fields in runs start..start+runs-1
     of evaluation seed `seed` on `env`, rounds 1..last_round. The lamps never go out (the run
     plays on past lost lamps, and past the 10th win when `env`'s rules are endless), so every
@@ -104,7 +104,8 @@ def fielded_boards(env, agent, seed: int, runs: int, last_round: int, start: int
     and lights a lost one again after the agent's next choice, so that up to its first lost
     lamp the agent plays the run `evaluate.py` plays on the same seed (the same observations and
     state: a policy reads its lamps), and on past it (a run of one lamp: a million, as
-    drafting)."""
+    drafting). `before_act(state)`, if given, sees the run's state before each of the agent's
+    choices (a copy is the caller's to make)."""
     for i in range(start, start + runs):
         run_seed = eval_run_seed(seed, i)
         obs, info = env.reset(options={"run_seed": run_seed})
@@ -114,6 +115,8 @@ def fielded_boards(env, agent, seed: int, runs: int, last_round: int, start: int
         if not relight:
             env.state.lamps = 10**6   # play on past lost lamps (observations clip lamps at 1)
         while True:
+            if before_act is not None:
+                before_act(env.state)
             state = env.state if agent.needs_state else None
             action = agent.act(obs, info["action_mask"], state=state)
             if relight and env.state.lamps < full:
