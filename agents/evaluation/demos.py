@@ -26,8 +26,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
-import tempfile
 import warnings
 import zipfile
 from dataclasses import dataclass
@@ -37,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from rune_env.envs.run_env import TRAINING_SEED_LIMIT
-from rune_env.files import load_json, shown
+from rune_env.files import load_json, shown, write_bytes_atomic
 
 from .runs import EVAL_SEED_STRIDE, play_run
 
@@ -225,24 +223,19 @@ def collect_demos(agent_name: str, runs: int, seed: int, env_kwargs: dict | None
 
 # -- the file ------------------------------------------------------------------------------------
 def save_demos(demos: Demos, path: str | Path) -> None:
-    """Write `demos` to `path` (.npz), atomically and the same bytes for the same arrays."""
-    path = Path(path)
+    """Write `demos` to `path` (.npz), atomically (`rune_env.files.write_bytes_atomic`) and the
+    same bytes for the same arrays."""
     arrays = {k: getattr(demos, k) for k in KEYS if k != "meta"}
     arrays["meta"] = np.frombuffer(json.dumps(demos.meta, sort_keys=True).encode(), np.uint8)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
-            for k, a in arrays.items():
-                buf = io.BytesIO()
-                np.lib.format.write_array(buf, np.ascontiguousarray(a, KEYS[k]), allow_pickle=False)
-                info = zipfile.ZipInfo(f"{k}.npy", date_time=_ZIP_TIME)
-                info.compress_type = zipfile.ZIP_DEFLATED
-                z.writestr(info, buf.getvalue())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w", zipfile.ZIP_DEFLATED) as z:
+        for k, a in arrays.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.ascontiguousarray(a, KEYS[k]), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{k}.npy", date_time=_ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, buf.getvalue())
+    write_bytes_atomic(Path(path), data.getvalue())
 
 
 def load_demos(path: str | Path, rules_hash: str | None = None, strict: bool = False) -> Demos:
