@@ -122,7 +122,7 @@ def fielded_by_round(agent_name: str, rules: Rules, pool: Pool, rounds: Sequence
     agent = make_agent(agent_name, rules, seed=seed)
     wanted = set(rounds)
     out: dict[int, list[Board]] = {r: [] for r in rounds}
-    held: dict = {}             # the preparation's key (round, battles fought) -> its start
+    held: dict = {}     # the latest preparation's key (round, battles fought) and its start
 
     def keep_start(state) -> None:
         key = (state.round, len(state.battles))
