@@ -44,6 +44,11 @@ class Layout:
         return Layout(dict(self.runes), self.core, self.sun_element, dict(self.artifacts),
                       list(self.hand))
 
+    def in_core(self, core: str) -> "Layout":
+        """This layout as `core` plays it (a start for a search in another core: the pool's and
+        the metagame's boards, whatever their own core); its pieces are shared, not copied."""
+        return Layout(self.runes, core, self.sun_element, self.artifacts, self.hand)
+
     def sectors(self, rules: Rules) -> frozenset[int]:
         """The outer ring's sectors its runes and artifacts stand in (each must be open)."""
         geo = geometry(rules.radius)

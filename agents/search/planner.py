@@ -398,12 +398,7 @@ class PlannerAgent:
 
     @staticmethod
     def _reference_starts(state: RunState, scorer: SeatScorer) -> list[Layout]:
-        out = []
-        for b in scorer.boards:
-            layout = Layout.of(b)
-            out.append(Layout(layout.runes, state.core, layout.sun_element, layout.artifacts,
-                              layout.hand))
-        return out
+        return [Layout.of(b).in_core(state.core) for b in scorer.boards]
 
     # -- choices ----------------------------------------------------------------------------------
     def _choose(self, state: RunState, mask: np.ndarray) -> int:

@@ -67,8 +67,7 @@ def planner_responses(rules: Rules, choose: Opponents, round_: int, budget: int,
         state = new_run(0, rules, rank=rank if rank is not None else 0, core=core)
         state.round, state.mana = round_, budget
         assets = Assets.of(state).shopping_freely()
-        starts = [Layout(x.runes, core, x.sun_element, x.artifacts, x.hand)
-                  for x in (Layout.of(b) for b in (*choose.boards, *meta))]
+        starts = [Layout.of(b).in_core(core) for b in (*choose.boards, *meta)]
         for i in range(seeds):
             rng = np.random.default_rng([*seeds_, round_, PLANNER_STREAM, c, i])
             layout, _ = search_target(assets, scorer, starts, climb, rng, rerolls=True)

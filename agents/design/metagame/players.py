@@ -204,8 +204,7 @@ def holdings_boards(rules: Rules, starts: Sequence[Assets], choose: Opponents, r
     shared = [Layout.of(b) for b in (*choose.boards, *metagame_boards(rules, round_))]
     found: dict[str, list[Board]] = {"display": [], "every_kind": []}
     for i, assets in enumerate(starts):
-        layouts = [assets.layout(), *(Layout(x.runes, assets.core, x.sun_element, x.artifacts,
-                                             x.hand) for x in shared)]
+        layouts = [assets.layout(), *(x.in_core(assets.core) for x in shared)]
         for which, (name, offer) in enumerate((("display", assets),
                                                ("every_kind", assets.shopping_freely()))):
             rng = np.random.default_rng([settings.seed, round_, HOLDINGS_STREAM, i, which])

@@ -162,8 +162,7 @@ def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int,
             assets = Assets.of(state)
             assets = (assets.shopping_freely() if runes is None else
                       replace(assets, shop_runes=runes, shop_artifacts=arts, actions_left=10**6))
-            core_starts = [Layout(x.runes, core, x.sun_element, x.artifacts, x.hand)
-                           for x in starts]
+            core_starts = [x.in_core(core) for x in starts]
             layout, _ = search_target(assets, scorer, core_starts, ClimbSettings(boards=boards),
                                       np.random.default_rng(
                                           [seed, round_, SHOP_STREAM, draw, k, c] if draw >= 0
