@@ -48,6 +48,14 @@ def metagame_boards(rules: Rules, round_: int) -> list[Board]:
     return list(meta.boards(round_, rules)) if round_ in meta.rounds else []
 
 
+def choose_scorer(rules: Rules, choose: Opponents, round_: int) -> SeatScorer:
+    """The target search's scorer on the choose ghosts (weighted by their counts), in the seat a
+    player has in round `round_`: what both this search and a player's holdings search
+    (`players.holdings_boards`) pick their boards by."""
+    return SeatScorer(rules, list(choose.boards), np.asarray(choose.weights, np.float64),
+                      player_seat(round_))
+
+
 def planner_responses(rules: Rules, choose: Opponents, round_: int, budget: int,
                       rank: int | str | None, seeds: int, boards: int,
                       seed: int | Sequence[int], meta: Sequence[Board] | None = None
@@ -57,8 +65,7 @@ def planner_responses(rules: Rules, choose: Opponents, round_: int, budget: int,
     (default the shipped metagame's of the round)."""
     seeds_ = [seed] if isinstance(seed, int) else list(seed)
     meta = metagame_boards(rules, round_) if meta is None else list(meta)
-    scorer = SeatScorer(rules, list(choose.boards), np.asarray(choose.weights, np.float64),
-                        player_seat(round_))
+    scorer = choose_scorer(rules, choose, round_)
     climb = ClimbSettings(boards=boards)
     out = []
     for c, core in enumerate(rules.spec.cores):
@@ -79,4 +86,4 @@ def planner_responses(rules: Rules, choose: Opponents, round_: int, budget: int,
     return out
 
 
-__all__ = ["PLANNER_STREAM", "SEEDS_MAX", "metagame_boards", "planner_responses"]
+__all__ = ["PLANNER_STREAM", "SEEDS_MAX", "choose_scorer", "metagame_boards", "planner_responses"]

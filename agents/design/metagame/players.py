@@ -42,18 +42,16 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rune_env.rules import Board, Rules
-from rune_env.run.loop import player_seat
 from rune_env.run.opponents import BudgetOpponents, Pool, PoolOpponents
 
 from agents.design.audit import Opponents
 from agents.search.assets import Assets
 from agents.search.boards import Layout
-from agents.search.scoring import SeatScorer
 from agents.search.target import ClimbSettings, search_target
 
 from .exploitability import ExploitSettings, RoundExploit, rounds_table, split_pool
 from .oracle import PayoffEvaluator
-from .planner_search import metagame_boards
+from .planner_search import choose_scorer, metagame_boards
 
 HOLDINGS_STREAM = 23    # [seed, round, stream, board, which]: a holdings search
 Rate = tuple[float, float, float]       # a mean win rate and its 95% interval
@@ -198,8 +196,7 @@ def holdings_boards(rules: Rules, starts: Sequence[Assets], choose: Opponents, r
     """For each preparation's start, the best board found from its holdings with the shop on
     display ("display") and with every kind on offer ("every_kind"), chosen on `choose` in the
     round's seat (the module docstring). `progress` gets 1 per start."""
-    scorer = SeatScorer(rules, list(choose.boards), np.asarray(choose.weights, np.float64),
-                        player_seat(round_))
+    scorer = choose_scorer(rules, choose, round_)
     climb = ClimbSettings(boards=settings.planner_boards)
     shared = [Layout.of(b) for b in (*choose.boards, *metagame_boards(rules, round_))]
     found: dict[str, list[Board]] = {"display": [], "every_kind": []}
