@@ -133,6 +133,7 @@ def test_the_script_prints_the_players_beside_the_best_response(capsys):
     (["--players", "nobody"], "--players: unknown agent 'nobody'"),
     (["--players", "greedy", "greedy"], "--players: 'greedy' is given twice"),
     (["--players", "greedy", "--player-runs", "0"], "--player-runs must be a whole number in 1..10000"),
+    (["--players", "greedy", "--gap-chart", "gap.png"], "--gap-chart draws the --holdings' parts"),
 ])
 def test_the_script_refuses_bad_players_in_one_line(capsys, extra, message):
     import exploitability
@@ -153,8 +154,10 @@ def test_the_players_go_to_tensorboard_beside_their_pool(capsys, tmp_path):
     import exploitability
     argv = ["--pool", str(ARCHMAGE), "--quick", "--rounds", "3", "6", "--search-budget", "100",
             "--players", "greedy", "--player-runs", "2", "--json", "--no-progress",
-            "--tb", str(tmp_path), "--holdings", "--planner-boards", "30"]
+            "--tb", str(tmp_path), "--holdings", "--planner-boards", "30",
+            "--gap-chart", str(tmp_path / "gap.png")]
     assert exploitability.main(argv) == 0
+    assert (tmp_path / "gap.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     out = json.loads(capsys.readouterr().out)
     ea = EventAccumulator(str(tmp_path / f"exploitability_{out['rules_hash']}_s0"),
                           size_guidance={"scalars": 0})
@@ -169,6 +172,37 @@ def test_the_players_go_to_tensorboard_beside_their_pool(capsys, tmp_path):
         assert [e.step for e in events] == [3, 6]
         assert [e.value for e in events] == pytest.approx([r["holdings"][part]["win_rate"]
                                                            for r in rows])
+    assert {"exploitability/chart", "exploitability/gap"} <= set(ea.Tags()["images"])
+
+
+def test_the_gap_chart_draws_each_players_four_levels_and_the_parts_between():
+    """A panel per (pool, player) with holdings; its lines are the player's boards, the two
+    holdings boards and the best response by round (the figures of RESULTS' archmage planner,
+    rounds 1 / 2: 16 / 14% its boards, 17 / 13% display, 63 / 19% every kind, 63 / 62% best
+    response). Round 2's play part is negative (13% < 14%): the lines show it, no band does."""
+    pytest.importorskip("matplotlib")
+    from agents.design.metagame.charts import GAP_PARTS, gap_figure
+    rows = [{"round": 2, "win_rate": 0.14, "best_response": 0.62,
+             "holdings": {"display": {"win_rate": 0.13}, "every_kind": {"win_rate": 0.19}}},
+            {"round": 1, "win_rate": 0.16, "best_response": 0.63,
+             "holdings": {"display": {"win_rate": 0.17}, "every_kind": {"win_rate": 0.63}}},
+            {"round": 3, "win_rate": 0.2, "best_response": 0.7}]        # no holdings: left out
+    fig = gap_figure([("archmage", "planner", rows), ("sage", "greedy", rows[:2])])
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["archmage: planner", "sage: greedy"]
+    lines = {line.get_label(): line for line in panels[0].get_lines()}
+    assert list(lines["its boards"].get_xdata()) == [1, 2]
+    assert list(lines["its boards"].get_ydata()) == [0.16, 0.14]
+    assert list(lines["its holdings, display"].get_ydata()) == [0.17, 0.13]
+    assert list(lines["its holdings, every kind"].get_ydata()) == [0.63, 0.19]
+    assert list(lines["best response"].get_ydata()) == [0.63, 0.62]
+    bands = [c.get_label() for c in panels[0].collections]
+    assert bands == [label for _, label, _ in GAP_PARTS]
+    # the play band (own 0.16 -> display 0.17 in round 1, 0.14 -> 0.13 in round 2) is filled
+    # only up to where the lines cross: no vertex of it lies at round 2
+    play = panels[0].collections[0]
+    xs = [x for path in play.get_paths() for x, _ in path.vertices]
+    assert min(xs) == 1 and max(xs) < 2
 
 
 def test_the_chart_draws_each_player_dashed_in_its_pools_colour():

@@ -126,3 +126,60 @@ def exploitability_figure(table: dict[str, dict[int, float]], title: str = "",
     ax.set_title(title or "exploitability by pool and round")
     fig.tight_layout()
     return fig
+
+
+# the three parts of a player's gap to the best response (--holdings), from the bottom up
+GAP_PARTS = (("display", "its play in the round", "tab:green"),
+             ("every_kind", "the round's shop", "tab:orange"),
+             ("best_response", "its earlier rounds", "tab:red"))
+
+
+def gap_chart(panels: Sequence[tuple[str, str, list[dict]]], path: str | Path,
+              title: str = "") -> Path:
+    """Where each player's gap to the best response comes from, by round: a panel per (pool
+    name, agent label, `PlayerRound.to_json` dicts with holdings) triple (`gap_figure`)."""
+    return save(gap_figure(panels, title), path)
+
+
+def gap_figure(panels: Sequence[tuple[str, str, list[dict]]], title: str = ""):
+    """A panel per (pool, player): by round, four win rates on the report ghosts, bottom to top
+    as a rule: the player's own boards, the best board from its holdings with the shop on
+    display, the same with every kind on offer, and the best response. The bands between them
+    are the gap's parts, its play in the round, the round's shop and its earlier rounds
+    (`GAP_PARTS`), filled where the upper line is above the lower one. A part can be negative
+    (a player that rerolled beats the display board it held): the lines are drawn too, so a
+    crossing shows, and no band is filled there."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 1.8, 3.8),
+                             squeeze=False)
+    for ax, (pool, agent, rows) in zip(axes[0], panels):
+        rows = sorted((r for r in rows if r.get("holdings") and r["best_response"] is not None),
+                      key=lambda r: r["round"])
+        rounds = [r["round"] for r in rows]
+        levels = {"own": [r["win_rate"] for r in rows],
+                  "display": [r["holdings"]["display"]["win_rate"] for r in rows],
+                  "every_kind": [r["holdings"]["every_kind"]["win_rate"] for r in rows],
+                  "best_response": [r["best_response"] for r in rows]}
+        lower = levels["own"]
+        for key, label, colour in GAP_PARTS:
+            upper = levels[key]
+            ax.fill_between(rounds, lower, upper, where=[u >= v for u, v in zip(upper, lower)],
+                            color=colour, alpha=0.3, label=label, interpolate=True)
+            lower = upper
+        for key, label, style in (("best_response", "best response", "-"),
+                                  ("every_kind", "its holdings, every kind", "--"),
+                                  ("display", "its holdings, display", "-."),
+                                  ("own", "its boards", "-")):
+            ax.plot(rounds, levels[key], style, marker="o", markersize=3, label=label,
+                    color="black" if key != "own" else "tab:blue", linewidth=1)
+        ax.set_title(f"{pool}: {agent}", fontsize=9)
+        ax.set_xlabel("round")
+        ax.set_xticks(rounds)
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("win rate on the report ghosts")
+    handles, labels = axes[0][-1].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=7, loc="center right")
+    fig.suptitle(title or "where each player's gap to the best response comes from")
+    fig.tight_layout(rect=(0, 0, 1 - 1.8 / (4.2 * len(panels) + 1.8), 1))
+    return fig

@@ -16,7 +16,9 @@ Exploitability (`log_exploitability`): per pool, at step = the round,
 exploitability/<pool>/win_rate, .../ci_low, .../ci_high and .../exploitability; per player
 measured against it (`--players`), exploitability/<pool>/player/<agent>/win_rate and .../gap
 (with --holdings also .../holdings_display and .../holdings_every_kind);
-and the image exploitability/chart (every pool by round, as `--chart` draws it).
+and the image exploitability/chart (every pool by round, as `--chart` draws it), with
+--holdings also exploitability/gap (where each player's gap comes from, as `--gap-chart` draws
+it).
 
 It needs TensorBoard (the train extra) and matplotlib (the charts extra): `tb_problem` says which
 is missing, so a script refuses --tb before any work.
@@ -25,8 +27,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .charts import (charts_problem, exploitability_figure, matrix_figure, shares_figure,
-                     to_array)
+from .charts import (charts_problem, exploitability_figure, gap_figure, matrix_figure,
+                     shares_figure, to_array)
 
 
 def tb_problem() -> str | None:
@@ -138,4 +140,8 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
                     for name, c in (shops or {}).items()}
             _image(w, "exploitability/chart",
                    exploitability_figure(table, f"rules {rules_hash}, seed {seed}", mine, shop))
+        held = [(name, agent, rounds) for name, agent, rounds in players
+                if any(r.get("holdings") for r in rounds)]
+        if held:
+            _image(w, "exploitability/gap", gap_figure(held, f"rules {rules_hash}, seed {seed}"))
     return d
