@@ -150,8 +150,9 @@ def gap_figure(panels: Sequence[tuple[str, str, list[dict]]], title: str = ""):
     (a player that rerolled beats the display board it held): the lines are drawn too, so a
     crossing shows, and no band is filled there."""
     plt = _plt()
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 1.8, 3.8),
-                             squeeze=False)
+    legend_width = 1.8              # inches beside the panels, where the legend hides none
+    width = 4.2 * len(panels) + legend_width
+    fig, axes = plt.subplots(1, len(panels), figsize=(width, 3.8), squeeze=False)
     for ax, (pool, agent, rows) in zip(axes[0], panels):
         rows = sorted((r for r in rows if r.get("holdings") and r["best_response"] is not None),
                       key=lambda r: r["round"])
@@ -181,5 +182,5 @@ def gap_figure(panels: Sequence[tuple[str, str, list[dict]]], title: str = ""):
     handles, labels = axes[0][-1].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=7, loc="center right")
     fig.suptitle(title or "where each player's gap to the best response comes from")
-    fig.tight_layout(rect=(0, 0, 1 - 1.8 / (4.2 * len(panels) + 1.8), 1))
+    fig.tight_layout(rect=(0, 0, 1 - legend_width / width, 1))
     return fig
