@@ -13,8 +13,10 @@ import pytest
 
 from agents.design.audit import board_cost
 from agents.design.metagame.clear_ceiling import fielded_ghosts, run_outcome
-from agents.design.metagame.shop_ceiling import (SHOP_STREAM, format_shop_ceiling, shop_budget,
-                                                 shop_ceiling, shop_draw, shop_views)
+from agents.design.metagame.shop_ceiling import (SHOP_STREAM, ShopRound, core_bounds,
+                                                 format_shop_ceiling, shop_budget, shop_ceiling,
+                                                 shop_draw, shop_views)
+from rune_env.rules import Board
 from rune_env.rules import load_rules
 from rune_env.run.loop import draw_shop, new_run
 from rune_env.run.opponents import Pool, load_pool, save_pool
@@ -51,7 +53,7 @@ def test_the_board_is_made_of_what_the_views_offered(round_, draw):
     round) and its paid views offered, no artifact they did not offer, and costs at most the
     mana had less the paid views' price (1 each)."""
     views = 2
-    win, drawn, paid, board = shop_draw(RULES, ARCHMAGE, "archmage", round_, draw, views,
+    win, drawn, paid, board, _ = shop_draw(RULES, ARCHMAGE, "archmage", round_, draw, views,
                                         BOARDS, seed=7)
     seen = shop_views(RULES, list(new_run(0, RULES, rank="archmage").unlocked),
                       round_ + views, np.random.default_rng([7, round_, SHOP_STREAM, draw]))
@@ -66,6 +68,19 @@ def test_the_board_is_made_of_what_the_views_offered(round_, draw):
     assert 0 <= paid <= views
     assert board_cost(board, RULES) <= shop_budget(RULES, round_, "archmage") - paid
     assert 0.0 <= win <= 1.0 and 0.0 <= drawn <= 1.0 - win
+
+
+def test_each_cores_best_is_kept_and_the_draws_best_is_the_best_core():
+    """Beside the draw's best board, the best board of each core of the rules (same searches):
+    one (win, draw) a core, none scoring above the draw's best, and the best core's rates are
+    the draw's."""
+    win, drawn, _, board, by_core = shop_draw(RULES, ARCHMAGE, "archmage", 1, 2, 1, BOARDS,
+                                              seed=7)
+    assert len(by_core) == len(RULES.spec.cores)
+    scores = [w + d / 2 for w, d in by_core]
+    assert max(scores) == pytest.approx(win + drawn / 2)
+    assert by_core[list(RULES.spec.cores).index(board.core)] == (win, drawn)
+    assert all(0.0 <= w <= 1.0 and 0.0 <= d <= 1.0 - w for w, d in by_core)
 
 
 def test_the_same_seed_gives_the_same_ceiling_and_the_run_is_run_outcome():
@@ -91,9 +106,33 @@ def test_the_same_seed_gives_the_same_ceiling_and_the_run_is_run_outcome():
     assert (first.free_point, first.free_wins) == run_outcome({1: r1.free}, 2, 10, 20)
 
 
+def _round(number: int, by_core) -> ShopRound:
+    wins = tuple(max(w for w, _ in draw) for draw in by_core)
+    return ShopRound(number, 10, wins, (0.0,) * len(wins), (0,) * len(wins), Board(), (1.0, 0.0),
+                     tuple(by_core))
+
+
+def test_the_runs_core_is_picked_once_seeing_round_one():
+    """Two cores, one lamp, 2 wins clear, rounds 1-2. Round 1's two draws: draw A wins with core
+    0 only, draw B with core 1 only; round 2: core 0 wins half its battles, core 1 all.
+    Core 0 all run: round 1 0.5, round 2 0.5: clears 0.5 x 0.5 = 0.25, wins 0.5 x (1 + 0.5) =
+    0.75. Core 1: 0.5 x 1 = 0.5 and 0.5 x (1 + 1) = 1.0, the best core. Picked seeing round 1:
+    draw A takes core 0 (round 1 won, round 2 at 0.5: 0.5 and 1.5; core 1 would lose round 1),
+    draw B core 1 (1.0 and 2.0): the mean is 0.75 clears and 1.75 wins, above either core held
+    blind."""
+    r1 = _round(1, [((1.0, 0.0), (0.0, 0.0)), ((0.0, 0.0), (1.0, 0.0))])
+    r2 = _round(2, [((0.5, 0.0), (1.0, 0.0)), ((0.5, 0.0), (1.0, 0.0))])
+    fixed, point, wins = core_bounds([r1, r2], ["a", "b"], lamps=1, wins_to_clear=2, round_cap=2)
+    assert fixed["a"] == pytest.approx((0.25, 0.75)) and fixed["b"] == pytest.approx((0.5, 1.0))
+    assert (point, wins) == pytest.approx((0.75, 1.75))
+    # without round 1 measured (counted won), the core is the best one held all run: core 1
+    fixed, point, wins = core_bounds([r2], ["a", "b"], lamps=1, wins_to_clear=2, round_cap=2)
+    assert (point, wins) == pytest.approx((1.0, 2.0)) and fixed["a"] == pytest.approx((0.5, 1.5))
+
+
 def test_every_kind_on_offer_is_one_search_without_views():
     """Draw -1 is the every-kind search: no paid views, a board within the round's mana."""
-    win, drawn, paid, board = shop_draw(RULES, ARCHMAGE, "archmage", 2, -1, 3, BOARDS, seed=7)
+    win, drawn, paid, board, _ = shop_draw(RULES, ARCHMAGE, "archmage", 2, -1, 3, BOARDS, seed=7)
     assert paid == 0 and board_cost(board, RULES) <= shop_budget(RULES, 2, "archmage")
     assert 0.0 <= win <= 1.0
 
@@ -124,8 +163,15 @@ def test_the_script_prints_and_writes_the_shop_ceiling(capsys, tmp_path):
     s = json.loads(capsys.readouterr().out)["shop_ceiling"]
     assert [r["round"] for r in s["rounds"]] == [1] and s["lamps"] == 2
     assert len(s["rounds"][0]["wins"]) == 2 and s["rounds"][0]["mana"] == 10
+    # the run's core: each core held all run, and the pick seeing round 1 (round 2 on counted won)
+    core = s["run_core"]
+    assert set(core["fixed"]) == set(RULES.spec.cores) == set(s["rounds"][0]["by_core"])
+    assert core["best_core"] in RULES.spec.cores
+    assert core["point"] >= max(x["point"] for x in core["fixed"].values()) - 1e-12
     assert script.main(argv) == 0
-    assert "shop ceiling (2 lamps)" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "shop ceiling (2 lamps)" in text and "with the run's core" in text
+    assert "; by core sun " in text
     # bounds are checked where they enter, and a pool without a rank is refused
     for bad in (["--shop-draws", "1"], ["--shop-views", "21"]):
         with pytest.raises(SystemExit) as exc:
@@ -138,3 +184,28 @@ def test_the_script_prints_and_writes_the_shop_ceiling(capsys, tmp_path):
                         "--no-progress"])
     assert code == 2
     assert "'grandmaster' is not one of apprentice" in capsys.readouterr().err
+
+
+def test_the_shop_ceiling_goes_to_tensorboard(capsys, tmp_path):
+    pytest.importorskip("torch.utils.tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    sys.path.insert(0, str(REPO / "scripts"))
+    import exploitability as script
+    argv = ["--pool", str(REPO / "configs/opponents/archmage.json.gz"), "--quick", "--rounds",
+            "1", "2", "--planner-seeds", "0", "--shop-ceiling", "--shop-draws", "2",
+            "--shop-views", "0", "--planner-boards", str(BOARDS), "--no-progress", "--json",
+            "--tb", str(tmp_path)]
+    assert script.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    s = out["shop_ceiling"]
+    ea = EventAccumulator(str(tmp_path / f"exploitability_{out['rules_hash']}_s0"),
+                          size_guidance={"scalars": 0})
+    ea.Reload()
+    for tag, value in (("shop_clear_ceiling", s["point"]), ("shop_wins_ceiling", s["wins"]),
+                       ("shop_core_clear_ceiling", s["run_core"]["point"]),
+                       ("shop_core_wins_ceiling", s["run_core"]["wins"])):
+        (event,) = ea.Scalars(f"exploitability/archmage/{tag}")
+        assert event.step == 0 and event.value == pytest.approx(value)
+    events = ea.Scalars("exploitability/archmage/shop/win_rate")
+    assert [e.step for e in events] == [1, 2]
+    assert [e.value for e in events] == pytest.approx([r["win_rate"] for r in s["rounds"]])

@@ -29,10 +29,15 @@ its rounds' boards are not), and the run's figures (`run_outcome` on each round'
 draw rates; rounds not measured count as won) are those of a player as good as the clairvoyant in
 every round: a ceiling for players who meet the shop, where the clear ceiling's best response is
 one for players who do not.
+
+A run's core is not chosen afresh: it is the run's first choice, made once with round 1's shop on
+display (D-36). Each draw also keeps its best board in every core, and `core_bounds` gives the
+run of a clairvoyant held to one core: each core held all run, and the core picked seeing round
+1's draw (the ceiling for a player who meets the shop with the run's core).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -67,10 +72,17 @@ class ShopRound:
     views: tuple[int, ...]          # ... and the paid views it used
     board: Board                    # the board of the draw nearest the mean win rate
     free: tuple[float, float]       # (win, draw) rates with every kind on offer
+    # each draw's best board in each core of the rules' (win, draw): draws x cores
+    by_core: tuple[tuple[tuple[float, float], ...], ...] = ()
 
     @property
     def win_rate(self) -> float:
         return float(np.mean(self.wins))
+
+    def core_rates(self, c: int) -> tuple[float, float]:
+        """The mean (win, draw) rates over the draws of the best boards in core number c."""
+        return (float(np.mean([x[c][0] for x in self.by_core])),
+                float(np.mean([x[c][1] for x in self.by_core])))
 
     @property
     def draw_rate(self) -> float:
@@ -88,7 +100,9 @@ class ShopRound:
                 "ci": list(self.ci), "draw_rate": self.draw_rate, "wins": list(self.wins),
                 "draws": list(self.draws), "views": list(self.views),
                 "board": self.board.to_json(rules), "cost": board_cost(self.board, rules),
-                "free": {"win": self.free[0], "draw": self.free[1]}}
+                "free": {"win": self.free[0], "draw": self.free[1]},
+                "by_core": {core: dict(zip(("win_rate", "draw_rate"), self.core_rates(c)))
+                            for c, core in enumerate(rules.spec.cores) if self.by_core}}
 
 
 @dataclass(frozen=True)
@@ -102,11 +116,24 @@ class ShopCeiling:
     counted_won: tuple[int, ...]    # rounds a clear can need that were not measured
     free_point: float               # the same run with every kind on offer (the shop's price)
     free_wins: float
+    # the run's core (`core_bounds`): each core held all run, and the core picked seeing round 1
+    fixed_cores: dict[str, tuple[float, float]] = field(default_factory=dict)  # core: (clear, wins)
+    core_point: float = 0.0
+    core_wins: float = 0.0
+
+    @property
+    def best_core(self) -> str | None:
+        """The core whose run clears most often held all run (ties: the more wins)."""
+        return max(self.fixed_cores, key=lambda c: self.fixed_cores[c], default=None)
 
     def to_json(self, rules: Rules) -> dict:
         return {"point": self.point, "wins": self.wins, "lamps": self.lamps,
                 "counted_won": list(self.counted_won), "free_point": self.free_point,
                 "free_wins": self.free_wins,
+                "run_core": {"point": self.core_point, "wins": self.core_wins,
+                             "best_core": self.best_core,
+                             "fixed": {c: {"point": p, "wins": w}
+                                       for c, (p, w) in self.fixed_cores.items()}},
                 "rounds": [r.to_json(rules) for r in self.rounds]}
 
 
@@ -122,6 +149,32 @@ def shop_budget(rules: Rules, round_: int, rank: int | str) -> int:
     return run.start_mana + income * (round_ - 1) + run.reward_mana * rewards
 
 
+def core_bounds(rounds: Sequence[ShopRound], cores: Sequence[str], lamps: int, wins_to_clear: int,
+                round_cap: int) -> tuple[dict[str, tuple[float, float]], float, float]:
+    """What the run's core costs the ceiling. A run's core is chosen once, at its start, with
+    round 1's shop on display (D-36; `rune_env.run.loop.new_run`), where the rounds above each
+    pick their best core afresh. Returns each core's run held all run ((clear chance, wins) with
+    that core's mean rates in every round), and the run of a player who picks the core seeing
+    round 1: for each round-1 draw the core whose run is best given that draw's board there (the
+    later rounds at the core's means, their draws being independent of round 1's), averaged over
+    the draws; clear chance and wins each picked for itself, so each is a ceiling of its own.
+    Without round 1 measured that is the best single core."""
+    def outcome(c: int, first: tuple[float, float] | None) -> tuple[float, float]:
+        rates = {x.round: x.core_rates(c) for x in rounds}
+        if first is not None:
+            rates[1] = first
+        return run_outcome(rates, lamps, wins_to_clear, round_cap)
+
+    fixed = {core: outcome(c, None) for c, core in enumerate(cores)}
+    first = next((x for x in rounds if x.round == 1), None)
+    if first is None:
+        return (fixed, max((p for p, _ in fixed.values()), default=0.0),
+                max((w for _, w in fixed.values()), default=0.0))
+    picked = [[outcome(c, draw[c]) for c in range(len(cores))] for draw in first.by_core]
+    return (fixed, float(np.mean([max(p for p, _ in d) for d in picked])),
+            float(np.mean([max(w for _, w in d) for d in picked])))
+
+
 def shop_views(rules: Rules, kinds: Sequence[str], count: int, rng: np.random.Generator
                ) -> list[tuple[list[str], list[str]]]:
     """`count` shop views as the run draws one (`rune_env.run.loop.draw_view`)."""
@@ -130,10 +183,12 @@ def shop_views(rules: Rules, kinds: Sequence[str], count: int, rng: np.random.Ge
 
 def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int, views: int,
               boards: int, seed: int, fieldings: int = FIELDINGS
-              ) -> tuple[float, float, int, Board] | None:
-    """(win rate, draw rate, paid views, board) of one draw's clairvoyant best board (the module
-    docstring), or None if the round has no ghosts. `draw` -1: every kind on offer at the round's
-    mana instead (`Assets.shopping_freely`), the same search and scoring: what the shop costs."""
+              ) -> tuple[float, float, int, Board, tuple[tuple[float, float], ...]] | None:
+    """(win rate, draw rate, paid views, board, each core's (win, draw) rates) of one draw's
+    clairvoyant best board and of its best board in each core of `rules.spec.cores` ((0, 0) where
+    none fits the mana), or None if the round has no ghosts. `draw` -1: every kind on offer at
+    the round's mana instead (`Assets.shopping_freely`), the same search and scoring: what the
+    shop costs."""
     ghosts, weights, seat = fielded_ghosts(pool, rules, rank, round_, fieldings, seed)
     if not ghosts:
         return None
@@ -151,6 +206,7 @@ def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int,
                    tuple(x for v in seen[:round_ + k] for x in v[0]),
                    tuple(x for v in seen[:round_ + k] for x in v[1])) for k in range(views + 1)]
     best: tuple[float, float, float, int, Board] | None = None
+    by_core = [(-1.0, 0.0, 0.0)] * len(rules.spec.cores)   # each core's best (score, win, draw)
     for k, (mana, runes, arts) in enumerate(offers):
         if mana < 0:
             break
@@ -171,11 +227,14 @@ def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int,
             if board_cost(board, rules) > mana:
                 continue
             win, drawn = seat_rates(board, ghosts, weights, seat, rules, jobs=1)
+            if win + drawn / 2 > by_core[c][0]:
+                by_core[c] = (win + drawn / 2, win, drawn)
             if best is None or win + drawn / 2 > best[0]:
                 best = (win + drawn / 2, win, drawn, k, board)
     if best is None:
         return None
-    return best[1], best[2], best[3], best[4].replace(round=round_)
+    return (best[1], best[2], best[3], best[4].replace(round=round_),
+            tuple((max(0.0, w), d) for _, w, d in by_core))
 
 
 def shop_ceiling(rules: Rules, pool: Pool, rank: int | str, rounds: Sequence[int],
@@ -209,7 +268,8 @@ def shop_ceiling(rules: Rules, pool: Pool, rank: int | str, rounds: Sequence[int
         nearest = min(got, key=lambda x: abs(x[0] - mean))
         out.append(ShopRound(r, shop_budget(rules, r, rank), wins, tuple(x[1] for x in got),
                              tuple(x[2] for x in got), nearest[3],
-                             (free[0], free[1]) if free is not None else (1.0, 0.0)))
+                             (free[0], free[1]) if free is not None else (1.0, 0.0),
+                             tuple(x[4] for x in got)))
     lamps = rank_effects(rules, rank).lamps
     run = rules.spec.run
     point, wins = run_outcome({x.round: (x.win_rate, x.draw_rate) for x in out}, lamps,
@@ -218,8 +278,11 @@ def shop_ceiling(rules: Rules, pool: Pool, rank: int | str, rounds: Sequence[int
                                         run.wins_to_clear, run.round_cap)
     needed = range(1, min(run.round_cap, run.wins_to_clear + lamps - 1) + 1)
     measured = {x.round for x in out}
+    fixed, core_point, core_wins = core_bounds(out, list(rules.spec.cores), lamps,
+                                               run.wins_to_clear, run.round_cap)
     return ShopCeiling(point, wins, lamps, tuple(out),
-                       tuple(r for r in needed if r not in measured), free_point, free_wins)
+                       tuple(r for r in needed if r not in measured), free_point, free_wins,
+                       fixed, core_point, core_wins)
 
 
 def format_shop_ceiling(c: ShopCeiling, rules: Rules) -> str:
@@ -229,6 +292,12 @@ def format_shop_ceiling(c: ShopCeiling, rules: Rules) -> str:
                                  f"counted as won" if c.counted_won else "")
              + f"; with every kind on offer at the same mana it would clear "
                f"{_percent(c.free_point)} and win {c.free_wins:.2f}"]
+    if c.fixed_cores:
+        best = c.best_core
+        lines.append(f"  with the run's core (chosen once, seeing round 1's shop) at most "
+                     f"{_percent(c.core_point)} clears and {c.core_wins:.2f} wins; the best core "
+                     f"held all run, {best}: {_percent(c.fixed_cores[best][0])} and "
+                     f"{c.fixed_cores[best][1]:.2f}")
     for x in c.rounds:
         lo, hi = x.ci
         paid = np.bincount(np.asarray(x.views, dtype=np.int64))
@@ -237,10 +306,13 @@ def format_shop_ceiling(c: ShopCeiling, rules: Rules) -> str:
                      f"[{100 * lo:.0f}, {100 * hi:.0f}] of the ghosts as fielded, draws "
                      f"{100 * x.draw_rate:.0f}% ({len(x.wins)} shop draws; views {used}); "
                      f"a typical board costs {board_cost(x.board, rules)}; every kind on offer "
-                     f"{100 * x.free[0]:.0f}%")
+                     f"{100 * x.free[0]:.0f}%"
+                     + ("; by core " + ", ".join(f"{core} {100 * x.core_rates(i)[0]:.0f}%"
+                                                 for i, core in enumerate(rules.spec.cores))
+                        if x.by_core else ""))
     return "\n".join(lines)
 
 
 __all__ = ["DRAWS", "DRAWS_MAX", "SHOP_STREAM", "ShopCeiling", "ShopRound", "VIEWS",
-           "VIEWS_MAX", "format_shop_ceiling", "shop_budget", "shop_ceiling", "shop_draw",
+           "VIEWS_MAX", "core_bounds", "format_shop_ceiling", "shop_budget", "shop_ceiling", "shop_draw",
            "shop_views"]

@@ -89,7 +89,8 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
     `fielded` part, `clear_ceiling_fielded` and `wins_ceiling_fielded`) as scalars at step 0 (one
     number a pool and seed: the run's directory names the seed); `shops`: pool name ->
     `ShopCeiling.to_json`, its clear and wins ceilings (`shop_clear_ceiling`,
-    `shop_wins_ceiling`, step 0) and each round's shop-limited win rate (`shop/win_rate`, by
+    `shop_wins_ceiling`, step 0; with the run's core, `shop_core_clear_ceiling` and
+    `shop_core_wins_ceiling`) and each round's shop-limited win rate (`shop/win_rate`, by
     round), also drawn in the chart as the pool's dotted line."""
     from torch.utils.tensorboard import SummaryWriter
     d = run_dir(tb_dir, "exploitability", rules_hash, seed)
@@ -117,6 +118,11 @@ def log_exploitability(tb_dir: str | Path, pools: list[tuple[str, list[dict]]],
             w.add_scalar(f"exploitability/{name}/shop_wins_ceiling", c["wins"], 0)
             w.add_scalar(f"exploitability/{name}/shop_free_clear_ceiling", c["free_point"], 0)
             w.add_scalar(f"exploitability/{name}/shop_free_wins_ceiling", c["free_wins"], 0)
+            if "run_core" in c:         # the run's core picked once (`core_bounds`)
+                w.add_scalar(f"exploitability/{name}/shop_core_clear_ceiling",
+                             c["run_core"]["point"], 0)
+                w.add_scalar(f"exploitability/{name}/shop_core_wins_ceiling",
+                             c["run_core"]["wins"], 0)
             for r in c["rounds"]:
                 w.add_scalar(f"exploitability/{name}/shop/win_rate", r["win_rate"], r["round"])
                 w.add_scalar(f"exploitability/{name}/shop/free_win_rate", r["free"]["win"],
