@@ -130,6 +130,24 @@ def test_the_runs_core_is_picked_once_seeing_round_one():
     assert (point, wins) == pytest.approx((1.0, 2.0)) and fixed["a"] == pytest.approx((0.5, 1.5))
 
 
+def test_one_core_reads_as_that_cores_column_of_all():
+    """`cores` limits the clairvoyant's cores; a core's searches draw from its number in the
+    rules' cores, so moon alone gives the moon column of the search over all five, draw by draw,
+    and its run is the ceiling's too (one core: the pick seeing round 1 is that core)."""
+    every = shop_ceiling(RULES, ARCHMAGE, "archmage", [1], draws=2, views=1, boards=BOARDS,
+                         seed=5)
+    moon = shop_ceiling(RULES, ARCHMAGE, "archmage", [1], draws=2, views=1, boards=BOARDS,
+                        seed=5, cores=["moon"])
+    column = list(RULES.spec.cores).index("moon")
+    assert moon.rounds[0].cores == ("moon",)
+    assert [d[0] for d in moon.rounds[0].by_core] == [d[column] for d in every.rounds[0].by_core]
+    assert moon.rounds[0].wins == tuple(d[column][0] for d in every.rounds[0].by_core)
+    assert moon.fixed_cores == {"moon": every.fixed_cores["moon"]}
+    assert (moon.core_point, moon.core_wins) == pytest.approx((moon.point, moon.wins))
+    with pytest.raises(ValueError, match="unknown core 'lune'"):
+        shop_ceiling(RULES, ARCHMAGE, "archmage", [1], draws=2, cores=["lune"])
+
+
 def test_every_kind_on_offer_is_one_search_without_views():
     """Draw -1 is the every-kind search: no paid views, a board within the round's mana."""
     win, drawn, paid, board, _ = shop_draw(RULES, ARCHMAGE, "archmage", 2, -1, 3, BOARDS, seed=7)
@@ -177,6 +195,14 @@ def test_the_script_prints_and_writes_the_shop_ceiling(capsys, tmp_path):
         with pytest.raises(SystemExit) as exc:
             script.main(argv + bad)
         assert exc.value.code == 2
+    capsys.readouterr()
+    for bad, message in ((["--shop-cores", "lune"], "--shop-cores: unknown core 'lune'"),
+                         (["--shop-cores", "moon", "moon"], "--shop-cores: a core is named twice")):
+        assert script.main(argv + bad) == 2
+        assert message in capsys.readouterr().err
+    plain = [x for x in argv if x != "--shop-ceiling"]
+    assert script.main(plain + ["--shop-cores", "moon"]) == 2
+    assert "add --shop-ceiling" in capsys.readouterr().err
     # a pool of a rank the rules do not have: the ceiling plays at the pool's rank (lamps, income)
     stray = tmp_path / "stray.json"
     save_pool(Pool(RULES.hash, "grandmaster", ARCHMAGE.rounds), stray)

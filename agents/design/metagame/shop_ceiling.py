@@ -72,8 +72,9 @@ class ShopRound:
     views: tuple[int, ...]          # ... and the paid views it used
     board: Board                    # the board of the draw nearest the mean win rate
     free: tuple[float, float]       # (win, draw) rates with every kind on offer
-    # each draw's best board in each core of the rules' (win, draw): draws x cores
+    # each draw's best board in each core searched (win, draw): draws x cores, and those cores
     by_core: tuple[tuple[tuple[float, float], ...], ...] = ()
+    cores: tuple[str, ...] = ()
 
     @property
     def win_rate(self) -> float:
@@ -102,7 +103,7 @@ class ShopRound:
                 "board": self.board.to_json(rules), "cost": board_cost(self.board, rules),
                 "free": {"win": self.free[0], "draw": self.free[1]},
                 "by_core": {core: dict(zip(("win_rate", "draw_rate"), self.core_rates(c)))
-                            for c, core in enumerate(rules.spec.cores) if self.by_core}}
+                            for c, core in enumerate(self.cores) if self.by_core}}
 
 
 @dataclass(frozen=True)
@@ -182,11 +183,12 @@ def shop_views(rules: Rules, kinds: Sequence[str], count: int, rng: np.random.Ge
 
 
 def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int, views: int,
-              boards: int, seed: int, fieldings: int = FIELDINGS
+              boards: int, seed: int, fieldings: int = FIELDINGS,
+              cores: Sequence[str] | None = None
               ) -> tuple[float, float, int, Board, tuple[tuple[float, float], ...]] | None:
     """(win rate, draw rate, paid views, board, each core's (win, draw) rates) of one draw's
-    clairvoyant best board and of its best board in each core of `rules.spec.cores` ((0, 0) where
-    none fits the mana), or None if the round has no ghosts. `draw` -1: every kind on offer at
+    clairvoyant best board and of its best board in each of `cores` (default `rules.spec.cores`;
+    (0, 0) where none fits the mana), or None if the round has no ghosts. `draw` -1: every kind on offer at
     the round's mana instead (`Assets.shopping_freely`), the same search and scoring: what the
     shop costs."""
     ghosts, weights, seat = fielded_ghosts(pool, rules, rank, round_, fieldings, seed)
@@ -206,11 +208,13 @@ def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int,
                    tuple(x for v in seen[:round_ + k] for x in v[0]),
                    tuple(x for v in seen[:round_ + k] for x in v[1])) for k in range(views + 1)]
     best: tuple[float, float, float, int, Board] | None = None
-    by_core = [(-1.0, 0.0, 0.0)] * len(rules.spec.cores)   # each core's best (score, win, draw)
+    cores = list(rules.spec.cores) if cores is None else list(cores)
+    by_core = [(-1.0, 0.0, 0.0)] * len(cores)   # each core's best (score, win, draw)
     for k, (mana, runes, arts) in enumerate(offers):
         if mana < 0:
             break
-        for c, core in enumerate(rules.spec.cores):
+        for c, core in enumerate(cores):
+            number = list(rules.spec.cores).index(core)     # its seeds whatever else is searched
             # a fresh run at round r with that mana: its slots, sectors and the round's max HP;
             # its shop is the views' offers (or every kind), its own generator never used
             state = new_run(0, rules, rank=rank, core=core)
@@ -221,8 +225,9 @@ def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int,
             core_starts = [x.in_core(core) for x in starts]
             layout, _ = search_target(assets, scorer, core_starts, ClimbSettings(boards=boards),
                                       np.random.default_rng(
-                                          [seed, round_, SHOP_STREAM, draw, k, c] if draw >= 0
-                                          else [seed, round_, FREE_STREAM, c]), rerolls=False)
+                                          [seed, round_, SHOP_STREAM, draw, k, number]
+                                          if draw >= 0 else [seed, round_, FREE_STREAM, number]),
+                                      rerolls=False)
             board = assets.board_of(layout)
             if board_cost(board, rules) > mana:
                 continue
@@ -240,10 +245,11 @@ def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int,
 def shop_ceiling(rules: Rules, pool: Pool, rank: int | str, rounds: Sequence[int],
                  draws: int = DRAWS, views: int = VIEWS, boards: int = 600, seed: int = 0,
                  progress: Callable[[int], None] | None = None,
-                 ray: str | None = None) -> ShopCeiling:
+                 ray: str | None = None, cores: Sequence[str] | None = None) -> ShopCeiling:
     """Each round's shop-limited best responses over `draws` draws and its best board with
     every kind on offer at the same mana, and the runs they allow (rounds without ghosts are left
-    out). `ray`: an address (agents/cli/fanout.py) to play the
+    out). `cores`: the cores the clairvoyant may play (default all the rules'; a core's figures
+    are the same whichever others are searched beside it). `ray`: an address (agents/cli/fanout.py) to play the
     draws as Ray tasks (the same results: a draw depends on its seeds only). `progress` gets 1
     per draw done."""
     from agents.cli.fanout import run_tasks
@@ -254,7 +260,11 @@ def shop_ceiling(rules: Rules, pool: Pool, rank: int | str, rounds: Sequence[int
                 progress(1)
 
     # each round's draws, then its every-kind search (draw -1)
-    tasks = [(rules, pool, rank, r, d, views, boards, seed) for r in rounds
+    cores = tuple(rules.spec.cores) if cores is None else tuple(cores)
+    for core in cores:
+        if core not in rules.spec.cores:
+            raise ValueError(f"unknown core {core!r} (one of {', '.join(rules.spec.cores)})")
+    tasks = [(rules, pool, rank, r, d, views, boards, seed, FIELDINGS, cores) for r in rounds
              for d in [*range(draws), -1]]
     done = run_tasks(shop_draw, tasks, ray, _Ticks())
     out = []
@@ -269,7 +279,7 @@ def shop_ceiling(rules: Rules, pool: Pool, rank: int | str, rounds: Sequence[int
         out.append(ShopRound(r, shop_budget(rules, r, rank), wins, tuple(x[1] for x in got),
                              tuple(x[2] for x in got), nearest[3],
                              (free[0], free[1]) if free is not None else (1.0, 0.0),
-                             tuple(x[4] for x in got)))
+                             tuple(x[4] for x in got), cores))
     lamps = rank_effects(rules, rank).lamps
     run = rules.spec.run
     point, wins = run_outcome({x.round: (x.win_rate, x.draw_rate) for x in out}, lamps,
@@ -278,7 +288,7 @@ def shop_ceiling(rules: Rules, pool: Pool, rank: int | str, rounds: Sequence[int
                                         run.wins_to_clear, run.round_cap)
     needed = range(1, min(run.round_cap, run.wins_to_clear + lamps - 1) + 1)
     measured = {x.round for x in out}
-    fixed, core_point, core_wins = core_bounds(out, list(rules.spec.cores), lamps,
+    fixed, core_point, core_wins = core_bounds(out, cores, lamps,
                                                run.wins_to_clear, run.round_cap)
     return ShopCeiling(point, wins, lamps, tuple(out),
                        tuple(r for r in needed if r not in measured), free_point, free_wins,
@@ -308,7 +318,7 @@ def format_shop_ceiling(c: ShopCeiling, rules: Rules) -> str:
                      f"a typical board costs {board_cost(x.board, rules)}; every kind on offer "
                      f"{100 * x.free[0]:.0f}%"
                      + ("; by core " + ", ".join(f"{core} {100 * x.core_rates(i)[0]:.0f}%"
-                                                 for i, core in enumerate(rules.spec.cores))
+                                                 for i, core in enumerate(x.cores))
                         if x.by_core else ""))
     return "\n".join(lines)
 
