@@ -16,8 +16,7 @@ from agents.design.metagame.clear_ceiling import fielded_ghosts, run_outcome
 from agents.design.metagame.shop_ceiling import (SHOP_STREAM, ShopRound, core_bounds,
                                                  format_shop_ceiling, shop_budget, shop_ceiling,
                                                  shop_draw, shop_views)
-from rune_env.rules import Board
-from rune_env.rules import load_rules
+from rune_env.rules import Board, load_rules
 from rune_env.run.loop import draw_shop, new_run
 from rune_env.run.opponents import Pool, load_pool, save_pool
 

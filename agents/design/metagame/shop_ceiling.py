@@ -176,6 +176,19 @@ def core_bounds(rounds: Sequence[ShopRound], cores: Sequence[str], lamps: int, w
             float(np.mean([max(w for _, w in d) for d in picked])))
 
 
+def check_cores(rules: Rules, cores: Sequence[str] | None) -> tuple[str, ...]:
+    """`cores` as a tuple (None: all the rules' cores), or ValueError naming an unknown or
+    repeated one."""
+    if cores is None:
+        return tuple(rules.spec.cores)
+    for core in cores:
+        if core not in rules.spec.cores:
+            raise ValueError(f"unknown core {core!r} (one of {', '.join(rules.spec.cores)})")
+    if len(set(cores)) < len(cores):
+        raise ValueError("a core is named twice")
+    return tuple(cores)
+
+
 def shop_views(rules: Rules, kinds: Sequence[str], count: int, rng: np.random.Generator
                ) -> list[tuple[list[str], list[str]]]:
     """`count` shop views as the run draws one (`rune_env.run.loop.draw_view`)."""
@@ -188,9 +201,9 @@ def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int,
               ) -> tuple[float, float, int, Board, tuple[tuple[float, float], ...]] | None:
     """(win rate, draw rate, paid views, board, each core's (win, draw) rates) of one draw's
     clairvoyant best board and of its best board in each of `cores` (default `rules.spec.cores`;
-    (0, 0) where none fits the mana), or None if the round has no ghosts. `draw` -1: every kind on offer at
-    the round's mana instead (`Assets.shopping_freely`), the same search and scoring: what the
-    shop costs."""
+    (0, 0) where none fits the mana), or None if the round has no ghosts. `draw` -1: every kind
+    on offer at the round's mana instead (`Assets.shopping_freely`), the same search and scoring:
+    what the shop costs."""
     ghosts, weights, seat = fielded_ghosts(pool, rules, rank, round_, fieldings, seed)
     if not ghosts:
         return None
@@ -208,13 +221,13 @@ def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int,
                    tuple(x for v in seen[:round_ + k] for x in v[0]),
                    tuple(x for v in seen[:round_ + k] for x in v[1])) for k in range(views + 1)]
     best: tuple[float, float, float, int, Board] | None = None
-    cores = list(rules.spec.cores) if cores is None else list(cores)
+    cores = check_cores(rules, cores)
+    numbers = [list(rules.spec.cores).index(x) for x in cores]  # seeds whatever else is searched
     by_core = [(-1.0, 0.0, 0.0)] * len(cores)   # each core's best (score, win, draw)
     for k, (mana, runes, arts) in enumerate(offers):
         if mana < 0:
             break
-        for c, core in enumerate(cores):
-            number = list(rules.spec.cores).index(core)     # its seeds whatever else is searched
+        for c, (core, number) in enumerate(zip(cores, numbers)):
             # a fresh run at round r with that mana: its slots, sectors and the round's max HP;
             # its shop is the views' offers (or every kind), its own generator never used
             state = new_run(0, rules, rank=rank, core=core)
@@ -239,7 +252,7 @@ def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int,
     if best is None:
         return None
     return (best[1], best[2], best[3], best[4].replace(round=round_),
-            tuple((max(0.0, w), d) for _, w, d in by_core))
+            tuple((w, d) for _, w, d in by_core))
 
 
 def shop_ceiling(rules: Rules, pool: Pool, rank: int | str, rounds: Sequence[int],
@@ -249,9 +262,9 @@ def shop_ceiling(rules: Rules, pool: Pool, rank: int | str, rounds: Sequence[int
     """Each round's shop-limited best responses over `draws` draws and its best board with
     every kind on offer at the same mana, and the runs they allow (rounds without ghosts are left
     out). `cores`: the cores the clairvoyant may play (default all the rules'; a core's figures
-    are the same whichever others are searched beside it). `ray`: an address (agents/cli/fanout.py) to play the
-    draws as Ray tasks (the same results: a draw depends on its seeds only). `progress` gets 1
-    per draw done."""
+    are the same whichever others are searched beside it). `ray`: an address
+    (agents/cli/fanout.py) to play the draws as Ray tasks (the same results: a draw depends on
+    its seeds only). `progress` gets 1 per draw done."""
     from agents.cli.fanout import run_tasks
 
     class _Ticks:
@@ -260,10 +273,7 @@ def shop_ceiling(rules: Rules, pool: Pool, rank: int | str, rounds: Sequence[int
                 progress(1)
 
     # each round's draws, then its every-kind search (draw -1)
-    cores = tuple(rules.spec.cores) if cores is None else tuple(cores)
-    for core in cores:
-        if core not in rules.spec.cores:
-            raise ValueError(f"unknown core {core!r} (one of {', '.join(rules.spec.cores)})")
+    cores = check_cores(rules, cores)
     tasks = [(rules, pool, rank, r, d, views, boards, seed, FIELDINGS, cores) for r in rounds
              for d in [*range(draws), -1]]
     done = run_tasks(shop_draw, tasks, ray, _Ticks())
@@ -324,5 +334,5 @@ def format_shop_ceiling(c: ShopCeiling, rules: Rules) -> str:
 
 
 __all__ = ["DRAWS", "DRAWS_MAX", "SHOP_STREAM", "ShopCeiling", "ShopRound", "VIEWS",
-           "VIEWS_MAX", "core_bounds", "format_shop_ceiling", "shop_budget", "shop_ceiling", "shop_draw",
-           "shop_views"]
+           "VIEWS_MAX", "check_cores", "core_bounds", "format_shop_ceiling", "shop_budget",
+           "shop_ceiling", "shop_draw", "shop_views"]
