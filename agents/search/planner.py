@@ -49,6 +49,9 @@ so that, labelling a learner's states, it does not ask for every placement but i
 undone. `seed_from` (run, the default, or state) is another: with `state` its searches draw from a
 hash of what it sees (`public_state_seed`) and its reference from a fixed seed, so the same state
 gets the same plan in every run, the consistency a student that sees only the state needs.
+`roll` (0, off, by default) replaces the target's own reroll plans by a lookahead at each view of
+the shop: stand with what is on display, or build a part of the board and roll once more, judged
+on `roll` views of the shop the player draws itself (`agents.search.rolling`).
 """
 from __future__ import annotations
 
@@ -67,6 +70,7 @@ from .assets import Assets
 from .boards import Layout, fast_key
 from .execute import Executor
 from .goal import Goals, progress
+from .rolling import ROLL_MAX, draw_views, roll_choice
 from .reference import (AHEAD_MAX, META_AUTO, Reference, ReferenceSpec, check_meta,
                         load_metagame, parse_source, player_budget)
 from .scoring import Objective, SeatScore, SeatScorer, expected_seat
@@ -74,6 +78,7 @@ from .target import ClimbSettings, align_target, search_target
 
 # Seed streams of the player's generators: [seed, round, stream, ...].
 _NOISE, _PLAN, _SETTLE, _CORE, _GOAL, _CHOICE = range(6)
+_ROLL = 99          # past every _CHOICE + option (a choice's streams), so no other seed moved
 BOARDS_BOUNDS = (10, 1_000_000)
 GOAL_SOURCES = ("meta", "none")
 SEED_SOURCES = ("run", "state")
@@ -118,6 +123,8 @@ class PlannerSettings:
     #                                (0: off; a teacher's knob, `align_target`)
     seed_from: str = "run"         # run: its searches draw from its seed; state: from what it
     #                                sees (`public_state_seed`; a teacher's knob)
+    roll: int = 0                  # views of its own a roll decision draws (`agents.search.
+    #                                rolling`); 0: off, the target's own reroll plans
     climb: ClimbSettings = field(default_factory=ClimbSettings)
 
     def check(self, rules: Rules) -> "PlannerSettings":
@@ -142,6 +149,8 @@ class PlannerSettings:
         if not 0.0 <= self.align <= 1.0:
             raise ValueError(f"planner: align is a share of battle points between 0 and 1; got "
                              f"{self.align}")
+        if not 0 <= self.roll <= ROLL_MAX:
+            raise ValueError(f"planner: roll must be in 0..{ROLL_MAX}; got {self.roll}")
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"planner: noise is a share between 0 and 1; got {self.noise}")
         if self.seed_from not in SEED_SOURCES:
@@ -159,7 +168,7 @@ class PlannerSettings:
                 "goal_weight": self.goal_weight, "waste_weight": self.waste_weight,
                 "goal_lead": self.goal_lead,
                 "goal_from": "auto" if self.goal_from is None else self.goal_from,
-                "align": self.align, "seed_from": self.seed_from}
+                "align": self.align, "seed_from": self.seed_from, "roll": self.roll}
 
     def goal_start(self, duel: bool) -> int:
         """The first round whose search weighs the goal, in a duel or in a run."""
@@ -175,7 +184,7 @@ def _round_or_auto(value: str) -> int | None:
 
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
-    meta, goal_weight, waste_weight, goal_lead, goal_from, align, seed_from) -> settings;
+    meta, goal_weight, waste_weight, goal_lead, goal_from, align, seed_from, roll) -> settings;
     ValueError with a one-line reason otherwise."""
     if name == "planner":
         return PlannerSettings().check(rules)
@@ -183,7 +192,8 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
         raise ValueError(f"not a planner: {name!r}")
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
              "goal": str, "meta": str, "goal_weight": float, "waste_weight": float,
-             "goal_lead": int, "goal_from": _round_or_auto, "align": float, "seed_from": str}
+             "goal_lead": int, "goal_from": _round_or_auto, "align": float, "seed_from": str,
+             "roll": int}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
         key, eq, value = part.partition("=")
@@ -237,6 +247,8 @@ class PlannerAgent:
         self._target_points = 0.0                          # the plan's battle points
         self._goal: tuple[Layout, int] | None = None      # (the goal, its round)
         self._settled = False
+        self._roll_next = False                            # roll once the commit is built
+        self._view = False                                 # a view of the shop not yet weighed
         self._scorer_memo: tuple[tuple, SeatScorer] | None = None   # the round's (key, scorer)
         self.decision_times: list[tuple[int, float]] = []  # (round, CPU seconds deciding)
 
@@ -282,7 +294,12 @@ class PlannerAgent:
         if key != self._round:
             self._round, self._settled = key, False
             self._update_goal(state)
-            self._target = self.plan(state, rerolls=True)
+            if self.settings.roll:
+                self._view, self._roll_next = True, False
+            else:
+                self._target = self.plan(state, rerolls=True)
+        if self.settings.roll:
+            return self._rolling_action(state, mask)
         if not self._settled and state.prep_actions >= state.rules.spec.run.action_cap - 8:
             self._settle(state)       # the round's cap is near: finish with what is on display
         a = self._next_action(state, mask)
@@ -292,6 +309,44 @@ class PlannerAgent:
         if a is None:
             a = self.executor.spend_down(state, mask)
         return ready if a is None else int(a)
+
+    def _rolling_action(self, state: RunState, mask: np.ndarray) -> int:
+        """With `roll`: at each view of the shop, stand or roll (`agents.search.rolling`); build
+        the stand board, or the commit and then the reroll; the executor never rolls itself."""
+        if self._view:
+            self._view, self._settled = False, True
+            choice = self._roll_choice(state)
+            self._roll_next = choice.roll
+            self._target = choice.target
+            if not choice.roll:        # the stand board, searched again with the whole budget
+                self._target = self.plan(state, rerolls=False, stream=_SETTLE)
+        a = self._next_action(state, mask)
+        reroll = self.table.id("reroll")
+        if a is None and self._roll_next:
+            self._roll_next = False
+            if mask[reroll]:
+                self._view = True
+                return reroll
+            self._target = self.plan(state, rerolls=False, stream=_SETTLE)
+            a = self._next_action(state, mask)
+        if a is None:
+            a = self.executor.spend_down(state, mask)
+        return self.table.id("ready") if a is None else int(a)
+
+    def _roll_choice(self, state: RunState):
+        scorer = self._scorer(state)
+        starts = ([self._target] if self._target is not None else []) + \
+            self._reference_starts(state, scorer)
+        settings = self._climb(self.settings.settle_share, state.round, duel=state.in_duel)
+        seed = [self._draw_seed(state), state.round, _ROLL, state.prep_actions]
+
+        def search(assets: Assets, tail: tuple):
+            rng = np.random.default_rng([*seed, *tail])
+            return search_target(assets, scorer, starts, settings, rng, False, self.goal)
+
+        # the views' seed tail (3,) is none of the searches' (0,), (1, j) and (2, commit, view)
+        views = draw_views(state, self.settings.roll, np.random.default_rng([*seed, 3]))
+        return roll_choice(state, search, self.executor, settings.objective, views)
 
     def _next_action(self, state: RunState, mask: np.ndarray) -> int | None:
         """The executor's next action towards the target, the target first aligned with the

@@ -398,6 +398,21 @@ def test_planner_never_reads_hidden_information():
         apply(trial, TABLE.id("reroll"))
 
 
+def test_a_rolling_planner_reads_no_hidden_draw_and_repeats_itself_for_a_seed():
+    base = new_run(11, RULES, rank="apprentice")
+    apply(base, TABLE.id("choose_core", TABLE.cores.index("moon")))
+    # five delays, supports that cast nothing themselves: at apprentice it rolls them away under
+    # each of the agent seeds 0-9 tried, with 4 views or 8
+    base.shop_runes = ["delay"] * 5
+    agent = make_agent("planner:boards=60,roll=4", RULES, seed=5)
+    first = _prepare(agent, base.clone())
+    assert first[-1] == TABLE.id("reroll")       # it rolls this display away (roll: test_rolling.py)
+    other = base.clone()
+    other.rng = np.random.default_rng(999)      # the next shops differ: its choice must not
+    agent.reset(5)
+    assert _prepare(agent, other) == first
+
+
 def _learner_moves_a_placement(name: str):
     """Archmage run 11 (moon) played by the planner `name` until its first placement, which a
     learner makes instead on another empty cell its target leaves empty; then the planner

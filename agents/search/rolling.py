@@ -1,0 +1,131 @@
+"""Rolling by lookahead: whether one more view of the shop pays its price, judged on views the
+player draws itself (the planner's `roll` knob).
+
+The planner's own reroll plans (`Assets.reach`) price a view by how many views a target's missing
+kinds need on average, and weigh that price against a round's income (`waste_weight`). At
+archmage it rolled 0.0 times a round in round 1 and 0.1 in round 2, and its boards won what a
+clairvoyant that never rolls wins there, where one that foresees its views wins far more
+(docs/DESIGNERS.md, "For a player who meets the shop"). With `roll=N` the player instead asks, at
+each view of the shop it meets:
+
+- **stand**: the best board it can build with what it holds and what is on display, no reroll;
+- **roll**: build a *commit* first (nothing; or the best board it could stand with, keeping back
+  one reroll's price and 0, 1, .. `COMMITS` - 1 of the cheapest rune's price more for the next
+  view's offers), pay the reroll, then stand with what the next view shows, averaged over N
+  views drawn from the shop's public odds (`rune_env.run.loop.draw_view`: `run.shop_rune_offers`
+  runes uniformly from the unlocked kinds, the artifacts uniformly from the rules') by its own
+  generator, less the reroll's price in the objective's waste term (`agents.search.scoring`);
+
+and it rolls, with the better commit, when that average beats standing. Both commits face the
+same N views (common draws, so the comparison between them is not luck). It is a one-step
+lookahead: at the next view it asks again, so it rolls for as long as one more view pays.
+
+Fair: the views it weighs are its own draws, never the run's; the commits are built on private
+copies of the run that carry no generator (`private_copy`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
+
+import numpy as np
+
+from rune_env.run.legal import legal_mask
+from rune_env.run.loop import apply, draw_view
+from rune_env.run.state import RunState
+
+from .assets import Assets
+from .boards import Layout
+from .execute import Executor
+from .scoring import Objective, SeatScore
+
+ROLL_MAX = 64           # views a roll decision may draw (the `roll` knob's bound)
+# Commits of a roll decision besides "nothing": boards built before the reroll, keeping back the
+# reroll's price and 0, 1, 2 cheapest runes' prices more. In round 1 (10 mana, runes of 2) a roll
+# after a 9-mana board buys nothing from the next view; the views a clairvoyant foresees pay by
+# combining offers of two views (DESIGNERS.md, "For a player who meets the shop").
+COMMITS = 3
+# A search of the lookahead: (assets, the tail of its generator's seed) -> the best layout found
+# with no rerolls, and its score. The planner's target search with its reference and goal.
+Search = Callable[[Assets, tuple], tuple[Layout, SeatScore]]
+
+
+@dataclass(frozen=True)
+class RollChoice:
+    """A view's decision: `roll`, and the layout to build now (the stand board, or the commit
+    to build before the reroll); the objective's value standing and, where a reroll is
+    affordable, the best commit's average after it."""
+
+    roll: bool
+    target: Layout
+    stand: float
+    rolled: float | None
+
+
+def draw_views(state: RunState, count: int, rng: np.random.Generator
+               ) -> list[tuple[tuple, tuple]]:
+    """`count` views of the shop as the run would draw one, from `rng` (the player's own)."""
+    kinds = list(state.unlocked)
+    return [tuple(map(tuple, draw_view(state.rules, kinds, rng))) for _ in range(count)]
+
+
+def build_on_copy(state: RunState, layout: Layout, executor: Executor) -> RunState:
+    """A private copy of `state` (no generator) with `layout` built as far as the display and the
+    mana allow (the executor's steps, no rerolls), stopping short of the round's action cap."""
+    trial = _copy(state)
+    last = state.rules.spec.run.action_cap - 2        # leave the reroll and the ready
+    while trial.prep_actions < last:
+        action = executor.next_action(trial, layout, legal_mask(trial), rerolls=False)
+        if action is None:
+            break
+        apply(trial, action)
+    return trial
+
+
+def roll_choice(state: RunState, search: Search, executor: Executor, objective: Objective,
+                views: Sequence[tuple[tuple, tuple]]) -> RollChoice:
+    """Stand or roll at this view (the module docstring), with `views` the player's own draws."""
+    run = state.rules.spec.run
+    assets = Assets.of(state)
+    stand, stand_score = search(assets, (0,))
+    price = run.reroll_cost
+    if not views or state.mana < price or state.prep_actions >= run.action_cap - 2:
+        return RollChoice(False, stand, stand_score.value, None)
+    waste = objective.waste_weight * price / max(1, run.income)
+    commits = [assets.layout()]
+    step = min(state.rules.prices[k] for k in state.unlocked)
+    for j in range(COMMITS):
+        held_back = price + j * step
+        if held_back > assets.mana:
+            break
+        kept, _ = search(replace(assets, mana=assets.mana - held_back), (1, j))
+        if kept not in commits:
+            commits.append(kept)
+    best: tuple[float, Layout] | None = None
+    for c, commit in enumerate(commits):
+        after = build_on_copy(state, commit, executor) if c else _copy(state)
+        if after.mana < price:
+            continue
+        after.mana -= price
+        after.prep_actions += 1                  # the reroll is an action of the round
+        base = Assets.of(after)
+        total = 0.0
+        for s, (runes, artifacts) in enumerate(views):
+            _, score = search(replace(base, shop_runes=runes, shop_artifacts=artifacts),
+                              (2, c, s))
+            total += score.value
+        value = total / len(views) - waste
+        if best is None or value > best[0] + 1e-12:
+            best = (value, commit)
+    if best is None or best[0] <= stand_score.value + 1e-12:
+        return RollChoice(False, stand, stand_score.value,
+                          None if best is None else best[0])
+    return RollChoice(True, best[1], stand_score.value, best[0])
+
+
+def _copy(state: RunState) -> RunState:
+    from .planner import private_copy      # the planner imports this module
+    return private_copy(state)
+
+
+__all__ = ["ROLL_MAX", "RollChoice", "build_on_copy", "draw_views", "roll_choice"]
