@@ -24,6 +24,8 @@ price (`Reach`), or None:
   sun's element, against the round's actions left (D-41: the preparation ends by itself at
   `run.action_cap`).
 
+`private_copy(state)` is the run to weigh a choice on: a copy without the run's generator.
+
 These are estimates of a plan, not the executor's exact path (`agents.search.execute` follows
 the plan with the shop it meets and re-plans when the shop falls short).
 """
@@ -367,3 +369,11 @@ def _moves(assets: Assets, layout: Layout) -> int:
         return place + pick                 # no rune in hand to sell
     sales = sum((assets._hand_count - Counter(layout.hand)).values())
     return place + pick + sales
+
+
+def private_copy(state: RunState) -> RunState:
+    """A copy of the run to weigh a choice on, without the run's generator (a reroll, a shop
+    or a battle on it fails: the player never previews a draw it has not made)."""
+    trial = state.clone(with_rng=False)
+    trial.pending = None if state.pending is None else state.pending.copy()
+    return trial

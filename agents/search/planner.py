@@ -66,11 +66,11 @@ from rune_env.run.actions import action_table
 from rune_env.run.loop import apply
 from rune_env.run.state import RunState
 
-from .assets import Assets
+from .assets import Assets, private_copy
 from .boards import Layout, fast_key
 from .execute import Executor
 from .goal import Goals, progress
-from .rolling import ROLL_MAX, draw_views, roll_choice
+from .rolling import ROLL_MAX, own_views, roll_choice
 from .reference import (AHEAD_MAX, META_AUTO, Reference, ReferenceSpec, check_meta,
                         load_metagame, parse_source, player_budget)
 from .scoring import Objective, SeatScore, SeatScorer, expected_seat
@@ -318,8 +318,8 @@ class PlannerAgent:
             choice = self._roll_choice(state)
             self._roll_next = choice.roll
             self._target = choice.target
-            if not choice.roll:        # the stand board, searched again with the whole budget
-                self._target = self.plan(state, rerolls=False, stream=_SETTLE)
+            if not choice.roll:
+                self._stand(state)
         a = self._next_action(state, mask)
         reroll = self.table.id("reroll")
         if a is None and self._roll_next:
@@ -327,11 +327,16 @@ class PlannerAgent:
             if mask[reroll]:
                 self._view = True
                 return reroll
-            self._target = self.plan(state, rerolls=False, stream=_SETTLE)
+            self._stand(state)
             a = self._next_action(state, mask)
         if a is None:
             a = self.executor.spend_down(state, mask)
         return self.table.id("ready") if a is None else int(a)
+
+    def _stand(self, state: RunState) -> None:
+        """With `roll`: the board to stand with, searched again with the whole budget from the
+        current target (what is on display, no rerolls)."""
+        self._target = self.plan(state, rerolls=False, stream=_SETTLE)
 
     def _roll_choice(self, state: RunState):
         scorer = self._scorer(state)
@@ -345,7 +350,7 @@ class PlannerAgent:
             return search_target(assets, scorer, starts, settings, rng, False, self.goal)
 
         # the views' seed tail (3,) is none of the searches' (0,), (1, j) and (2, commit, view)
-        views = draw_views(state, self.settings.roll, np.random.default_rng([*seed, 3]))
+        views = own_views(state, self.settings.roll, np.random.default_rng([*seed, 3]))
         return roll_choice(state, search, self.executor, settings.objective, views)
 
     def _next_action(self, state: RunState, mask: np.ndarray) -> int | None:
@@ -544,14 +549,6 @@ def public_state_seed(state: RunState) -> int:
             tuple(state.unlocked), tuple(state.boss_rules), state.hand_slots,
             state.artifact_slots)
     return int.from_bytes(hashlib.blake2b(repr(seen).encode(), digest_size=8).digest(), "little")
-
-
-def private_copy(state: RunState) -> RunState:
-    """A copy of the run to weigh a choice on, without the run's generator (a reroll, a shop
-    or a battle on it fails: the player never previews a draw it has not made)."""
-    trial = state.clone(with_rng=False)
-    trial.pending = None if state.pending is None else state.pending.copy()
-    return trial
 
 
 __all__ = ["PlannerAgent", "PlannerSettings", "parse_planner", "private_copy"]

@@ -31,15 +31,17 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rune_env.run.legal import legal_mask
+from rune_env.rules import Rules
 from rune_env.run.loop import apply, draw_view
 from rune_env.run.state import RunState
 
-from .assets import Assets
+from .assets import Assets, private_copy
 from .boards import Layout
 from .execute import Executor
 from .scoring import Objective, SeatScore
 
 ROLL_MAX = 64           # views a roll decision may draw (the `roll` knob's bound)
+LAST_ACTIONS = 2        # a round's actions a roll leaves before the cap: the reroll and the ready
 # Commits of a roll decision besides "nothing": boards built before the reroll, keeping back the
 # reroll's price and 0, 1, 2 cheapest runes' prices more. In round 1 (10 mana, runes of 2) a roll
 # after a 9-mana board buys nothing from the next view; the views a clairvoyant foresees pay by
@@ -62,18 +64,27 @@ class RollChoice:
     rolled: float | None
 
 
-def draw_views(state: RunState, count: int, rng: np.random.Generator
-               ) -> list[tuple[tuple, tuple]]:
-    """`count` views of the shop as the run would draw one, from `rng` (the player's own)."""
-    kinds = list(state.unlocked)
-    return [tuple(map(tuple, draw_view(state.rules, kinds, rng))) for _ in range(count)]
+def draw_views(rules: Rules, kinds: Sequence[str], count: int, rng: np.random.Generator
+               ) -> list[tuple[list[str], list[str]]]:
+    """`count` views of the shop, one after another from `rng`, each as the run draws one
+    (`draw_view`): a player's own draws of views it has not seen (the planner's `roll`, the shop
+    ceiling's clairvoyant)."""
+    return [draw_view(rules, kinds, rng) for _ in range(count)]
+
+
+def own_views(state: RunState, count: int, rng: np.random.Generator
+              ) -> list[tuple[tuple, tuple]]:
+    """`count` views of the run's shop as the run would draw them, from `rng` (the player's
+    own), as the (runes, artifacts) tuples of `Assets`."""
+    return [(tuple(runes), tuple(artifacts))
+            for runes, artifacts in draw_views(state.rules, list(state.unlocked), count, rng)]
 
 
 def build_on_copy(state: RunState, layout: Layout, executor: Executor) -> RunState:
     """A private copy of `state` (no generator) with `layout` built as far as the display and the
     mana allow (the executor's steps, no rerolls), stopping short of the round's action cap."""
-    trial = _copy(state)
-    last = state.rules.spec.run.action_cap - 2        # leave the reroll and the ready
+    trial = private_copy(state)
+    last = state.rules.spec.run.action_cap - LAST_ACTIONS
     while trial.prep_actions < last:
         action = executor.next_action(trial, layout, legal_mask(trial), rerolls=False)
         if action is None:
@@ -89,7 +100,7 @@ def roll_choice(state: RunState, search: Search, executor: Executor, objective: 
     assets = Assets.of(state)
     stand, stand_score = search(assets, (0,))
     price = run.reroll_cost
-    if not views or state.mana < price or state.prep_actions >= run.action_cap - 2:
+    if not views or state.mana < price or state.prep_actions >= run.action_cap - LAST_ACTIONS:
         return RollChoice(False, stand, stand_score.value, None)
     waste = objective.waste_weight * price / max(1, run.income)
     commits = [assets.layout()]
@@ -103,7 +114,7 @@ def roll_choice(state: RunState, search: Search, executor: Executor, objective: 
             commits.append(kept)
     best: tuple[float, Layout] | None = None
     for c, commit in enumerate(commits):
-        after = build_on_copy(state, commit, executor) if c else _copy(state)
+        after = build_on_copy(state, commit, executor) if c else private_copy(state)
         if after.mana < price:
             continue
         after.mana -= price
@@ -123,9 +134,5 @@ def roll_choice(state: RunState, search: Search, executor: Executor, objective: 
     return RollChoice(True, best[1], stand_score.value, best[0])
 
 
-def _copy(state: RunState) -> RunState:
-    from .planner import private_copy      # the planner imports this module
-    return private_copy(state)
-
-
-__all__ = ["ROLL_MAX", "RollChoice", "build_on_copy", "draw_views", "roll_choice"]
+__all__ = ["LAST_ACTIONS", "ROLL_MAX", "RollChoice", "build_on_copy", "draw_views", "own_views",
+           "roll_choice"]

@@ -17,12 +17,11 @@ from agents import make_agent
 from agents.search.boards import Layout
 from agents.search.execute import Executor
 from agents.search.planner import parse_planner
-from agents.search.rolling import draw_views, roll_choice
+from agents.search.rolling import own_views, roll_choice
 from agents.search.scoring import Objective, SeatScore
 
 RULES = default_rules()
 CELL = geometry(RULES.radius).parse("1:2")
-PRICE = 0.5 * 1 / 10        # the objective's price of one reroll (the module docstring)
 
 
 def test_the_rules_numbers_the_hand_worked_values_use():
@@ -92,9 +91,9 @@ def test_the_better_commit_is_built_before_the_reroll():
 def test_its_views_are_its_own_draws_from_the_unlocked_kinds():
     state = new_run(5, RULES)
     before = state.rng.bit_generator.state
-    views = draw_views(state, 6, np.random.default_rng(1))
+    views = own_views(state, 6, np.random.default_rng(1))
     assert state.rng.bit_generator.state == before          # the run's generator untouched
-    assert views == draw_views(state, 6, np.random.default_rng(1))
+    assert views == own_views(state, 6, np.random.default_rng(1))
     assert len(views) == 6
     for runes, artifacts in views:
         assert len(runes) == RULES.spec.run.shop_rune_offers

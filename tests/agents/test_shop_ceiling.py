@@ -15,7 +15,8 @@ from agents.design.audit import board_cost
 from agents.design.metagame.clear_ceiling import fielded_ghosts, run_outcome
 from agents.design.metagame.shop_ceiling import (SHOP_STREAM, ShopRound, core_bounds,
                                                  format_shop_ceiling, shop_budget, shop_ceiling,
-                                                 shop_draw, shop_views)
+                                                 shop_draw)
+from agents.search.rolling import draw_views
 from rune_env.rules import Board, load_rules
 from rune_env.run.loop import draw_shop, new_run
 from rune_env.run.opponents import Pool, load_pool, save_pool
@@ -41,7 +42,7 @@ def test_views_are_drawn_as_the_run_draws_its_shop():
     state = new_run(0, RULES, rank="archmage")
     state.rng = np.random.default_rng(42)
     draw_shop(state)
-    view = shop_views(RULES, list(state.unlocked), 1, np.random.default_rng(42))[0]
+    view = draw_views(RULES, list(state.unlocked), 1, np.random.default_rng(42))[0]
     assert view == (list(state.shop_runes), list(state.shop_artifacts))
     assert len(view[0]) == RULES.spec.run.shop_rune_offers
 
@@ -54,7 +55,7 @@ def test_the_board_is_made_of_what_the_views_offered(round_, draw):
     views = 2
     win, drawn, paid, board, _ = shop_draw(RULES, ARCHMAGE, "archmage", round_, draw, views,
                                         BOARDS, seed=7)
-    seen = shop_views(RULES, list(new_run(0, RULES, rank="archmage").unlocked),
+    seen = draw_views(RULES, list(new_run(0, RULES, rank="archmage").unlocked),
                       round_ + views, np.random.default_rng([7, round_, SHOP_STREAM, draw]))
     offered = Counter(x for v in seen[:round_ + paid] for x in v[0])
     units = Counter()

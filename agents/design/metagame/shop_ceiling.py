@@ -43,12 +43,13 @@ from typing import Callable, Sequence
 import numpy as np
 
 from rune_env.rules import Board, Rules
-from rune_env.run.loop import draw_view, new_run
+from rune_env.run.loop import new_run
 from rune_env.run.opponents import Pool
 from rune_env.run.ranks import rank_effects
 
 from agents.search.assets import Assets
 from agents.search.boards import Layout, board_cost
+from agents.search.rolling import draw_views
 from agents.search.scoring import SeatScorer
 from agents.search.target import ClimbSettings, search_target
 
@@ -189,12 +190,6 @@ def check_cores(rules: Rules, cores: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(cores)
 
 
-def shop_views(rules: Rules, kinds: Sequence[str], count: int, rng: np.random.Generator
-               ) -> list[tuple[list[str], list[str]]]:
-    """`count` shop views as the run draws one (`rune_env.run.loop.draw_view`)."""
-    return [draw_view(rules, kinds, rng) for _ in range(count)]
-
-
 def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int, views: int,
               boards: int, seed: int, fieldings: int = FIELDINGS,
               cores: Sequence[str] | None = None
@@ -215,7 +210,7 @@ def shop_draw(rules: Rules, pool: Pool, rank: int | str, round_: int, draw: int,
     else:
         # every kind the run's shop draws from: a fresh run's (all unlocked, as in a run)
         kinds = list(new_run(0, rules, rank=rank).unlocked)
-        seen = shop_views(rules, kinds, round_ + views,
+        seen = draw_views(rules, kinds, round_ + views,
                           np.random.default_rng([seed, round_, SHOP_STREAM, draw]))
         offers = [(budget - k * rules.spec.run.reroll_cost,
                    tuple(x for v in seen[:round_ + k] for x in v[0]),
@@ -335,4 +330,4 @@ def format_shop_ceiling(c: ShopCeiling, rules: Rules) -> str:
 
 __all__ = ["DRAWS", "DRAWS_MAX", "SHOP_STREAM", "ShopCeiling", "ShopRound", "VIEWS",
            "VIEWS_MAX", "check_cores", "core_bounds", "format_shop_ceiling", "shop_budget",
-           "shop_ceiling", "shop_draw", "shop_views"]
+           "shop_ceiling", "shop_draw"]
