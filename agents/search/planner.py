@@ -51,7 +51,8 @@ hash of what it sees (`public_state_seed`) and its reference from a fixed seed, 
 gets the same plan in every run, the consistency a student that sees only the state needs.
 `roll` (0, off, by default) replaces the target's own reroll plans by a lookahead at each view of
 the shop: stand with what is on display, or build a part of the board and roll once more, judged
-on `roll` views of the shop the player draws itself (`agents.search.rolling`).
+on `roll` views of the shop the player draws itself (`agents.search.rolling`); each search of
+that decision has `roll_share` of `boards`.
 """
 from __future__ import annotations
 
@@ -125,6 +126,8 @@ class PlannerSettings:
     #                                sees (`public_state_seed`; a teacher's knob)
     roll: int = 0                  # views of its own a roll decision draws (`agents.search.
     #                                rolling`); 0: off, the target's own reroll plans
+    roll_share: float = 0.34       # of `boards`, for each search of a roll decision (its stand,
+    #                                commits and views alike, so they are compared on one budget)
     climb: ClimbSettings = field(default_factory=ClimbSettings)
 
     def check(self, rules: Rules) -> "PlannerSettings":
@@ -151,6 +154,9 @@ class PlannerSettings:
                              f"{self.align}")
         if not 0 <= self.roll <= ROLL_MAX:
             raise ValueError(f"planner: roll must be in 0..{ROLL_MAX}; got {self.roll}")
+        if not 0.0 < self.roll_share <= 1.0:
+            raise ValueError(f"planner: roll_share is a share of boards in (0, 1]; got "
+                             f"{self.roll_share}")
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"planner: noise is a share between 0 and 1; got {self.noise}")
         if self.seed_from not in SEED_SOURCES:
@@ -168,7 +174,8 @@ class PlannerSettings:
                 "goal_weight": self.goal_weight, "waste_weight": self.waste_weight,
                 "goal_lead": self.goal_lead,
                 "goal_from": "auto" if self.goal_from is None else self.goal_from,
-                "align": self.align, "seed_from": self.seed_from, "roll": self.roll}
+                "align": self.align, "seed_from": self.seed_from, "roll": self.roll,
+                "roll_share": self.roll_share}
 
     def goal_start(self, duel: bool) -> int:
         """The first round whose search weighs the goal, in a duel or in a run."""
@@ -184,7 +191,8 @@ def _round_or_auto(value: str) -> int | None:
 
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
-    meta, goal_weight, waste_weight, goal_lead, goal_from, align, seed_from, roll) -> settings;
+    meta, goal_weight, waste_weight, goal_lead, goal_from, align, seed_from, roll, roll_share) ->
+    settings;
     ValueError with a one-line reason otherwise."""
     if name == "planner":
         return PlannerSettings().check(rules)
@@ -193,7 +201,7 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
              "goal": str, "meta": str, "goal_weight": float, "waste_weight": float,
              "goal_lead": int, "goal_from": _round_or_auto, "align": float, "seed_from": str,
-             "roll": int}
+             "roll": int, "roll_share": float}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
         key, eq, value = part.partition("=")
@@ -342,7 +350,7 @@ class PlannerAgent:
         scorer = self._scorer(state)
         starts = ([self._target] if self._target is not None else []) + \
             self._reference_starts(state, scorer)
-        settings = self._climb(self.settings.settle_share, state.round, duel=state.in_duel)
+        settings = self._climb(self.settings.roll_share, state.round, duel=state.in_duel)
         seed = [self._draw_seed(state), state.round, _ROLL, state.prep_actions]
 
         def search(assets: Assets, tail: tuple):

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from rune_env.rules import default_rules, geometry
-from rune_env.run.loop import new_run
+from rune_env.run.actions import action_table
+from rune_env.run.loop import apply, new_run
 
 from agents import make_agent
 from agents.search.boards import Layout
@@ -106,6 +107,31 @@ def test_the_roll_knob_and_its_bounds():
     assert parse_planner("planner", RULES).roll == 0
     for name, words in (("planner:roll=65", "roll must be in 0..64"),
                         ("planner:roll=-1", "roll must be in 0..64"),
-                        ("planner:roll=x", "roll needs a number")):
+                        ("planner:roll=x", "roll needs a number"),
+                        ("planner:roll_share=0", r"roll_share is a share of boards in \(0, 1\]"),
+                        ("planner:roll_share=1.5", r"roll_share is a share of boards in \(0, 1\]")):
         with pytest.raises(ValueError, match=words):
             make_agent(name, RULES)
+
+
+def test_every_search_of_a_roll_decision_has_roll_share_of_the_budget(monkeypatch):
+    # boards=200, roll_share=0.1: each search may score int(200 x 0.1) = 20 boards; the stand, the
+    # commits and the views alike (so the stand is not favoured by a larger search)
+    import agents.search.planner as planner_module
+
+    budgets = []
+    real = planner_module.search_target
+
+    def recording(assets, scorer, starts, settings, *args):
+        budgets.append(settings.boards)
+        return real(assets, scorer, starts, settings, *args)
+
+    monkeypatch.setattr(planner_module, "search_target", recording)
+    state = new_run(11, RULES, rank="apprentice")
+    apply(state, action_table(RULES).id("choose_core", action_table(RULES).cores.index("moon")))
+    agent = make_agent("planner:boards=200,roll=2,roll_share=0.1", RULES, seed=5)
+    agent.reset(5)
+    agent._roll_choice(state)
+    # a stand, at least one commit and two views for each commit
+    assert len(budgets) >= 1 + 1 + 2
+    assert set(budgets) == {20}
