@@ -69,13 +69,13 @@ from agents.cli.progress import add_progress_argument, progress_on, say
 from agents.cli.args import (add_trust_pickle_argument, apply_trust_pickle, check_runs_dir,
                              fail, int_in, script_parser, seed_int, MAX_STEPS)
 # PPOConfig and make_env_fn are not used here: tests/agents/test_train_resume.py reads them from the script
-from agents.train.config import RUN_NAME, ConfigError, read_json  # noqa: E402,F401
+from agents.train.config import RUN_NAME, ConfigError, read_json, rules_hash  # noqa: E402,F401
 from agents.train.ppo import (final_evaluation, make_env_fn, make_venv,  # noqa: E402,F401
                               new_model, seed_everything, set_torch_threads, summary_json, train)
 from agents.train.run_dirs import (TrainClock, claim_named_run, claim_run_dir,  # noqa: E402,F401
                                    default_run_name, latest_run, saved_models, tb_run_dir)
 from agents.train.pretrain import check_pretrain, init_from, pretrain  # noqa: E402
-from agents.train.train_config import PPOConfig, check_env, read_config, rules_hash  # noqa: E402,F401
+from agents.train.train_config import PPOConfig, check_env, read_config  # noqa: E402,F401
 from rune_env.files import write_text_atomic
 
 

@@ -21,8 +21,9 @@ from agents.policy.trust import save_checkpoint
 from rune_env.rules.config import KINDS
 
 from .resume import collect_state, restore_pending_log, save_state
+from .config import eval_rules
 from .run_dirs import TrainClock
-from .train_config import TrainConfig, eval_rules
+from .train_config import TrainConfig
 
 
 def progress_callback():

@@ -2,8 +2,8 @@
 RLlib): `ConfigError` (a config that cannot be used, naming the file and the key), the checked
 YAML number types `Whole`, `Number` and `Mapping`, `Section` (a mapping whose unknown keys are
 refused), `validate_model` (a mapping as a model, its first problem in words), `read_yaml` (a file
-with the command line's overrides), `read_json` / `write_json` and `RUN_NAME` (a run directory's
-name)."""
+with the command line's overrides), `read_json` / `write_json`, `RUN_NAME` (a run directory's
+name), and `eval_rules` / `rules_hash`: the rules an `env_kwargs` mapping's envs play."""
 from __future__ import annotations
 
 import json
@@ -134,3 +134,17 @@ def read_json(path: Path) -> dict:
 
 def write_json(path: Path, data: dict) -> None:
     write_text_atomic(path, json.dumps(data, indent=1))
+
+
+def eval_rules(env_kwargs: dict | None):
+    """The rules a training config's envs play (`env_kwargs`' rules and overrides), for its
+    evaluations' records and pictures."""
+    # imported here: the env module brings Gymnasium, which a config's checks do not need
+    from rune_env.envs.run_env import resolve_rules
+    kw = env_kwargs or {}
+    return resolve_rules(kw.get("rules"), kw.get("rules_overrides"))
+
+
+def rules_hash(env_kwargs: dict) -> str:
+    """The hash of the rules an env of these options plays (its `rules`/`rules_overrides`)."""
+    return eval_rules(env_kwargs).hash

@@ -22,7 +22,7 @@ from agents.policy import EXPORT_FORMAT, EXPORT_VERSION, PolicyAgent, export_pol
 from agents.policy.file import looks_pickled, write_policy_file
 from agents.cli.provenance import REPO, git_commit, sha256_of, shown
 
-from .train_config import rules_hash
+from .config import rules_hash
 
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 from agents.cli.progress import bar, say
 from agents.evaluation.runs import log_evaluation, summary_line, training_step
 
-from .config import write_json
+from .config import eval_rules, rules_hash, write_json
 from .run_dirs import TrainClock, keep_history
-from .train_config import TrainConfig, eval_rules, rules_hash
+from .train_config import TrainConfig
 
 
 def set_torch_threads(n: int) -> None:

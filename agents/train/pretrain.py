@@ -255,8 +255,7 @@ def pretrain(cfg, model, run_dir, demos: Demos | None, progress: bool = False) -
 
     from agents.cli.progress import bar, say
 
-    from .config import write_json
-    from .train_config import rules_hash
+    from .config import rules_hash, write_json
     p = cfg.pretrain
     start = time.perf_counter()
     if demos is None:

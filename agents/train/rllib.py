@@ -335,7 +335,7 @@ def train_rllib(cfg: RLlibConfig, run_dir: Path, resume: bool = False, progress:
     from torch.utils.tensorboard import SummaryWriter
 
     from agents.cli.progress import bar, say
-    from .train_config import rules_hash
+    from .config import rules_hash
 
     torch.set_num_threads(cfg.torch_threads)
     algo = ppo_config(cfg).build_algo()

@@ -1,8 +1,7 @@
 """The training config of scripts/train.py: `TrainConfig` (with `PPOConfig`, `EvalConfig`), strict
 pydantic models of configs/train/*.yaml (keys in configs/train/README.md); `read_config` reads a
 file with the command line's overrides, `validate_config` a mapping; a problem is a `ConfigError`
-naming the file and the key. `check_env` builds one env of a config; `eval_rules` and
-`rules_hash` are the rules a config's envs play."""
+naming the file and the key. `check_env` builds one env of a config."""
 from __future__ import annotations
 
 import re
@@ -116,17 +115,3 @@ def check_env(cfg: TrainConfig, source: str) -> None:
     except (TypeError, ValueError, OSError) as exc:
         raise ConfigError(f"{source}: env_kwargs: {exc}") from None
     env.close()
-
-
-def eval_rules(env_kwargs: dict | None):
-    """The rules a training config's envs play (`env_kwargs`' rules and overrides), for its
-    evaluations' records and pictures."""
-    from rune_env.envs.run_env import resolve_rules
-    kw = env_kwargs or {}
-    return resolve_rules(kw.get("rules"), kw.get("rules_overrides"))
-
-
-def rules_hash(env_kwargs: dict) -> str:
-    """The hash of the rules an env of these options plays (its `rules`/`rules_overrides`)."""
-    from rune_env.envs.run_env import resolve_rules
-    return resolve_rules(env_kwargs.get("rules"), env_kwargs.get("rules_overrides")).hash

@@ -159,7 +159,7 @@ def test_demonstrations_play_the_sections_own_rank():
     # demonstration step at the rank scalar 5 / 5 = 1.0, and a mix of the two gives both 0.0 and
     # 1.0 over 6 runs (each run draws its rank from its seed), nothing else
     from agents.train.pretrain import PretrainConfig, demo_env_kwargs, demonstrations
-    from agents.train.train_config import rules_hash
+    from agents.train.config import rules_hash
     from rune_env.envs.observation import SCALARS, ObservationLayout
     from rune_env.rules import default_rules
     at = ObservationLayout.of(default_rules()).slices["scalars"].start + SCALARS.index("rank")

@@ -24,7 +24,8 @@ def test_the_configs_are_there():
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_each_config_validates_and_its_teacher_loads(path, monkeypatch):
     from agents.train.pretrain import check_pretrain
-    from agents.train.train_config import check_env, eval_rules, read_config, rules_hash
+    from agents.train.config import eval_rules, rules_hash
+    from agents.train.train_config import check_env, read_config
     monkeypatch.chdir(REPO)                  # the configs name models relative to the repository
     cfg = read_config(path)
     with warnings.catch_warnings():          # long_mentor's 15 lamps: the pools warn of their rules
@@ -47,7 +48,8 @@ def test_each_config_validates_and_its_teacher_loads(path, monkeypatch):
 def test_distill_v2_distils_ppo_s2s_opening_and_long_mentors_middle_game():
     # the issue #33 student: rounds 1-2 from the strongest opening at archmage, 3+ from a spender
     from agents.policy.schedule import parse_schedule
-    from agents.train.train_config import eval_rules, read_config
+    from agents.train.config import eval_rules
+    from agents.train.train_config import read_config
     cfg = read_config(REPO / "configs" / "train" / "distill_v2.yaml")
     cap = eval_rules(cfg.env_kwargs).spec.run.round_cap
     assert parse_schedule(cfg.pretrain.agent, cap) == [(1, "agents/models/apprentice_s2.pt"),
