@@ -5,11 +5,7 @@ from __future__ import annotations
 from rune_env.rules import default_rules
 
 from .baselines import GreedyAgent, RandomAgent, ScriptedAgent
-
-BASELINES = ("random", "scripted", "greedy")
-PLANNER = "planner"
-SCHEDULE_PREFIX = "by_round:"     # agents.policy.schedule: agents by round, by_round:1=A;3=B
-SAMPLED_PREFIX = "sampled:"       # agents.search.sampled: a policy improved by search at play time
+from .names import BASELINES, PLANNER, SAMPLED_PREFIX, SCHEDULE_PREFIX
 
 
 def is_builtin(name: str) -> bool:

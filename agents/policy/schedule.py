@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents import SCHEDULE_PREFIX as PREFIX
+from agents.names import SCHEDULE_PREFIX as PREFIX
 from rune_env.envs.observation import SCALARS
 
 _ROUND_SCALAR = SCALARS.index("round")   # the round's place in the dict observation's scalars

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.names import SAMPLED_PREFIX as PREFIX
 from rune_env.envs.observation import Encoder
 from rune_env.rules import Rules, default_rules
 from rune_env.run.actions import action_table
@@ -50,7 +51,6 @@ from .boards import board_cost
 from .reference import Reference, ReferenceSpec, parse_source
 from .scoring import Objective, SeatScorer, expected_seat
 
-PREFIX = "sampled:"
 N_MAX = 1024                 # rollouts a search
 SIZE_MAX = 1024              # reference boards a round
 TEMPERATURE_MAX = 100.0
