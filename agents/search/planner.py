@@ -348,8 +348,7 @@ class PlannerAgent:
 
     def _roll_choice(self, state: RunState):
         scorer = self._scorer(state)
-        starts = ([self._target] if self._target is not None else []) + \
-            self._reference_starts(state, scorer)
+        starts = self._starts(state, scorer)
         settings = self._climb(self.settings.roll_share, state.round, duel=state.in_duel)
         seed = [self._draw_seed(state), state.round, _ROLL, state.prep_actions]
 
@@ -380,14 +379,18 @@ class PlannerAgent:
         """The target of this preparation (the module docstring)."""
         assets = Assets.of(state)
         scorer = self._scorer(state)
-        starts = [self._target] if self._target is not None else []
-        starts += self._reference_starts(state, scorer)
+        starts = self._starts(state, scorer)
         settings = self._climb(share, state.round, duel=state.in_duel)
         rng = np.random.default_rng([self._draw_seed(state), state.round, stream,
                                      state.prep_actions])
         target, score = search_target(assets, scorer, starts, settings, rng, rerolls, self.goal)
         self._target_points = score.payoff
         return target
+
+    def _starts(self, state: RunState, scorer: SeatScorer) -> list[Layout]:
+        """A preparation's search starts: the current target (if any), then the reference's."""
+        starts = [self._target] if self._target is not None else []
+        return starts + self._reference_starts(state, scorer)
 
     def _climb(self, share: float, round_: int, duel: bool = False) -> ClimbSettings:
         """The climb's settings for `share` of the search budget, with the goal's weight in
