@@ -53,6 +53,9 @@ gets the same plan in every run, the consistency a student that sees only the st
 the shop: stand with what is on display, or build a part of the board and roll once more, judged
 on `roll` views of the shop the player draws itself (`agents.search.rolling`); each search of
 that decision has `roll_share` of `boards`.
+`ahead` (0, off, by default) picks the board to build among the search's best boards of distinct
+holdings by this round's value plus the next round's, searched on `ahead` views of the next
+round's shop the player draws itself (`agents.search.ahead`), each with `ahead_share` of `boards`.
 """
 from __future__ import annotations
 
@@ -67,19 +70,22 @@ from rune_env.run.actions import action_table
 from rune_env.run.loop import apply
 from rune_env.run.state import RunState
 
+from .ahead import VIEWS_AHEAD_MAX, pick_ahead
 from .assets import Assets, private_copy
 from .boards import Layout, fast_key
 from .execute import Executor
 from .goal import Goals, progress
 from .rolling import ROLL_MAX, own_views, roll_choice
 from .reference import (AHEAD_MAX, META_AUTO, Reference, ReferenceSpec, check_meta,
-                        load_metagame, parse_source, player_budget)
+                        load_metagame, parse_source, player_budget, seen_boards)
 from .scoring import Objective, SeatScore, SeatScorer, expected_seat
 from .target import ClimbSettings, align_target, search_target
 
 # Seed streams of the player's generators: [seed, round, stream, ...].
 _NOISE, _PLAN, _SETTLE, _CORE, _GOAL, _CHOICE = range(6)
 _ROLL = 99          # past every _CHOICE + option (a choice's streams), so no other seed moved
+_AHEAD = 98         # likewise, for the look a round ahead
+SCORERS_KEPT = 4    # scorers remembered (this round's, the next round's for `ahead`)
 BOARDS_BOUNDS = (10, 1_000_000)
 GOAL_SOURCES = ("meta", "none")
 SEED_SOURCES = ("run", "state")
@@ -128,6 +134,9 @@ class PlannerSettings:
     #                                rolling`); 0: off, the target's own reroll plans
     roll_share: float = 0.34       # of `boards`, for each search of a roll decision (its stand,
     #                                commits and views alike, so they are compared on one budget)
+    ahead: int = 0                 # views of the next round's shop a finalist is weighed on
+    #                                (`agents.search.ahead`); 0: off, this round's value alone
+    ahead_share: float = 0.2       # of `boards`, for each search of the next round
     climb: ClimbSettings = field(default_factory=ClimbSettings)
 
     def check(self, rules: Rules) -> "PlannerSettings":
@@ -157,6 +166,11 @@ class PlannerSettings:
         if not 0.0 < self.roll_share <= 1.0:
             raise ValueError(f"planner: roll_share is a share of boards in (0, 1]; got "
                              f"{self.roll_share}")
+        if not 0 <= self.ahead <= VIEWS_AHEAD_MAX:
+            raise ValueError(f"planner: ahead must be in 0..{VIEWS_AHEAD_MAX}; got {self.ahead}")
+        if not 0.0 < self.ahead_share <= 1.0:
+            raise ValueError(f"planner: ahead_share is a share of boards in (0, 1]; got "
+                             f"{self.ahead_share}")
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"planner: noise is a share between 0 and 1; got {self.noise}")
         if self.seed_from not in SEED_SOURCES:
@@ -175,7 +189,8 @@ class PlannerSettings:
                 "goal_lead": self.goal_lead,
                 "goal_from": "auto" if self.goal_from is None else self.goal_from,
                 "align": self.align, "seed_from": self.seed_from, "roll": self.roll,
-                "roll_share": self.roll_share}
+                "roll_share": self.roll_share, "ahead": self.ahead,
+                "ahead_share": self.ahead_share}
 
     def goal_start(self, duel: bool) -> int:
         """The first round whose search weighs the goal, in a duel or in a run."""
@@ -191,8 +206,8 @@ def _round_or_auto(value: str) -> int | None:
 
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
-    meta, goal_weight, waste_weight, goal_lead, goal_from, align, seed_from, roll, roll_share) ->
-    settings;
+    meta, goal_weight, waste_weight, goal_lead, goal_from, align, seed_from, roll, roll_share,
+    ahead, ahead_share) -> settings;
     ValueError with a one-line reason otherwise."""
     if name == "planner":
         return PlannerSettings().check(rules)
@@ -201,7 +216,7 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
              "goal": str, "meta": str, "goal_weight": float, "waste_weight": float,
              "goal_lead": int, "goal_from": _round_or_auto, "align": float, "seed_from": str,
-             "roll": int, "roll_share": float}
+             "roll": int, "roll_share": float, "ahead": int, "ahead_share": float}
     values: dict = {}
     for part in name.split(":", 1)[1].split(","):
         key, eq, value = part.partition("=")
@@ -257,7 +272,7 @@ class PlannerAgent:
         self._settled = False
         self._roll_next = False                            # roll once the commit is built
         self._view = False                                 # a view of the shop not yet weighed
-        self._scorer_memo: tuple[tuple, SeatScorer] | None = None   # the round's (key, scorer)
+        self._scorers: dict[tuple, SeatScorer] = {}     # by reference key, the latest last
         self.decision_times: list[tuple[int, float]] = []  # (round, CPU seconds deciding)
 
     # -- the protocol -----------------------------------------------------------------------------
@@ -383,9 +398,29 @@ class PlannerAgent:
         settings = self._climb(share, state.round, duel=state.in_duel)
         rng = np.random.default_rng([self._draw_seed(state), state.round, stream,
                                      state.prep_actions])
-        target, score = search_target(assets, scorer, starts, settings, rng, rerolls, self.goal)
+        scored = [] if self.settings.ahead else None
+        target, score = search_target(assets, scorer, starts, settings, rng, rerolls, self.goal,
+                                      scored)
+        if scored:
+            target, score = self._ahead(state, scored) or (target, score)
         self._target_points = score.payoff
         return target
+
+    def _ahead(self, state: RunState, scored: list):
+        """With `ahead`: the finalist of a round's search whose next round looks best
+        (`agents.search.ahead`), searched on the player's own views of the next round's shop."""
+        seed = [self._draw_seed(state), state.round, _AHEAD, state.prep_actions]
+        views = own_views(state, self.settings.ahead, np.random.default_rng([*seed, 0]))
+        settings = self._climb(self.settings.ahead_share, state.round + 1, duel=state.in_duel)
+
+        def search(nxt: RunState, tail: tuple) -> SeatScore:
+            scorer = self._scorer(nxt)
+            rng = np.random.default_rng([*seed, 1, *tail])
+            _, score = search_target(Assets.of(nxt), scorer, self._reference_starts(nxt, scorer),
+                                     settings, rng, True, self.goal)
+            return score
+
+        return pick_ahead(state, scored, search, views)
 
     def _starts(self, state: RunState, scorer: SeatScorer) -> list[Layout]:
         """A preparation's search starts: the current target (if any), then the reference's."""
@@ -455,8 +490,8 @@ class PlannerAgent:
         seen, seen_weights = seen_boards(state, self.settings.seen)
         key = (state.rank, state.round, tuple(state.boss_rules), expected_seat(state),
                tuple(fast_key(b) for b in seen), seen_weights.tobytes())
-        if self._scorer_memo is not None and self._scorer_memo[0] == key:
-            return self._scorer_memo[1]
+        if key in self._scorers:
+            return self._scorers[key]
         boards, weights = self._reference(state).boards(state.round, tuple(state.boss_rules))
         if seen:
             # the opponents met so far, fielded in this round, as one more part of the reference
@@ -464,7 +499,9 @@ class PlannerAgent:
             boards = [*boards, *seen]
             weights = np.concatenate([weights * parts, seen_weights]) / (parts + 1)
         scorer = SeatScorer(self.rules, boards, weights, expected_seat(state))
-        self._scorer_memo = (key, scorer)
+        self._scorers[key] = scorer
+        if len(self._scorers) > SCORERS_KEPT:
+            del self._scorers[next(iter(self._scorers))]
         return scorer
 
     @staticmethod
@@ -531,18 +568,6 @@ class PlannerAgent:
             if best_value is None or value > best_value + 1e-12:
                 best, best_value = i, value
         return best
-
-
-def seen_boards(state: RunState, count: int) -> tuple[list[Board], np.ndarray]:
-    """The boards of the player's last `count` opponents (public once their battle is fought),
-    fielded in this round, the latest weighing most (weights 1, 2, ..., summing to 1)."""
-    out = []
-    for b in state.battles[-count:] if count > 0 else []:
-        board = Board.from_json(b.opponent, state.rules, source="a battle's opponent")
-        out.append(board.replace(round=state.round, max_hp=None,
-                                 boss_rules=tuple(state.boss_rules), label=""))
-    weights = np.arange(1, len(out) + 1, dtype=np.float64)
-    return out, weights / weights.sum() if len(out) else weights
 
 
 def public_state_seed(state: RunState) -> int:

@@ -34,6 +34,7 @@ from rune_env.rules import Board, Rules
 from rune_env.run.loop import field_opponent
 from rune_env.run.opponents import Pool, draft_board, load_pool
 from rune_env.run.ranks import player_budget, rank_effects
+from rune_env.run.state import RunState
 
 from .boards import board_key
 
@@ -192,3 +193,16 @@ def _from_pool(pool: Pool | None, round_: int, rules: Rules) -> tuple[list[Board
     nearest = max(below)
     return pool.boards(nearest, rules), pool.counts(nearest)
 
+
+
+def seen_boards(state: RunState, count: int) -> tuple[list[Board], np.ndarray]:
+    """The boards of the player's last `count` opponents (public once their battle is fought),
+    fielded in this round, the latest weighing most (weights 1, 2, ..., summing to 1): the
+    reference's part of the opponents met (the planner's `seen`)."""
+    out = []
+    for b in state.battles[-count:] if count > 0 else []:
+        board = Board.from_json(b.opponent, state.rules, source="a battle's opponent")
+        out.append(board.replace(round=state.round, max_hp=None,
+                                 boss_rules=tuple(state.boss_rules), label=""))
+    weights = np.arange(1, len(out) + 1, dtype=np.float64)
+    return out, weights / weights.sum() if len(out) else weights

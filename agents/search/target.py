@@ -303,10 +303,13 @@ def cut_to_reach(assets: Assets, layout: Layout, rerolls: bool = True) -> Layout
 
 def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
                   settings: ClimbSettings, rng: np.random.Generator,
-                  rerolls: bool = True, goal: Layout | None = None) -> tuple[Layout, SeatScore]:
+                  rerolls: bool = True, goal: Layout | None = None,
+                  scored: list | None = None) -> tuple[Layout, SeatScore]:
     """The best reachable layout found from `starts` (the module docstring). The assets' own
     layout is always a start (and always climbed), so there is always an answer. `goal`: a board
-    to build towards (`agents.search.goal`): a start too, and its share held is part of the objective."""
+    to build towards (`agents.search.goal`): a start too, and its share held is part of the objective.
+    `scored`: a list that gets (board, score, mana its plan spends) of every board scored (the
+    finalists of a look a round ahead, `agents.search.ahead`)."""
     rules = assets.rules
     if goal is not None:
         grown = [grow_toward(base, goal, assets.shop_runes, assets.shop_artifacts, rules)
@@ -338,6 +341,8 @@ def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
             held = held_of(Layout.of(b)) if held_of is not None else 0.0
             out.append(objective.score(p, m, waste, income, 1.0 - (assets.mana - mana) / wealth,
                                        held))
+            if scored is not None:
+                scored.append((b, out[-1], mana))
         return out
 
     scores = score(candidates)

@@ -532,7 +532,7 @@ def test_the_searches_of_a_round_share_one_scorer_with_the_same_choices():
 
     class FreshScorers(PlannerAgent):
         def _scorer(self, state):
-            self._scorer_memo = None          # forget the round's scorer: every search anew
+            self._scorers.clear()          # forget the round's scorer: every search anew
             return super()._scorer(state)
 
     def whole(agent):
