@@ -3,7 +3,7 @@
 
     python scripts/evaluate.py --agents random scripted greedy runs/<run>/final_model.zip
                                [--rank R] [--episodes N] [--seed S] [--json] [--out DIR]
-                               [--head-to-head] [--normalize [TOP]] [--rules FILE]
+                               [--head-to-head] [--normalize [TOP]] [--paired] [--rules FILE]
                                [--no-progress]
 
 Agents are `random`, `scripted`, `greedy` (or `greedy:NOISE`), `planner` (the search player;
@@ -28,6 +28,11 @@ with a 95% interval from a paired bootstrap over the run seeds (agents/evaluatio
 eval.csv, eval.json (`normalized`), TensorBoard (eval/normalized_wins, _lo, _hi in each agent's
 run) and a chart, DIR/normalized.png (also in TensorBoard under tb/normalized/).
 
+`--paired` adds, for each pair of agents, the differences of their battle win rate, mean wins and
+clear rate with 95% intervals from a paired bootstrap over the run seeds they share, marked where
+apart from 0 (agents/evaluation/paired.py): to the printed output, eval.json (`paired`) and
+DIR/paired.csv.
+
 `--head-to-head` also fights the agents' boards against each other: each agent drafts its runs
 on the same seeds; in every round both reached, their boards fight in both seatings; the win
 matrix gives, per pair, the share of those battles the row agent won (draws count half).
@@ -50,6 +55,7 @@ from agents.evaluation.runs import (EVAL_TAGS, MAX_EPISODES, evaluate, log_evalu
 from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.evaluation.runs import evaluate_by_name, ms_per_action
 from agents.evaluation.normalize import FLOOR, TOP, log_score, normalized_scores
+from agents.evaluation.paired import MEASURES, format_paired, paired_differences
 from agents.evaluation.labels import agent_label, fresh_tb_run, rank_name, tb_dir_name
 from agents.cli.progress import bar
 from agents.cli.args import (add_count_argument, add_json_argument, add_opponents_argument,
@@ -159,6 +165,19 @@ def write_csv(path: Path, summaries: dict[str, dict], context: dict,
                        + ([normalized[n]["score"], *normalized[n]["ci"]] if normalized else []))
 
 
+def write_paired_csv(path: Path, pairs: list[dict], context: dict) -> None:
+    """paired.csv: a row per pair and measure, its difference, interval and whether apart."""
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["a", "b", "measure", "difference", "lo", "hi", "apart", "rank", "rules_hash",
+                    "seed", "episodes"])
+        for p in pairs:
+            for m in MEASURES:
+                w.writerow([p["a"], p["b"], m, p[m]["difference"], *p[m]["ci"], p[m]["apart"],
+                            context["rank"], context["rules_hash"], context["seed"],
+                            context["episodes"]])
+
+
 def print_head_to_head(matrix: dict[str, dict[str, float]]) -> None:
     names = list(matrix)
     print("\nhead to head (row's share of battles won vs column, both seatings):")
@@ -186,6 +205,30 @@ def format_table(summaries: dict[str, dict], normalized: dict | None = None) -> 
         lines.append(f"{'':<28}   per core (battle win / clear): {cores}; "
                      f"{s['ms_per_action']:.2f} CPU ms an action")
     return "\n".join(lines)
+
+
+def eval_json(context: dict, summaries: dict[str, dict], steps: dict[str, int],
+              normalized: tuple | None, pairs: list[dict]) -> dict:
+    """eval.json's content: what was played, each agent's rates, its timing apart, and the
+    normalized scores ((floor, top, scores)) and paired differences where asked for."""
+    out = {"rank": context["rank"], "seed": context["seed"], "rules_hash": context["rules_hash"],
+           "opponents": context["opponents"],
+           "agents": {n: {"timesteps": steps[n],
+                          **{k: s[k] for k in ("episodes", "battle_win_rate", "battle_ci",
+                                               "mean_wins", "wins_ci", "clear_rate", "clear_ci",
+                                               "rounds_survived", "by_core")}}
+                      for n, s in summaries.items()},
+           # the one part of the output that is not reproducible: a timing of this machine
+           "timing": {"ms_per_action": {n: s["ms_per_action"] for n, s in summaries.items()}}}
+    if normalized:
+        floor, top, scores = normalized
+        out["normalized"] = {"floor": floor, "top": top, "of": "mean_wins",
+                             "interval": "paired bootstrap over run seeds, 2.5-97.5%",
+                             "scores": scores}
+    if pairs:
+        out["paired"] = {"interval": "paired bootstrap over run seeds, 2.5-97.5%",
+                         "of": "first - second", "pairs": pairs}
+    return out
 
 
 def build_parser(rules=None):
@@ -234,6 +277,10 @@ def build_parser(rules=None):
                         f"(TOP - random), with a paired bootstrap 95%% interval; TOP is an agent "
                         f"as --agents takes it (alone: {TOP}, the search player at its defaults); "
                         "random and TOP are evaluated too if --agents does not name them "
+                        "(default: off)")
+    p.add_argument("--paired", action="store_true",
+                   help="also each pair of agents' differences of battle win rate, mean wins and "
+                        "clear rate, with paired bootstrap 95%% intervals over the run seeds "
                         "(default: off)")
     add_opponents_argument(p, "what the agents play against")
     add_rules_argument(p)
@@ -305,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
                "rules_hash": rules.hash, "episodes": a.episodes, "seed": a.seed}
     floor, top = agent_label(FLOOR), agent_label(a.normalize or TOP)
     normalized = None if a.normalize is None else normalize(results, floor, top, a.seed)
+    pairs = (paired_differences({n: r["runs"] for n, r in results.items()}, a.seed)
+             if a.paired else [])
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         write_csv(out_dir / "eval.csv", summaries, context, normalized)
@@ -313,21 +362,11 @@ def main(argv: list[str] | None = None) -> int:
                               normalized[n] if normalized else None)
         if normalized:
             write_normalized_chart(out_dir, rank, list(results), normalized, floor, top, context)
+        if pairs:
+            write_paired_csv(out_dir / "paired.csv", pairs, context)
     except OSError as exc:
         return fail(f"{out_dir}: cannot write ({exc.strerror or exc})")
-    out = {"rank": rank, "seed": a.seed, "rules_hash": rules.hash,
-           "opponents": opponents_label(a.opponents, rules, rank),
-           "agents": {n: {"timesteps": steps[n],
-                          **{k: s[k] for k in ("episodes", "battle_win_rate", "battle_ci",
-                                               "mean_wins", "wins_ci", "clear_rate", "clear_ci",
-                                               "rounds_survived", "by_core")}}
-                      for n, s in summaries.items()},
-           # the one part of the output that is not reproducible: a timing of this machine
-           "timing": {"ms_per_action": {n: s["ms_per_action"] for n, s in summaries.items()}}}
-    if normalized:
-        out["normalized"] = {"floor": floor, "top": top, "of": "mean_wins",
-                             "interval": "paired bootstrap over run seeds, 2.5-97.5%",
-                             "scores": normalized}
+    out = eval_json(context, summaries, steps, normalized and (floor, top, normalized), pairs)
     if a.head_to_head and len(results) > 1:
         out["head_to_head"] = head_to_head(results, rules)
     (out_dir / "eval.json").write_text(json.dumps(out, indent=1))
@@ -335,10 +374,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out))
     else:
         print(format_table(summaries, normalized))
+        if pairs:
+            print(format_paired(pairs, a.episodes))
         if "head_to_head" in out:
             print_head_to_head(out["head_to_head"])
         print(f"\nwritten: {out_dir}/eval.csv, eval.json, tb/"
-              + (", normalized.png" if normalized else ""))
+              + (", normalized.png" if normalized else "") + (", paired.csv" if pairs else ""))
     return 0
 
 
