@@ -81,17 +81,18 @@ def paired_differences(runs: dict[str, Sequence[dict]], seed: int,
 
 def format_paired(pairs: list[dict], runs: int) -> str:
     """The pairs as a printed table: each difference, its interval, and * where apart from 0."""
+    names = [f"{p['a']} - {p['b']}" for p in pairs]
+    width = max([44, *(len(n) + 1 for n in names)])       # a long model path keeps its column
     lines = [f"\npaired differences (first - second; 95% paired bootstrap over the {runs} run "
              "seeds; * apart from 0):",
-             f"{'pair':<44} {'battle win rate':>27} {'mean wins':>23} {'clear rate':>27}"]
-    for p in pairs:
+             f"{'pair':<{width}} {'battle win rate':>27} {'mean wins':>23} {'clear rate':>27}"]
+    for name, p in zip(names, pairs):
         cells = []
         for m, digits in (("battle_win_rate", 3), ("mean_wins", 2), ("clear_rate", 3)):
             d = p[m]
             cells.append(f"{d['difference']:+.{digits}f} [{d['ci'][0]:+.{digits}f}, "
                          f"{d['ci'][1]:+.{digits}f}]{'*' if d['apart'] else ' '}")
-        name = f"{p['a']} - {p['b']}"
-        lines.append(f"{name:<44} {cells[0]:>27} {cells[1]:>23} {cells[2]:>27}")
+        lines.append(f"{name:<{width}} {cells[0]:>27} {cells[1]:>23} {cells[2]:>27}")
     return "\n".join(lines)
 
 
