@@ -26,6 +26,7 @@ import numpy as np
 RESAMPLES = 2000
 _STREAM = 0x70616972      # "pair": the bootstrap's own stream of the evaluation seed
 MEASURES = ("battle_win_rate", "mean_wins", "clear_rate")
+DIGITS = {"battle_win_rate": 3, "mean_wins": 2, "clear_rate": 3}    # the printed table's
 
 
 def _per_run(runs: Sequence[dict]) -> dict[str, np.ndarray]:
@@ -88,8 +89,8 @@ def format_paired(pairs: list[dict], runs: int) -> str:
              f"{'pair':<{width}} {'battle win rate':>27} {'mean wins':>23} {'clear rate':>27}"]
     for name, p in zip(names, pairs):
         cells = []
-        for m, digits in (("battle_win_rate", 3), ("mean_wins", 2), ("clear_rate", 3)):
-            d = p[m]
+        for m in MEASURES:
+            d, digits = p[m], DIGITS[m]
             cells.append(f"{d['difference']:+.{digits}f} [{d['ci'][0]:+.{digits}f}, "
                          f"{d['ci'][1]:+.{digits}f}]{'*' if d['apart'] else ' '}")
         lines.append(f"{name:<{width}} {cells[0]:>27} {cells[1]:>23} {cells[2]:>27}")

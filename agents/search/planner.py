@@ -65,7 +65,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from rune_env.rules import Board, Rules, default_rules
+from rune_env.rules import Rules, default_rules
 from rune_env.run.actions import action_table
 from rune_env.run.loop import apply
 from rune_env.run.state import RunState

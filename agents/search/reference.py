@@ -194,7 +194,6 @@ def _from_pool(pool: Pool | None, round_: int, rules: Rules) -> tuple[list[Board
     return pool.boards(nearest, rules), pool.counts(nearest)
 
 
-
 def seen_boards(state: RunState, count: int) -> tuple[list[Board], np.ndarray]:
     """The boards of the player's last `count` opponents (public once their battle is fought),
     fielded in this round, the latest weighing most (weights 1, 2, ..., summing to 1): the
