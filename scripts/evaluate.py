@@ -11,7 +11,7 @@ Agents are `random`, `scripted`, `greedy` (or `greedy:NOISE`), `planner` (the se
 (a `.zip` checkpoint or an exported `.pt` policy). For each agent: N whole runs on evaluation seeds
 (disjoint from every training seed by construction), and a table of battle win rate, mean wins and
 clear rate, each with a 95% interval, rounds survived, per-core rates and the CPU milliseconds an
-action took the agent to choose (a timing of this machine, not reproducible like the rest). Writes DIR/eval.csv,
+action took the agent to choose (a timing of this machine, not reproducible like the rest). Writes DIR/eval.csv, DIR/runs.csv (a row per agent and run),
 DIR/eval.json (the agents' CPU milliseconds an action apart, under `timing`: the one part of
 the output that is not reproducible) and TensorBoard under DIR/tb/<agent>/ (default DIR: runs/eval_<rank>_s<seed>):
 every agent with the same tags (eval/*, eval/kind_share/<kind>, eval/clear_rate_core/<core>,
@@ -163,6 +163,22 @@ def write_csv(path: Path, summaries: dict[str, dict], context: dict,
                         context["rank"], context["opponents"], context["rules_hash"],
                         context["seed"], s["ms_per_action"]]
                        + ([normalized[n]["score"], *normalized[n]["ci"]] if normalized else []))
+
+
+RUN_COLUMNS = ("run_seed", "wins", "losses", "draws", "cleared", "rounds", "lamps", "core")
+
+
+def write_runs_csv(path: Path, results: dict[str, dict], context: dict) -> None:
+    """runs.csv: a row per agent and run (its seed, wins, losses, draws, whether it cleared, the
+    battles it fought, the lamps it kept, its core), so any statistic of the runs can be worked
+    out again without playing them."""
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["agent", *RUN_COLUMNS, "rank", "rules_hash", "seed"])
+        for n, r in results.items():
+            for run in r["runs"]:
+                w.writerow([n, *(int(run[k]) if k == "cleared" else run[k] for k in RUN_COLUMNS),
+                            context["rank"], context["rules_hash"], context["seed"]])
 
 
 def write_paired_csv(path: Path, pairs: list[dict], context: dict) -> None:
@@ -357,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         write_csv(out_dir / "eval.csv", summaries, context, normalized)
+        write_runs_csv(out_dir / "runs.csv", results, context)
         for n, r in results.items():
             write_tensorboard(out_dir, n, r, list(rules.spec.cores), rules, steps[n], context,
                               normalized[n] if normalized else None)
@@ -378,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
             print(format_paired(pairs, a.episodes))
         if "head_to_head" in out:
             print_head_to_head(out["head_to_head"])
-        print(f"\nwritten: {out_dir}/eval.csv, eval.json, tb/"
+        print(f"\nwritten: {out_dir}/eval.csv, runs.csv, eval.json, tb/"
               + (", normalized.png" if normalized else "") + (", paired.csv" if pairs else ""))
     return 0
 

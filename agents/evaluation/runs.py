@@ -70,19 +70,31 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def wilson_mean(values: list[float], upper: float, z: float = 1.96) -> tuple[float, float, float]:
-    """Mean of values in [0, upper] (a run's wins: 0..wins_to_clear) and a 95% interval: Wilson's
-    score interval for the mean of values / upper over the n runs, scaled back. Any variable in
-    [0, 1] with mean p has variance at most p (1 - p), the Bernoulli's, so the interval is honest
-    (if anything wide) at small n; it stays inside [0, upper] without clipping, and it is never
-    of zero width (15 runs of 10 wins of 10: [7.96, 10], not [10, 10])."""
+    """Mean of values in [0, upper] (a run's wins: 0..wins_to_clear) and its 95% interval:
+    Wilson's score interval for the mean share m / upper, on an effective number of runs
+    n x (the most variance values in [0, upper] with mean m can have, m (upper - m)) / (their
+    sample variance), never fewer than n (a design effect, as survey statistics use it).
+
+    Why not Wilson on n alone (this function before the forty-second session): that treats every
+    run as all wins or none, the widest spread a mean can have, and at archmage, where a run wins
+    0-3 battles, its "95%" interval covered the true mean in every one of thousands of simulated
+    samples and was three times as wide as it needed to be (tests/agents/test_intervals.py,
+    test_mean_wins_interval_covers_95_percent). With the runs' own spread it covers about 95%
+    (91-96% in the simulations from 20 runs up, two and three lamps, means near 0, 5 and 10), and
+    keeps Wilson's virtues: it stays inside [0, upper] without clipping and leans away from the
+    bound a mean is near. When every run is alike (no spread seen, so nothing known of it) the
+    worst case stands: 15 runs of 10 wins of 10 give [7.96, 10], not [10, 10]."""
     n = len(values)
     if n == 0:
         return (float("nan"),) * 3
     m = statistics.fmean(values)
     p = m / upper
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    widest = m * (upper - m)                      # the variance of runs that win all or nothing
+    spread = statistics.variance(values) if n > 1 else 0.0
+    n_eff = n * widest / spread if 0.0 < spread < widest else n
+    denom = 1 + z * z / n_eff
+    centre = (p + z * z / (2 * n_eff)) / denom
+    half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff)) / denom
     return (m, upper * max(0.0, centre - half), upper * min(1.0, centre + half))
 
 

@@ -98,6 +98,24 @@ def test_evaluate_csv(evaluation):
         assert [float(row["clear_lo"]), float(row["clear_hi"])] == pytest.approx(s["clear_ci"])
 
 
+def test_evaluate_runs_csv(evaluation):
+    """runs.csv: a row per agent and run, in the agents' order, on the evaluation seeds 2^30 + i
+    (eval_run_seed at seed 0), whose wins average to the table's mean wins and whose clears to
+    its clear rate, so any statistic of the runs can be worked out again from the file."""
+    assert evaluation["result"].returncode == 0, evaluation["result"].stderr
+    out = json.loads(evaluation["result"].stdout)
+    with open(evaluation["out"] / "runs.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["agent"] for r in rows] == ["random"] * 3 + ["scripted"] * 3
+    for name in ("random", "scripted"):
+        mine = [r for r in rows if r["agent"] == name]
+        assert [int(r["run_seed"]) for r in mine] == [2**30, 2**30 + 1, 2**30 + 2]
+        s = out["agents"][name]
+        assert sum(int(r["wins"]) for r in mine) / 3 == pytest.approx(s["mean_wins"], rel=1e-12)
+        assert sum(int(r["cleared"]) for r in mine) / 3 == pytest.approx(s["clear_rate"], rel=1e-12)
+        assert all(r["rules_hash"] == out["rules_hash"] and r["seed"] == "0" for r in mine)
+
+
 def test_evaluate_tensorboard_runs_have_the_same_tags(evaluation):
     """One TensorBoard sub-run per agent with the same tags, so the agents sit side by side (the
     script's docstring), but for the per-core rates: a core an agent never played has no rate
