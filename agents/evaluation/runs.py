@@ -162,7 +162,7 @@ def play_run(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
 def summarise(runs: list[dict], max_wins: int | None = None) -> dict[str, Any]:
     """The runs' rates with 95% intervals: Wilson's for the battle win and clear rates, and for
     mean wins Wilson's on wins / `max_wins` (a run's most wins, the rules' wins_to_clear; default:
-    the most any run had, at least 1; `wilson_mean`)."""
+    the most any run had, at least 1) over an effective number of runs (`wilson_mean`)."""
     battles = [b for r in runs for b in r["battles"]]
     won = sum(b["outcome"] == "win" for b in battles)
     wins = [r["wins"] for r in runs]
