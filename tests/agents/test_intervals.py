@@ -89,3 +89,17 @@ def test_mean_wins_interval_covers_95_percent(p, lamps):
     assert 0.91 <= covered / 400 <= 0.98, (covered, mean)
     if p == 0.15:
         assert worst_covered == 400
+
+
+def test_mean_wins_interval_lies_inside_the_worst_case():
+    """n_eff >= n, and Wilson's score set {mu: (p - mu)^2 <= z^2 mu (1 - mu) / n} shrinks as n
+    grows, so the interval lies inside the worst case's on the same runs: a pair whose worst-case
+    intervals were apart (the docs before the forty-second session) is apart under this one."""
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(2, 60))
+        x = list(rng.integers(0, 11, n) * (rng.random(n) < rng.random()))
+        m, lo, hi = wilson_mean(x, 10)
+        a, b = _wilson_on(m / 10, n)
+        # (1e-12: with every run at 0 the lower end is 0 up to rounding, 7e-17)
+        assert 10 * a - 1e-12 <= lo <= m + 1e-12 and m <= hi <= 10 * b + 1e-12, x
