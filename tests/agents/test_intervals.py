@@ -28,6 +28,8 @@ def test_mean_wins_interval_worked_by_hand():
     m, lo, hi = wilson_mean([0, 1, 2, 1], 10)
     assert m == 1.0
     assert (lo, hi) == pytest.approx((0.448153, 2.083177), abs=1e-5)
+    # the same from numpy integers (whose variance `statistics` would work out as 0)
+    assert wilson_mean(list(np.array([0, 1, 2, 1])), 10) == pytest.approx((m, lo, hi), rel=1e-12)
     worst = [10 * b for b in _wilson_on(0.1, 4)]
     assert hi - lo < (worst[1] - worst[0]) / 3
 
