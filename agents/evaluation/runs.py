@@ -62,7 +62,12 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval of a proportion k/n (95% by default)."""
     if n == 0:
         return (0.0, 1.0)
-    p = k / n
+    return wilson_share(k / n, n, z)
+
+
+def wilson_share(p: float, n: float, z: float = 1.96) -> tuple[float, float]:
+    """Wilson's score interval of a share p observed over n (> 0) trials, n not necessarily
+    whole (`wilson_mean`'s effective number of runs), kept inside [0, 1]."""
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
@@ -96,10 +101,8 @@ def wilson_mean(values: list[float], upper: float, z: float = 1.96) -> tuple[flo
     widest = m * (upper - m)                      # the variance of runs that win all or nothing
     spread = statistics.variance(values) if n > 1 else 0.0
     n_eff = n * widest / spread if 0.0 < spread < widest else n
-    denom = 1 + z * z / n_eff
-    centre = (p + z * z / (2 * n_eff)) / denom
-    half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff)) / denom
-    return (m, upper * max(0.0, centre - half), upper * min(1.0, centre + half))
+    lo, hi = wilson_share(p, n_eff, z)
+    return (m, upper * lo, upper * hi)
 
 
 def eval_context(env_kwargs: dict | None, episodes: int, seed: int, rules) -> dict[str, Any]:
