@@ -36,7 +36,8 @@ def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False
             raise ValueError(f"agent {name!r}: the noise is a share between 0 and 1")
         return GreedyAgent(rules, seed, noise=noise)
     if name == PLANNER or name.startswith(PLANNER + ":"):
-        from .search.planner import PlannerAgent, parse_planner
+        from .search.planner import PlannerAgent
+        from .search.settings import parse_planner
         rules = rules or default_rules()
         return PlannerAgent(rules, seed, parse_planner(name, rules))
     if name.startswith(SAMPLED_PREFIX):

@@ -17,7 +17,7 @@ from rune_env.run.loop import apply, new_run
 from agents import make_agent
 from agents.search.ahead import finalists, holdings, next_round, pick_ahead
 from agents.search.boards import Layout
-from agents.search.planner import parse_planner
+from agents.search.settings import parse_planner
 from agents.search.scoring import SeatScore
 
 RULES = default_rules()

@@ -22,7 +22,8 @@ from agents import make_agent
 from agents.search.assets import Assets, build_runes, expected_views
 from agents.search.boards import Layout
 from agents.search.execute import Executor
-from agents.search.planner import PlannerAgent, parse_planner, private_copy
+from agents.search.planner import PlannerAgent, private_copy
+from agents.search.settings import parse_planner
 from agents.search.target import align_target
 from agents.search.reference import Reference, ReferenceSpec, parse_source
 

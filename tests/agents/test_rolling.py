@@ -17,8 +17,8 @@ from rune_env.run.loop import apply, new_run
 from agents import make_agent
 from agents.search.boards import Layout
 from agents.search.execute import Executor
-from agents.search.planner import parse_planner
-from agents.search.rolling import own_views, roll_choice
+from agents.search.settings import parse_planner
+from agents.search.rolling import halving_schedule, own_views, roll_choice
 from agents.search.scoring import Objective, SeatScore
 
 RULES = default_rules()
@@ -135,3 +135,83 @@ def test_every_search_of_a_roll_decision_has_roll_share_of_the_budget(monkeypatc
     # a stand, at least one commit and two views for each commit
     assert len(budgets) >= 1 + 1 + 2
     assert set(budgets) == {20}
+
+
+def test_the_halving_schedule_is_a_quarter_a_half_and_all_of_the_views():
+    # 8 views: 8 // 4 = 2, 8 // 2 = 4, then 8; a stage that adds no view is dropped (3: 1, 1, 3)
+    assert halving_schedule(8) == [2, 4, 8]
+    assert halving_schedule(4) == [1, 2, 4]
+    assert halving_schedule(3) == [1, 3]
+    assert halving_schedule(2) == [1, 2]
+    assert halving_schedule(1) == [1]
+
+
+# Four commits (nothing; and the boards kept back with 9, 7 and 5 of the 10 mana: a fire, a wind
+# and a wind elsewhere) over four views, each (commit, view) search worth VALUES[c][s]. Means:
+# 0.2, 0.15, 0.2875 and 0.675: the last commit is the best, but the worst on the first view.
+VALUES = [[0.2, 0.2, 0.2, 0.2], [0.3, 0.1, 0.1, 0.1], [0.25, 0.3, 0.3, 0.3], [0.0, 0.9, 0.9, 0.9]]
+KEPT = {9: Layout({CELL: ("fire", 1)}, "moon", None, {}, []),
+        7: Layout({CELL: ("wind", 1)}, "moon", None, {}, []),
+        5: Layout({geometry(RULES.radius).parse("1:3"): ("wind", 1)}, "moon", None, {}, [])}
+
+
+def table_search(values, calls):
+    """Stand 0.1; a commit's search answers KEPT by the mana left it; a view's search its value
+    in `values` (recording the (commit, view) of each)."""
+    def search(assets, tail):
+        if tail[0] == 2:
+            calls.append(tail[1:])
+            value = values[tail[1]][tail[2]]
+            return assets.layout(), SeatScore(value, 0.0, value)
+        layout = KEPT[assets.mana] if tail[0] == 1 else assets.layout()
+        return layout, SeatScore(0.1, 0.0, 0.1)
+    return search
+
+
+def test_halving_races_the_commits_over_the_views():
+    views = [view("fire", "wind", "wind", "wind", "wind")] * 4
+    full_calls, halved_calls = [], []
+    full = roll_choice(shop_state(), table_search(VALUES, full_calls), Executor(RULES),
+                       Objective(), views)
+    halved = roll_choice(shop_state(), table_search(VALUES, halved_calls), Executor(RULES),
+                         Objective(), views, halving=True)
+    # all four commits face all four views: 16 searches; the last commit, 0.675 - 0.05 = 0.625
+    assert len(full_calls) == 16
+    assert full.roll and full.target == KEPT[5] and full.rolled == pytest.approx(0.625)
+    # halving, views [1, 2, 4]: on view 0 the commits have 0.2, 0.3, 0.25 and 0.0, so commits 1
+    # and 2 go on; on view 1 they have 0.4 and 0.55, so commit 2 faces views 2 and 3:
+    # 4 + 2 + 2 = 8 searches, and commit 2's mean 1.15 / 4 - 0.05 = 0.2375 beats standing (0.1)
+    assert halved_calls == [(0, 0), (1, 0), (2, 0), (3, 0), (1, 1), (2, 1), (2, 2), (2, 3)]
+    assert halved.roll and halved.target == KEPT[7] and halved.rolled == pytest.approx(0.2375)
+
+
+def test_halving_decides_as_the_full_lookahead_when_the_best_commit_survives():
+    # commit 3 best on view 0 too (1.0): it survives every cut, and the decision is the same
+    values = [row[:] for row in VALUES]
+    values[3][0] = 1.0
+    views = [view("fire", "wind", "wind", "wind", "wind")] * 4
+    full = roll_choice(shop_state(), table_search(values, []), Executor(RULES), Objective(),
+                       views)
+    halved = roll_choice(shop_state(), table_search(values, []), Executor(RULES), Objective(),
+                         views, halving=True)
+    assert halved == full
+    assert full.target == KEPT[5] and full.rolled == pytest.approx((1.0 + 2.7) / 4 - 0.05)
+
+
+def test_the_roll_halving_knob():
+    assert parse_planner("planner:roll=8,roll_halving=1", RULES).roll_halving is True
+    assert parse_planner("planner", RULES).roll_halving is False
+    for bad in ("2", "yes", "0.5"):
+        with pytest.raises(ValueError, match="roll_halving needs 0 or 1"):
+            make_agent(f"planner:roll_halving={bad}", RULES)
+
+
+def test_a_halving_planner_repeats_itself_for_a_seed():
+    state = new_run(11, RULES, rank="apprentice")
+    apply(state, action_table(RULES).id("choose_core", action_table(RULES).cores.index("moon")))
+    choices = []
+    for _ in range(2):
+        agent = make_agent("planner:boards=100,roll=4,roll_halving=1", RULES, seed=5)
+        agent.reset(5)
+        choices.append(agent._roll_choice(state.clone()))
+    assert choices[0] == choices[1]

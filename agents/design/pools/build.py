@@ -12,7 +12,7 @@ from typing import Callable
 
 from agents.cli.progress import CountRuns, bar
 from agents.cli.provenance import REPO, git_commit, sha256_of, shown
-from agents.search.planner import parse_planner
+from agents.search.settings import parse_planner
 from agents.search.reference import META_AUTO, meta_path
 from rune_env.run.opponents import Pool, ghost_count, save_pool
 from rune_env.run.ranks import rank_index
