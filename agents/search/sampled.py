@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.names import SAMPLED_PREFIX as PREFIX
+from agents.names import parse_knobs
 from rune_env.envs.observation import Encoder
 from rune_env.rules import Rules, default_rules
 from rune_env.run.actions import action_table
@@ -120,20 +121,8 @@ def parse_sampled(name: str) -> SampledSettings:
         raise ValueError(f"not a sampled search: {name!r}")
     kinds = {"policy": str, "n": int, "temperature": float, "reference": str, "size": int,
              "margin": float, "epsilon": float, "core": str, "waste": float, "invest": float}
-    values: dict = {}
-    for part in name[len(PREFIX):].split(","):
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq or key not in kinds:
-            raise ValueError(f"agent {name!r}: sampled search knobs are KEY=VALUE with KEY one of "
-                             f"{', '.join(kinds)} (e.g. sampled:policy=agents/models/"
-                             f"distill_v2_s1.pt,n=16)")
-        if key in values:       # the last would win silently: one of the two is a mistake
-            raise ValueError(f"agent {name!r}: the knob {key} is given twice")
-        try:
-            values[key] = kinds[key](value.strip())
-        except ValueError:
-            raise ValueError(f"agent {name!r}: {key} needs a number, got {value!r}") from None
+    values = parse_knobs(name, name[len(PREFIX):], kinds, "sampled search",
+                         "sampled:policy=agents/models/distill_v2_s1.pt,n=16")
     try:
         return replace(SampledSettings(), **values).check()
     except ValueError as exc:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, replace
 
 from rune_env.rules import Rules
 
+from agents.names import PLANNER, parse_knobs
+
 from .ahead import VIEWS_AHEAD_MAX
 from .reference import AHEAD_MAX, META_AUTO, check_meta, parse_source
 from .rolling import ROLL_MAX
@@ -149,30 +151,18 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     meta, goal_weight, waste_weight, goal_lead, goal_from, align, seed_from, roll, roll_share,
     roll_halving, ahead, ahead_share) -> settings;
     ValueError with a one-line reason otherwise."""
-    if name == "planner":
+    if name == PLANNER:
         return PlannerSettings().check(rules)
-    if not name.startswith("planner:"):
+    if not name.startswith(PLANNER + ":"):
         raise ValueError(f"not a planner: {name!r}")
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
              "goal": str, "meta": str, "goal_weight": float, "waste_weight": float,
              "goal_lead": int, "goal_from": _round_or_auto, "align": float, "seed_from": str,
              "roll": int, "roll_share": float, "roll_halving": _zero_or_one, "ahead": int,
              "ahead_share": float}
-    values: dict = {}
-    for part in name.split(":", 1)[1].split(","):
-        key, eq, value = part.partition("=")
-        key = key.strip()
-        if not eq or key not in kinds:
-            raise ValueError(f"agent {name!r}: planner knobs are KEY=VALUE with KEY one of "
-                             f"{', '.join(kinds)} (e.g. planner:noise=0.2,boards=300)")
-        if key in values:       # the last would win silently: one of the two is a mistake
-            raise ValueError(f"agent {name!r}: the knob {key} is given twice")
-        try:
-            values[key] = kinds[key](value.strip())
-        except ValueError:
-            wanted = {"goal_from": "a round number or auto",
-                      "roll_halving": "0 or 1"}.get(key, "a number")
-            raise ValueError(f"agent {name!r}: {key} needs {wanted}, got {value!r}") from None
+    values = parse_knobs(name, name.split(":", 1)[1], kinds, "planner",
+                         "planner:noise=0.2,boards=300",
+                         {"goal_from": "a round number or auto", "roll_halving": "0 or 1"})
     if values.get("goal", "meta") not in GOAL_SOURCES:
         raise ValueError(f"agent {name!r}: goal is one of {', '.join(GOAL_SOURCES)}")
     if "reference" in values:
