@@ -105,6 +105,23 @@ class Assets:
                                             for _ in range(self.artifact_slots)),
                        actions_left=10**6)
 
+    _HOLDINGS_CACHES = ("_kind_plans", "_artifact_plans", "_rune_plans")
+    _SHOP_AND_MANA = frozenset({"shop_runes", "shop_artifacts", "mana"})
+
+    def varied(self, **changes) -> "Assets":
+        """These assets with other offers on display or other mana (`changes`: shop_runes,
+        shop_artifacts, mana), sharing the plans remembered per rune multiset, kind and artifact
+        layout: they read the holdings and the kinds unlocked only, never the shop or the mana,
+        so a lookahead's searches over many views of one holding price each plan once."""
+        unknown = set(changes) - self._SHOP_AND_MANA
+        if unknown:
+            raise ValueError(f"varied: only {', '.join(sorted(self._SHOP_AND_MANA))} may vary; "
+                             f"got {', '.join(sorted(unknown))}")
+        other = replace(self, **changes)
+        for cache in self._HOLDINGS_CACHES:
+            object.__setattr__(other, cache, getattr(self, cache))
+        return other
+
     # -- what is owned ----------------------------------------------------------------------
     def layout(self) -> Layout:
         """The board as it stands, as a layout (the hand as its reserves)."""
@@ -227,7 +244,7 @@ class Assets:
 
     def _sectors_needed(self, layout: Layout) -> tuple[list[int], int] | None:
         costs = self.rules.spec.sectors.open_costs
-        needed = sorted(layout.sectors(self.rules) - set(self.open_sectors))
+        needed = sorted(layout.sectors(self.rules) - self._open_set)
         n = len(self.open_sectors)
         if n + len(needed) > len(costs):
             return None

@@ -33,7 +33,7 @@ copies of the run that carry no generator (`private_copy`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -128,7 +128,7 @@ def roll_choice(state: RunState, search: Search, executor: Executor, objective: 
         held_back = price + j * step
         if held_back > assets.mana:
             break
-        kept, _ = search(replace(assets, mana=assets.mana - held_back), (1, j))
+        kept, _ = search(assets.varied(mana=assets.mana - held_back), (1, j))
         if kept not in commits:
             commits.append(kept)
     bases: dict[int, Assets] = {}                # commit number -> its assets after the reroll
@@ -148,7 +148,7 @@ def roll_choice(state: RunState, search: Search, executor: Executor, objective: 
         for c in totals:
             for s in range(done, upto):
                 runes, artifacts = views[s]
-                _, score = search(replace(bases[c], shop_runes=runes, shop_artifacts=artifacts),
+                _, score = search(bases[c].varied(shop_runes=runes, shop_artifacts=artifacts),
                                   (2, c, s))
                 totals[c] += score.value
         done = upto

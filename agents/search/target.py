@@ -285,7 +285,7 @@ def cut_to_reach(assets: Assets, layout: Layout, rerolls: bool = True) -> Layout
     new.hand = new.hand[: assets.hand_slots]
     prices = assets.rules.prices
     owned = Counter(assets.owned_runes())
-    while assets.reach(new, rerolls) is None:
+    while assets.price(new, rerolls) is None:     # price: reach, its rune plan remembered
         extra = sorted((c for c, r in new.runes.items() if owned[r] == 0),
                        key=lambda c: (-new.runes[c][1], -prices[new.runes[c][0]], c))
         if new.hand:
