@@ -54,6 +54,11 @@ the shop: stand with what is on display, or build a part of the board and roll o
 on `roll` views of the shop the player draws itself (`agents.search.rolling`); each search of
 that decision has `roll_share` of `boards`; with `roll_halving=1` its commits race over the views
 (successive halving: about half the searches, the same decision whenever the best commit survives).
+Three bounds on the lookahead: `roll_until` (none by default) its last round, the rounds after it
+rolling by the target's own plans; `roll_cap` (none by default) rerolls a round at most, so a
+round's roll decisions, and its time, are bounded; `spend_floor` (0, off, by default) lets it weigh a
+reroll only while its holdings plus the mana left after it are that share of the mana its run has
+had (`agents.search.spending`: the mana the 85% spending line counts, kept as its own book).
 `ahead` (0, off, by default) picks the board to build among the search's best boards of distinct
 holdings by this round's value plus the next round's, searched on `ahead` views of the next
 round's shop the player draws itself (`agents.search.ahead`), each with `ahead_share` of `boards`.
@@ -80,6 +85,7 @@ from .rolling import own_views, roll_choice
 from .reference import Reference, ReferenceSpec, load_metagame, player_budget, seen_boards
 from .scoring import SeatScore, SeatScorer, expected_seat
 from .settings import PlannerSettings
+from .spending import ManaBook
 from .target import ClimbSettings, align_target, search_target
 
 # Seed streams of the player's generators: [seed, round, stream, ...].
@@ -101,6 +107,7 @@ class PlannerAgent:
         self.settings = (settings or PlannerSettings()).check(self.rules)
         self.table = action_table(self.rules)
         self.executor = Executor(self.rules)
+        self.book = ManaBook(self.rules, self.table)      # the mana had, for `spend_floor`
         self._references: dict[int, Reference] = {}
         self._goal_source: Goals | None = None
         self._metagame_pool = _UNLOADED       # `_metagame`: read once, shared by reference and goal
@@ -121,6 +128,9 @@ class PlannerAgent:
         self._settled = False
         self._roll_next = False                            # roll once the commit is built
         self._view = False                                 # a view of the shop not yet weighed
+        self._round_rolls = 0                              # the lookahead's rerolls this round
+        self._rolling = False                              # the lookahead decides this round
+        self.book.reset()
         self._scorers: dict[tuple, SeatScorer] = {}     # by reference key, the latest last
         self.decision_times: list[tuple[int, float]] = []  # (round, CPU seconds deciding)
 
@@ -133,6 +143,12 @@ class PlannerAgent:
         legal = np.flatnonzero(mask)
         if len(legal) == 0:
             raise ValueError("no legal action")
+        self.book.observe(state)
+        action = self._act(state, mask, legal)
+        self.book.note(state, action)
+        return action
+
+    def _act(self, state: RunState, mask: np.ndarray, legal: np.ndarray) -> int:
         if self.settings.noise > 0 and self.noise_rng.random() < self.settings.noise:
             return int(legal[int(self.noise_rng.integers(len(legal)))])
         start = time.process_time()
@@ -166,11 +182,12 @@ class PlannerAgent:
         if key != self._round:
             self._round, self._settled = key, False
             self._update_goal(state)
-            if self.settings.roll:
-                self._view, self._roll_next = True, False
+            self._rolling = self._rolls_in(state.round)
+            if self._rolling:
+                self._view, self._roll_next, self._round_rolls = True, False, 0
             else:
                 self._target = self.plan(state, rerolls=True)
-        if self.settings.roll:
+        if self._rolling:
             return self._rolling_action(state, mask)
         if not self._settled and state.prep_actions >= state.rules.spec.run.action_cap - 8:
             self._settle(state)       # the round's cap is near: finish with what is on display
@@ -198,6 +215,7 @@ class PlannerAgent:
             self._roll_next = False
             if mask[reroll]:
                 self._view = True
+                self._round_rolls += 1
                 return reroll
             self._stand(state)
             a = self._next_action(state, mask)
@@ -221,9 +239,26 @@ class PlannerAgent:
             return search_target(assets, scorer, starts, settings, rng, False, self.goal)
 
         # the views' seed tail (3,) is none of the searches' (0,), (1, j) and (2, commit, view)
-        views = own_views(state, self.settings.roll, np.random.default_rng([*seed, 3]))
+        # with no views to weigh (`_may_roll` false) the decision is to stand
+        views = own_views(state, self.settings.roll, np.random.default_rng([*seed, 3])) \
+            if self._may_roll(state) else []
         return roll_choice(state, search, self.executor, settings.objective, views,
                            halving=self.settings.roll_halving)
+
+    def _rolls_in(self, round_: int) -> bool:
+        """Whether the lookahead (`roll`) decides the rerolls of round `round_` (up to
+        `roll_until`); else the target's own reroll plans do."""
+        until = self.settings.roll_until
+        return bool(self.settings.roll) and (until is None or round_ <= until)
+
+    def _may_roll(self, state: RunState) -> bool:
+        """Whether the lookahead may weigh one more reroll this round: under `roll_cap` rerolls
+        so far, and one more keeping the holdings plus the mana left at least `spend_floor` of
+        the mana had (`agents.search.spending`)."""
+        cap = self.settings.roll_cap
+        if cap is not None and self._round_rolls >= cap:
+            return False
+        return self.book.may_roll(state, self.settings.spend_floor)
 
     def _next_action(self, state: RunState, mask: np.ndarray) -> int | None:
         """The executor's next action towards the target, the target first aligned with the

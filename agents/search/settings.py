@@ -66,6 +66,13 @@ class PlannerSettings:
     #                                commits and views alike, so they are compared on one budget)
     roll_halving: bool = False     # the commits race over the views (successive halving), about
     #                                half the searches (`agents.search.rolling`)
+    roll_until: int | None = None  # the lookahead's last round (None: every round); the rounds
+    #                                after it roll by the target's own plans
+    roll_cap: int | None = None    # the lookahead's rerolls a round at most (None: no cap): a
+    #                                bound on a round's roll decisions, so on its time
+    spend_floor: float = 0.0       # the lookahead rolls only while its holdings plus the mana left
+    #                                after the reroll are this share of the mana had (0: off;
+    #                                `agents.search.spending`)
     ahead: int = 0                 # views of the next round's shop a finalist is weighed on
     #                                (`agents.search.ahead`); 0: off, this round's value alone
     ahead_share: float = 0.2       # of `boards`, for each search of the next round
@@ -100,6 +107,16 @@ class PlannerSettings:
                              f"{self.roll_share}")
         if self.roll_halving not in (False, True):
             raise ValueError(f"planner: roll_halving is 0 or 1; got {self.roll_halving}")
+        if self.roll_until is not None and not 1 <= self.roll_until <= last:
+            raise ValueError(f"planner: roll_until must be in 1..{last} or none; got "
+                             f"{self.roll_until}")
+        actions = rules.spec.run.action_cap      # a round's actions, so its rerolls at most
+        if self.roll_cap is not None and not 1 <= self.roll_cap <= actions:
+            raise ValueError(f"planner: roll_cap must be in 1..{actions} or none; got "
+                             f"{self.roll_cap}")
+        if not 0.0 <= self.spend_floor <= 1.0:
+            raise ValueError(f"planner: spend_floor is a share between 0 and 1; got "
+                             f"{self.spend_floor}")
         if not 0 <= self.ahead <= VIEWS_AHEAD_MAX:
             raise ValueError(f"planner: ahead must be in 0..{VIEWS_AHEAD_MAX}; got {self.ahead}")
         if not 0.0 < self.ahead_share <= 1.0:
@@ -124,7 +141,9 @@ class PlannerSettings:
                 "goal_from": "auto" if self.goal_from is None else self.goal_from,
                 "align": self.align, "seed_from": self.seed_from, "roll": self.roll,
                 "roll_share": self.roll_share, "roll_halving": int(self.roll_halving),
-                "ahead": self.ahead,
+                "roll_until": "none" if self.roll_until is None else self.roll_until,
+                "roll_cap": "none" if self.roll_cap is None else self.roll_cap,
+                "spend_floor": self.spend_floor, "ahead": self.ahead,
                 "ahead_share": self.ahead_share}
 
     def goal_start(self, duel: bool) -> int:
@@ -139,6 +158,11 @@ def _round_or_auto(value: str) -> int | None:
     return None if value == "auto" else int(value)
 
 
+def _count_or_none(value: str) -> int | None:
+    """A roll_until or roll_cap value: `none` (None) or a whole number; ValueError otherwise."""
+    return None if value == "none" else int(value)
+
+
 def _zero_or_one(value: str) -> bool:
     """A switch's value: 0 (off) or 1 (on); ValueError otherwise."""
     if value not in ("0", "1"):
@@ -149,7 +173,7 @@ def _zero_or_one(value: str) -> bool:
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
     meta, goal_weight, waste_weight, goal_lead, goal_from, align, seed_from, roll, roll_share,
-    roll_halving, ahead, ahead_share) -> settings;
+    roll_halving, roll_until, roll_cap, spend_floor, ahead, ahead_share) -> settings;
     ValueError with a one-line reason otherwise."""
     if name == PLANNER:
         return PlannerSettings().check(rules)
@@ -158,11 +182,15 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
              "goal": str, "meta": str, "goal_weight": float, "waste_weight": float,
              "goal_lead": int, "goal_from": _round_or_auto, "align": float, "seed_from": str,
-             "roll": int, "roll_share": float, "roll_halving": _zero_or_one, "ahead": int,
+             "roll": int, "roll_share": float, "roll_halving": _zero_or_one,
+             "roll_until": _count_or_none, "roll_cap": _count_or_none, "spend_floor": float,
+             "ahead": int,
              "ahead_share": float}
     values = parse_knobs(name, name.split(":", 1)[1], kinds, "planner",
                          "planner:noise=0.2,boards=300",
-                         {"goal_from": "a round number or auto", "roll_halving": "0 or 1"})
+                         {"goal_from": "a round number or auto", "roll_halving": "0 or 1",
+                          "roll_until": "a round number or none",
+                          "roll_cap": "a whole number or none"})
     if values.get("goal", "meta") not in GOAL_SOURCES:
         raise ValueError(f"agent {name!r}: goal is one of {', '.join(GOAL_SOURCES)}")
     if "reference" in values:

@@ -399,13 +399,16 @@ def test_planner_never_reads_hidden_information():
         apply(trial, TABLE.id("reroll"))
 
 
-def test_a_rolling_planner_reads_no_hidden_draw_and_repeats_itself_for_a_seed():
+@pytest.mark.parametrize("name", ["planner:boards=60,roll=4",
+                                  # its book of the mana had is read from its own run only
+                                  "planner:boards=60,roll=4,spend_floor=0.85,roll_cap=2"])
+def test_a_rolling_planner_reads_no_hidden_draw_and_repeats_itself_for_a_seed(name):
     base = new_run(11, RULES, rank="apprentice")
     apply(base, TABLE.id("choose_core", TABLE.cores.index("moon")))
     # five delays, supports that cast nothing themselves: at apprentice it rolls them away under
     # each of the agent seeds 0-9 tried, with 4 views or 8
     base.shop_runes = ["delay"] * 5
-    agent = make_agent("planner:boards=60,roll=4", RULES, seed=5)
+    agent = make_agent(name, RULES, seed=5)
     first = _prepare(agent, base.clone())
     assert first[-1] == TABLE.id("reroll")       # it rolls this display away (roll: test_rolling.py)
     other = base.clone()
