@@ -59,10 +59,14 @@ def build_parser(rules=None):
 def _runs(agent_name: str, rules_path: str | None, env_kwargs: dict, seed: int, start: int,
           count: int) -> list[dict]:
     """Runs start..start+count-1 of evaluation seed `seed` (a task of the fan-out)."""
+    from rune_env.battle.fast import warm_up
     from rune_env.envs.run_env import RuneRunEnv
     from rune_env.rules import load_rules
     rules = load_rules(rules_path) if rules_path else None
     env = RuneRunEnv(**env_kwargs)
+    # the battle kernel compiled (a fresh checkout, or a worker without the disk cache: about
+    # 14 s) before the agent's first decision, so the round times are the decisions' own
+    warm_up(rules or env.rules)
     agent = make_agent(agent_name, rules or env.rules, seed=seed)
     return [play_run_builds(env, agent, eval_run_seed(seed, i)) for i in range(start, start + count)]
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rune_env import max_episode_steps
+from rune_env.battle.fast import warm_up
 from rune_env.envs.run_env import TRAINING_SEED_LIMIT, RuneRunEnv
 from rune_env.rules.config import KINDS
 
@@ -221,6 +222,7 @@ def evaluate(agent, episodes: int, seed: int = 0, env_kwargs: dict | None = None
     """Play `episodes` runs on evaluation seeds; returns the summary plus the runs.
     `progress` (e.g. a tqdm bar) gets `.update(1)` after each run."""
     env = env or RuneRunEnv(**(env_kwargs or {}))
+    warm_up(env.rules)      # the kernel compiled before the agent's timed actions (`play_run`)
     runs = []
     for i in range(episodes):
         runs.append(play_run(env, agent, eval_run_seed(seed, i)))
@@ -337,6 +339,7 @@ def _evaluation_chunk(agent_name: str, rules_path: str | None, agent_seed: int, 
     rules = load_rules(rules_path) if rules_path else default_rules()
     agent = make_agent(agent_name, rules, seed=agent_seed, strict=strict)
     env = RuneRunEnv(**env_kwargs)
+    warm_up(env.rules)      # a fresh worker compiles the kernel here, not in a timed action
     return [play_run(env, agent, eval_run_seed(seed, i)) for i in range(start, start + count)]
 
 
