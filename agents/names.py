@@ -7,7 +7,6 @@ SCHEDULE_PREFIX = "by_round:"     # agents.policy.schedule: agents by round, by_
 SAMPLED_PREFIX = "sampled:"       # agents.search.sampled: a policy improved by search at play time
 
 
-
 def parse_knobs(name: str, body: str, kinds: dict, what: str, example: str,
                 wanted: dict | None = None) -> dict:
     """The knobs of an agent's name, `body` being its KEY=VALUE,... part: KEY -> kinds[KEY](VALUE).

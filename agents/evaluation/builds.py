@@ -22,9 +22,9 @@ from rune_env import max_episode_steps
 from rune_env.envs.run_env import RuneRunEnv
 from rune_env.rules import Board
 from rune_env.run.loop import income
-from rune_env.run.rewards import RewardOption
 
 from agents.search.boards import board_cost
+from agents.search.spending import reward_mana_chosen
 
 
 def play_run_builds(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
@@ -32,7 +32,6 @@ def play_run_builds(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
     record per battle under "builds"."""
     rules = env.rules
     table = env.table
-    reward_mana = rules.spec.run.reward_mana
     obs, info = env.reset(options={"run_seed": run_seed})
     agent.reset(run_seed)
     had = env.state.mana
@@ -43,9 +42,7 @@ def play_run_builds(env: RuneRunEnv, agent, run_seed: int) -> dict[str, Any]:
         action = agent.act(obs, info["action_mask"], state=state if agent.needs_state else None)
         act = table.actions[action]
         rerolls += act.kind == "reroll"
-        if act.kind == "choose_reward" and state.pending is not None and \
-                RewardOption.parse(state.pending.options[act.args[0]]) == RewardOption("mana"):
-            had += reward_mana
+        had += reward_mana_chosen(state, act)
         kept = state.mana          # what is left unspent if this action fights the battle
         obs, _, terminated, truncated, info = env.step(action)
         b = info.get("battle")

@@ -133,11 +133,18 @@ def layout_key(layout: "Layout") -> tuple:
 def board_cost(board: Board, rules: Rules) -> int:
     """Mana a run pays for the board: runes on it and in the hand (merged grades count their
     grade-I runes), artifacts, and the ring-3 sectors it has open, in opening order."""
+    return holdings_price(rules, (*board.runes.values(), *board.hand), board.artifacts.values(),
+                          len(board.open_sectors))
+
+
+def holdings_price(rules: Rules, runes: Iterable, artifacts: Iterable[str], sectors: int) -> int:
+    """Mana a run pays for these runes ((kind, grade): a merged grade counts its grade-I runes),
+    artifacts and `sectors` ring-3 sectors opened (in opening order): `board_cost`'s sum, for
+    holdings that are not a board (`agents.search.spending`: the inventory too)."""
     spec = rules.spec
-    runes = sum(rules.prices[k] * units(rules, g) for k, g in (*board.runes.values(), *board.hand))
-    artifacts = sum(spec.artifacts[a].price for a in board.artifacts.values())
-    sectors = sum(spec.sectors.open_costs[:len(board.open_sectors)])
-    return runes + artifacts + sectors
+    return (sum(rules.prices[k] * units(rules, g) for k, g in runes)
+            + sum(spec.artifacts[a].price for a in artifacts)
+            + sum(spec.sectors.open_costs[:sectors]))
 
 
 def hand_slots(rules: Rules, core: str | None) -> int:

@@ -184,8 +184,7 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
              "goal_lead": int, "goal_from": _round_or_auto, "align": float, "seed_from": str,
              "roll": int, "roll_share": float, "roll_halving": _zero_or_one,
              "roll_until": _count_or_none, "roll_cap": _count_or_none, "spend_floor": float,
-             "ahead": int,
-             "ahead_share": float}
+             "ahead": int, "ahead_share": float}
     values = parse_knobs(name, name.split(":", 1)[1], kinds, "planner",
                          "planner:noise=0.2,boards=300",
                          {"goal_from": "a round number or auto", "roll_halving": "0 or 1",

@@ -17,22 +17,30 @@ promise: a sale below the price paid, or mana left unspent at ready, lowers the 
 from __future__ import annotations
 
 from rune_env.rules import Rules
-from rune_env.run.loop import income, units
+from rune_env.run.loop import income
 from rune_env.run.rewards import RewardOption
 from rune_env.run.state import RunState
+
+from .boards import holdings_price
 
 
 def holdings_cost(state: RunState) -> int:
     """What the run's holdings cost: runes on the board and in hand (a merged rune at its grade-I
     runes), artifacts placed and in the inventory, and the sectors opened, in opening order (the
     price a board of them costs, `agents.search.boards.board_cost`, with the inventory too)."""
-    rules = state.rules
-    spec = rules.spec
-    runes = sum(rules.prices[k] * units(rules, g) for k, g in (*state.board.values(), *state.hand))
-    artifacts = sum(spec.artifacts[a].price
-                    for a in (*state.artifacts.values(), *state.artifact_inventory))
-    sectors = sum(spec.sectors.open_costs[:len(state.open_sectors)])
-    return runes + artifacts + sectors
+    return holdings_price(state.rules, (*state.board.values(), *state.hand),
+                          (*state.artifacts.values(), *state.artifact_inventory),
+                          len(state.open_sectors))
+
+
+def reward_mana_chosen(state: RunState, act) -> int:
+    """The mana the action `act` (an `ActionTable` entry) taken from `state` adds as a reward:
+    `run.reward_mana` when it chooses the mana option of a pending reward, else 0."""
+    pending = state.pending
+    if act.kind == "choose_reward" and pending is not None and \
+            RewardOption.parse(pending.options[act.args[0]]) == RewardOption("mana"):
+        return state.rules.spec.run.reward_mana
+    return 0
 
 
 class ManaBook:
@@ -58,11 +66,7 @@ class ManaBook:
 
     def note(self, state: RunState, action: int) -> None:
         """The action about to be taken from `state`: a reward of mana adds to the mana had."""
-        act = self.table.actions[action]
-        pending = state.pending
-        if act.kind == "choose_reward" and pending is not None and \
-                RewardOption.parse(pending.options[act.args[0]]) == RewardOption("mana"):
-            self.had += self.rules.spec.run.reward_mana
+        self.had += reward_mana_chosen(state, self.table.actions[action])
 
     def may_roll(self, state: RunState, floor: float) -> bool:
         """Whether one more reroll leaves the holdings plus the mana left at least `floor` of the
@@ -73,4 +77,4 @@ class ManaBook:
         return after >= floor * self.had
 
 
-__all__ = ["ManaBook", "holdings_cost"]
+__all__ = ["ManaBook", "holdings_cost", "reward_mana_chosen"]
