@@ -213,19 +213,19 @@ class Assets:
         spec = rules.spec
         if runes is None:
             return None
-        buy, merges, sold_units, sale_loss = runes
+        buy, merges, sold_units, sale_loss, rune_mana, bought = runes
         arts = self._artifact_plans.get(key := tuple(layout.artifacts.items()))
         if arts is None:
             arts = self._artifact_plans[key] = _artifact_plan(self, layout)
+        mana = rune_mana + arts[4]
+        if mana > self.mana:          # before the sectors and rerolls, which only add to it:
+            return None               # most rejected targets stop here
         sectors = self._sectors_needed(layout)
         if sectors is None:
             return None
         new_sectors, sector_mana = sectors
-        prices = rules.prices
-        mana = (sum(prices[k] * n for k, n in buy.items())
-                + sum(spec.artifacts[a].price for a in arts[0]) + sector_mana
-                - sold_units * spec.run.rune_sell_per_unit - arts[1])
-        if mana > self.mana:          # before the rerolls: most rejected targets stop here
+        mana += sector_mana
+        if mana > self.mana:
             return None
         views = _views_needed(self, buy, arts[0])
         if views is None or (views > 0 and not rerolls):
@@ -233,7 +233,7 @@ class Assets:
         mana += views * spec.run.reroll_cost
         if mana > self.mana:
             return None
-        actions = (sum(buy.values()) + len(arts[0]) + views + merges + len(new_sectors)
+        actions = (bought + len(arts[0]) + views + merges + len(new_sectors)
                    + _moves(self, layout) + arts[2]
                    + (layout.sun_element != self.sun_element))
         if actions > self.actions_left:
@@ -279,9 +279,10 @@ def build_runes(targets: list[int], owned, merge_count: int) -> tuple[int, int]:
     return buy, merges
 
 
-def _rune_plan(assets: Assets, layout: Layout) -> tuple[dict, int, int, int] | None:
+def _rune_plan(assets: Assets, layout: Layout) -> tuple[dict, int, int, int, int, int] | None:
     """(kind -> grade-I runes to buy, merges, grade-I runes sold, mana the sales lose against
-    the price paid) or None for a kind the shop cannot give."""
+    the price paid, mana the runes take: the purchases less the sales, runes bought) or None
+    for a kind the shop cannot give."""
     rules = assets.rules
     m = rules.spec.grades.merge_count
     grades = rules.max_grade + 1
@@ -314,7 +315,8 @@ def _rune_plan(assets: Assets, layout: Layout) -> tuple[dict, int, int, int] | N
         if n:
             sold += n
             loss += max(0, rules.prices[k] - per_unit) * n
-    return buy, merges, sold, loss
+    mana = sum(rules.prices[k] * n for k, n in buy.items()) - sold * per_unit
+    return buy, merges, sold, loss, mana, sum(buy.values())
 
 
 def _kind_plan(assets: Assets, kind: str, wanted: list[int], m: int,
@@ -334,9 +336,10 @@ def _kind_plan(assets: Assets, kind: str, wanted: list[int], m: int,
     return n, mg, units
 
 
-def _artifact_plan(assets: Assets, layout: Layout) -> tuple[list[str], int, int, int]:
+def _artifact_plan(assets: Assets, layout: Layout) -> tuple[list[str], int, int, int, int]:
     """(artifacts to buy, mana the sales of unused ones return, placement actions, mana those
-    sales lose against the price paid)."""
+    sales lose against the price paid, mana the artifacts take: the purchases less the
+    sales)."""
     spec = assets.rules.spec
     owned = Counter(assets._owned_arts)
     to_buy = []
@@ -351,7 +354,8 @@ def _artifact_plan(assets: Assets, layout: Layout) -> tuple[list[str], int, int,
     picked = sum(1 for c, a in assets.artifacts.items() if layout.artifacts.get(c) != a)
     sales = sum(owned.values())
     loss = sum(spec.artifacts[a].price * c for a, c in owned.items()) - refund
-    return to_buy, refund, placed + picked + sales, loss
+    mana = sum(spec.artifacts[a].price for a in to_buy) - refund
+    return to_buy, refund, placed + picked + sales, loss, mana
 
 
 def expected_views(short: list[int], kinds: int, offers: int) -> int:

@@ -51,9 +51,12 @@ class Layout:
 
     def sectors(self, rules: Rules) -> frozenset[int]:
         """The outer ring's sectors its runes and artifacts stand in (each must be open)."""
-        geo = geometry(rules.radius)
-        return frozenset(geo.sector[c] for c in (*self.runes, *self.artifacts)
-                         if geo.sector[c] >= 0)
+        sector = geometry(rules.radius).sector         # -1 for a cell of an inner ring
+        found = {sector[c] for c in self.runes}
+        if self.artifacts:
+            found.update([sector[c] for c in self.artifacts])
+        found.discard(-1)
+        return frozenset(found)
 
     def board(self, rules: Rules, round_: int) -> Board:
         return Board(runes=dict(self.runes), artifacts=dict(self.artifacts), hand=tuple(self.hand),

@@ -31,6 +31,7 @@ from rune_env.rules import CASTING_KINDS, Board, Rules, geometry
 
 from .assets import Assets
 from .boards import Layout, artifacts_by_effect, board_cost, fast_key, hill_climb, layout_key
+from .draws import Draws
 from .goal import grow_toward, progress_of
 from .scoring import Objective, SeatScore, SeatScorer
 
@@ -51,7 +52,9 @@ class TargetMutator:
     `Mutator` protocol of `agents.search.boards.hill_climb` (`legal`, `children`, `rules`)."""
 
     def __init__(self, assets: Assets, rng: np.random.Generator, rerolls: bool = True):
-        self.assets, self.rng, self.rerolls = assets, rng, rerolls
+        self.assets, self.rerolls = assets, rerolls
+        # numpy's draws from the search's own generator, bit for bit, without numpy's per-call cost
+        self.rng = Draws(rng)
         self.plans: dict[tuple, tuple[int, int]] = {}   # board key -> its plan's (waste, mana)
         # layout -> its plan's (waste, mana), or None when out of reach: a search tries the same
         # edit of the same parent many times, and `reach` is most of a search's time
@@ -71,6 +74,12 @@ class TargetMutator:
                     self._merge]
         if self.elements:
             self.ops.append(self._element)
+        # what the edits read of the assets, counted once a search
+        self._owned_runes = Counter(assets.owned_runes())
+        self._owned_rune_kinds = sorted(self._owned_runes)
+        self._owned_artifacts = Counter(assets.owned_artifacts())
+        self._merge_need = self.rules.spec.grades.merge_count - 1
+        self._max_grade = self.rules.max_grade
 
     # -- the protocol of hill_climb --------------------------------------------------------------
     def legal(self, board: Board) -> bool:
@@ -122,7 +131,7 @@ class TargetMutator:
 
     # -- edits: each changes the layout in place and says whether it did --------------------------
     def _pick(self, seq):
-        return seq[int(self.rng.integers(len(seq)))]
+        return seq[self.rng.integers(len(seq))]
 
     def _kind(self) -> str:
         if self.on_show and self.rng.random() < 0.5:
@@ -131,7 +140,7 @@ class TargetMutator:
 
     def _grade(self) -> int:
         # grade I mostly: higher grades cost merge_count times more each
-        return 1 if self.rng.random() < 0.7 else int(self.rng.integers(2, self.rules.max_grade + 1))
+        return 1 if self.rng.random() < 0.7 else self.rng.integers(2, self.rules.max_grade + 1)
 
     def _free(self, layout: Layout) -> list[int]:
         return [c for c in self.cells if c not in layout.runes]
@@ -160,7 +169,7 @@ class TargetMutator:
         cells = sorted(layout.runes)
         if len(cells) < 2:
             return False
-        a, b = (cells[int(i)] for i in self.rng.choice(len(cells), 2, replace=False))
+        a, b = (cells[i] for i in self.rng.choice_two(len(cells)))
         if layout.runes[a] == layout.runes[b]:
             return False
         layout.runes[a], layout.runes[b] = layout.runes[b], layout.runes[a]
@@ -184,10 +193,14 @@ class TargetMutator:
 
     def _keep(self, layout: Layout) -> bool:
         """An owned rune the layout does not use, back on a free cell (or in the hand)."""
-        unused = Counter(self.assets.owned_runes()) - Counter([*layout.runes.values(), *layout.hand])
+        if not self._owned_runes:
+            return False
+        used = Counter(layout.runes.values())
+        used.update(layout.hand)
+        unused = [r for r in self._owned_rune_kinds if self._owned_runes[r] > used[r]]
         if not unused:
             return False
-        rune = self._pick(sorted(unused))
+        rune = self._pick(unused)
         free = self._free(layout)
         if free and self.rng.random() < 0.7:
             layout.runes[self._pick(free)] = rune
@@ -206,8 +219,10 @@ class TargetMutator:
         cell = self._pick(self.cells)
         if not self.artifacts or cell in layout.artifacts:
             return False
-        have, placed = Counter(self.assets.owned_artifacts()), Counter(layout.artifacts.values())
-        owned = [a for a in self.assets.owned_artifacts() if have[a] > placed[a]]
+        owned = []
+        if self._owned_artifacts:
+            have, placed = self._owned_artifacts, Counter(layout.artifacts.values())
+            owned = [a for a in self.assets.owned_artifacts() if have[a] > placed[a]]
         layout.artifacts[cell] = self._pick(owned) if owned and self.rng.random() < 0.7 \
             else self._pick(self.artifacts)
         return True
@@ -244,11 +259,12 @@ class TargetMutator:
     def _merge(self, layout: Layout) -> bool:
         """A board rune one grade up, from merge_count - 1 copies of it in the layout (the hand's
         first), as the merge action does: what copies bought earlier are for."""
-        need = self.rules.spec.grades.merge_count - 1
+        need = self._merge_need
         # copies of a cell's rune: in the hand, and on the board's other cells (its count less 1)
         copies = Counter(layout.hand)
         copies.update(layout.runes.values())
-        cells = [c for c, (k, g) in sorted(layout.runes.items()) if g < self.rules.max_grade
+        top = self._max_grade
+        cells = [c for c, (k, g) in sorted(layout.runes.items()) if g < top
                  and copies[(k, g)] - 1 >= need]
         if not cells:
             return False
@@ -269,7 +285,7 @@ class TargetMutator:
     def _hand_remove(self, layout: Layout) -> bool:
         if not layout.hand:
             return False
-        layout.hand.pop(int(self.rng.integers(len(layout.hand))))
+        layout.hand.pop(self.rng.integers(len(layout.hand)))
         return True
 
 
