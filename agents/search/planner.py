@@ -52,8 +52,10 @@ gets the same plan in every run, the consistency a student that sees only the st
 `roll` (0, off, by default) replaces the target's own reroll plans by a lookahead at each view of
 the shop: stand with what is on display, or build a part of the board and roll once more, judged
 on `roll` views of the shop the player draws itself (`agents.search.rolling`); each search of
-that decision has `roll_share` of `boards`; with `roll_halving=1` its commits race over the views
-(successive halving: about half the searches, the same decision whenever the best commit survives).
+that decision has `roll_share` of `boards`, or with `roll_view_share` (none, the same, by default)
+the searches that weigh the stand and the views have that share and the commits `roll_share`;
+with `roll_halving=1` its commits race over the views (successive halving: about half the
+searches, the same decision whenever the best commit survives).
 Three bounds on the lookahead: `roll_until` (none by default) its last round, the rounds after it
 rolling by the target's own plans; `roll_cap` (none by default) rerolls a round at most, so a
 round's roll decisions, and its time, are bounded; `spend_floor` (0, off, by default) lets it weigh a
@@ -232,18 +234,23 @@ class PlannerAgent:
         scorer = self._scorer(state)
         starts = self._starts(state, scorer)
         settings = self._climb(self.settings.roll_share, state.round, duel=state.in_duel)
+        view_share = self.settings.roll_view_share
+        weighing = settings if view_share is None else \
+            self._climb(view_share, state.round, duel=state.in_duel)
         seed = [self._draw_seed(state), state.round, _ROLL, state.prep_actions]
 
-        def search(assets: Assets, tail: tuple):
-            rng = np.random.default_rng([*seed, *tail])
-            return search_target(assets, scorer, starts, settings, rng, False, self.goal)
+        def searcher(climb):
+            def search(assets: Assets, tail: tuple):
+                rng = np.random.default_rng([*seed, *tail])
+                return search_target(assets, scorer, starts, climb, rng, False, self.goal)
+            return search
 
         # the views' seed tail (3,) is none of the searches' (0,), (1, j) and (2, commit, view)
         # with no views to weigh (`_may_roll` false) the decision is to stand
         views = own_views(state, self.settings.roll, np.random.default_rng([*seed, 3])) \
             if self._may_roll(state) else []
-        return roll_choice(state, search, self.executor, settings.objective, views,
-                           halving=self.settings.roll_halving)
+        return roll_choice(state, searcher(settings), self.executor, settings.objective, views,
+                           halving=self.settings.roll_halving, weigh=searcher(weighing))
 
     def _rolls_in(self, round_: int) -> bool:
         """Whether the lookahead (`roll`) decides the rerolls of round `round_` (up to

@@ -112,12 +112,17 @@ def halving_schedule(views: int) -> list[int]:
 
 
 def roll_choice(state: RunState, search: Search, executor: Executor, objective: Objective,
-                views: Sequence[tuple[tuple, tuple]], halving: bool = False) -> RollChoice:
+                views: Sequence[tuple[tuple, tuple]], halving: bool = False,
+                weigh: Search | None = None) -> RollChoice:
     """Stand or roll at this view (the module docstring), with `views` the player's own draws;
-    `halving`: the commits race over the views (successive halving) instead of each facing all."""
+    `halving`: the commits race over the views (successive halving) instead of each facing all.
+    `weigh` (default `search`): the search that weighs standing and each view after a reroll,
+    where `search` finds the commits: the two sides of the comparison search alike, and the
+    boards built may be searched harder than the values weighed."""
+    weigh = search if weigh is None else weigh
     run = state.rules.spec.run
     assets = Assets.of(state)
-    stand, stand_score = search(assets, (0,))
+    stand, stand_score = weigh(assets, (0,))
     price = run.reroll_cost
     if not views or state.mana < price or state.prep_actions >= run.action_cap - LAST_ACTIONS:
         return RollChoice(False, stand, stand_score.value, None)
@@ -148,8 +153,8 @@ def roll_choice(state: RunState, search: Search, executor: Executor, objective: 
         for c in totals:
             for s in range(done, upto):
                 runes, artifacts = views[s]
-                _, score = search(bases[c].varied(shop_runes=runes, shop_artifacts=artifacts),
-                                  (2, c, s))
+                _, score = weigh(bases[c].varied(shop_runes=runes, shop_artifacts=artifacts),
+                                 (2, c, s))
                 totals[c] += score.value
         done = upto
     best: tuple[float, Layout] | None = None

@@ -64,6 +64,10 @@ class PlannerSettings:
     #                                rolling`); 0: off, the target's own reroll plans
     roll_share: float = 0.34       # of `boards`, for each search of a roll decision (its stand,
     #                                commits and views alike, so they are compared on one budget)
+    roll_view_share: float | None = None   # of `boards`, for the searches that weigh the stand
+    #                                and the views, the commits keeping `roll_share` (None: the
+    #                                same); the views are most of a decision's searches, and the
+    #                                commits are what it builds
     roll_halving: bool = False     # the commits race over the views (successive halving), about
     #                                half the searches (`agents.search.rolling`)
     roll_until: int | None = None  # the lookahead's last round (None: every round); the rounds
@@ -105,6 +109,9 @@ class PlannerSettings:
         if not 0.0 < self.roll_share <= 1.0:
             raise ValueError(f"planner: roll_share is a share of boards in (0, 1]; got "
                              f"{self.roll_share}")
+        if self.roll_view_share is not None and not 0.0 < self.roll_view_share <= 1.0:
+            raise ValueError(f"planner: roll_view_share is a share of boards in (0, 1] or none; "
+                             f"got {self.roll_view_share}")
         if self.roll_halving not in (False, True):
             raise ValueError(f"planner: roll_halving is 0 or 1; got {self.roll_halving}")
         if self.roll_until is not None and not 1 <= self.roll_until <= last:
@@ -140,7 +147,9 @@ class PlannerSettings:
                 "goal_lead": self.goal_lead,
                 "goal_from": "auto" if self.goal_from is None else self.goal_from,
                 "align": self.align, "seed_from": self.seed_from, "roll": self.roll,
-                "roll_share": self.roll_share, "roll_halving": int(self.roll_halving),
+                "roll_share": self.roll_share,
+                "roll_view_share": "none" if self.roll_view_share is None else self.roll_view_share,
+                "roll_halving": int(self.roll_halving),
                 "roll_until": "none" if self.roll_until is None else self.roll_until,
                 "roll_cap": "none" if self.roll_cap is None else self.roll_cap,
                 "spend_floor": self.spend_floor, "ahead": self.ahead,
@@ -163,6 +172,11 @@ def _count_or_none(value: str) -> int | None:
     return None if value == "none" else int(value)
 
 
+def _share_or_none(value: str) -> float | None:
+    """A roll_view_share value: `none` (None) or a number; ValueError otherwise."""
+    return None if value == "none" else float(value)
+
+
 def _zero_or_one(value: str) -> bool:
     """A switch's value: 0 (off) or 1 (on); ValueError otherwise."""
     if value not in ("0", "1"):
@@ -173,7 +187,8 @@ def _zero_or_one(value: str) -> bool:
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
     meta, goal_weight, waste_weight, goal_lead, goal_from, align, seed_from, roll, roll_share,
-    roll_halving, roll_until, roll_cap, spend_floor, ahead, ahead_share) -> settings;
+    roll_view_share, roll_halving, roll_until, roll_cap, spend_floor, ahead, ahead_share) ->
+    settings;
     ValueError with a one-line reason otherwise."""
     if name == PLANNER:
         return PlannerSettings().check(rules)
@@ -182,14 +197,16 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
              "goal": str, "meta": str, "goal_weight": float, "waste_weight": float,
              "goal_lead": int, "goal_from": _round_or_auto, "align": float, "seed_from": str,
-             "roll": int, "roll_share": float, "roll_halving": _zero_or_one,
+             "roll": int, "roll_share": float, "roll_view_share": _share_or_none,
+             "roll_halving": _zero_or_one,
              "roll_until": _count_or_none, "roll_cap": _count_or_none, "spend_floor": float,
              "ahead": int, "ahead_share": float}
     values = parse_knobs(name, name.split(":", 1)[1], kinds, "planner",
                          "planner:noise=0.2,boards=300",
                          {"goal_from": "a round number or auto", "roll_halving": "0 or 1",
                           "roll_until": "a round number or none",
-                          "roll_cap": "a whole number or none"})
+                          "roll_cap": "a whole number or none",
+                          "roll_view_share": "a number or none"})
     if values.get("goal", "meta") not in GOAL_SOURCES:
         raise ValueError(f"agent {name!r}: goal is one of {', '.join(GOAL_SOURCES)}")
     if "reference" in values:

@@ -114,9 +114,9 @@ def test_the_roll_knob_and_its_bounds():
             make_agent(name, RULES)
 
 
-def test_every_search_of_a_roll_decision_has_roll_share_of_the_budget(monkeypatch):
-    # boards=200, roll_share=0.1: each search may score int(200 x 0.1) = 20 boards; the stand, the
-    # commits and the views alike (so the stand is not favoured by a larger search)
+def roll_decision_budgets(monkeypatch, name: str) -> list[int]:
+    """The boards each search of one roll decision may score, in order, for the planner `name`
+    at an apprentice run's first view (moon core, seed 5)."""
     import agents.search.planner as planner_module
 
     budgets = []
@@ -129,12 +129,59 @@ def test_every_search_of_a_roll_decision_has_roll_share_of_the_budget(monkeypatc
     monkeypatch.setattr(planner_module, "search_target", recording)
     state = new_run(11, RULES, rank="apprentice")
     apply(state, action_table(RULES).id("choose_core", action_table(RULES).cores.index("moon")))
-    agent = make_agent("planner:boards=200,roll=2,roll_share=0.1", RULES, seed=5)
+    agent = make_agent(name, RULES, seed=5)
     agent.reset(5)
     agent._roll_choice(state)
+    return budgets
+
+
+def test_every_search_of_a_roll_decision_has_roll_share_of_the_budget(monkeypatch):
+    # boards=200, roll_share=0.1: each search may score int(200 x 0.1) = 20 boards; the stand, the
+    # commits and the views alike (so the stand is not favoured by a larger search)
+    budgets = roll_decision_budgets(monkeypatch, "planner:boards=200,roll=2,roll_share=0.1")
     # a stand, at least one commit and two views for each commit
     assert len(budgets) >= 1 + 1 + 2
     assert set(budgets) == {20}
+
+
+def test_roll_view_share_weighs_the_stand_and_the_views_and_leaves_the_commits(monkeypatch):
+    # boards=200, roll_share=0.3, roll_view_share=0.1: the commits may score int(200 x 0.3) = 60
+    # boards, the stand and every view int(200 x 0.1) = 20; in roll_choice's order: the stand,
+    # the commits (1 to 3), then the views (2 a commit that can pay the reroll)
+    budgets = roll_decision_budgets(
+        monkeypatch, "planner:boards=200,roll=2,roll_share=0.3,roll_view_share=0.1")
+    commits = [b for b in budgets[1:] if b == 60]
+    assert budgets[0] == 20
+    assert 1 <= len(commits) <= 3 and budgets[1:1 + len(commits)] == commits
+    views = budgets[1 + len(commits):]
+    assert len(views) >= 2 and len(views) % 2 == 0 and set(views) == {20}
+
+
+def test_roll_view_share_equal_to_roll_share_is_the_lookahead_without_it():
+    # the knob set to roll_share itself gives every search the same budget and seed as before
+    def decisions(name):
+        state = new_run(11, RULES, rank="apprentice")
+        apply(state, action_table(RULES).id("choose_core",
+                                            action_table(RULES).cores.index("moon")))
+        agent = make_agent(name, RULES, seed=3)
+        agent.reset(3)
+        choice = agent._roll_choice(state)
+        return choice.roll, choice.target, choice.stand, choice.rolled
+
+    assert decisions("planner:boards=120,roll=2,roll_share=0.2,roll_view_share=0.2") == \
+        decisions("planner:boards=120,roll=2,roll_share=0.2")
+
+
+def test_the_roll_view_share_knob():
+    assert parse_planner("planner", RULES).roll_view_share is None
+    assert parse_planner("planner:roll_view_share=0.1", RULES).roll_view_share == 0.1
+    assert parse_planner("planner:roll_view_share=none", RULES).roll_view_share is None
+    for name, words in (("planner:roll_view_share=0", r"roll_view_share is a share of boards in "
+                                                     r"\(0, 1\] or none; got 0.0"),
+                        ("planner:roll_view_share=2", r"in \(0, 1\] or none; got 2.0"),
+                        ("planner:roll_view_share=x", "roll_view_share needs a number or none")):
+        with pytest.raises(ValueError, match=words):
+            make_agent(name, RULES)
 
 
 def test_the_halving_schedule_is_a_quarter_a_half_and_all_of_the_views():
