@@ -213,7 +213,7 @@ class Assets:
         spec = rules.spec
         if runes is None:
             return None
-        buy, merges, sold_units, sale_loss, rune_mana, bought = runes
+        buy, merges, _sold, sale_loss, rune_mana, bought = runes     # sales are in rune_mana
         arts = self._artifact_plans.get(key := tuple(layout.artifacts.items()))
         if arts is None:
             arts = self._artifact_plans[key] = _artifact_plan(self, layout)

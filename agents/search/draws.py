@@ -91,17 +91,13 @@ class Draws:
         span = high - low
         if span == 1:
             return low
-        # `_upto(span - 1)` with its first 32-bit word drawn inline: most draws of a search
-        # take one word, and the calls cost more than the arithmetic
+        # `_upto(span - 1)` with its first 32-bit word (`_next32`) drawn inline: most draws of a
+        # search take one word, and the calls cost more than the arithmetic
         if self._half_kept:
             self._half_kept = False
             word = self._half
         else:
-            if self._at >= len(self._raw):
-                self._raw = self._rng.bit_generator.random_raw(_CHUNK).tolist()
-                self._at = 0
-            value = self._raw[self._at]
-            self._at += 1
+            value = self._next64()
             self._half_kept, self._half = True, value >> 32
             word = value & _MASK32
         m = word * span

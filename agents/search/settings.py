@@ -167,14 +167,10 @@ def _round_or_auto(value: str) -> int | None:
     return None if value == "auto" else int(value)
 
 
-def _count_or_none(value: str) -> int | None:
-    """A roll_until or roll_cap value: `none` (None) or a whole number; ValueError otherwise."""
-    return None if value == "none" else int(value)
-
-
-def _share_or_none(value: str) -> float | None:
-    """A roll_view_share value: `none` (None) or a number; ValueError otherwise."""
-    return None if value == "none" else float(value)
+def _or_none(kind):
+    """A knob's parser that also takes `none` (None): roll_until and roll_cap (int),
+    roll_view_share (float); ValueError otherwise."""
+    return lambda value: None if value == "none" else kind(value)
 
 
 def _zero_or_one(value: str) -> bool:
@@ -197,9 +193,9 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
     kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
              "goal": str, "meta": str, "goal_weight": float, "waste_weight": float,
              "goal_lead": int, "goal_from": _round_or_auto, "align": float, "seed_from": str,
-             "roll": int, "roll_share": float, "roll_view_share": _share_or_none,
+             "roll": int, "roll_share": float, "roll_view_share": _or_none(float),
              "roll_halving": _zero_or_one,
-             "roll_until": _count_or_none, "roll_cap": _count_or_none, "spend_floor": float,
+             "roll_until": _or_none(int), "roll_cap": _or_none(int), "spend_floor": float,
              "ahead": int, "ahead_share": float}
     values = parse_knobs(name, name.split(":", 1)[1], kinds, "planner",
                          "planner:noise=0.2,boards=300",

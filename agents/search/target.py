@@ -77,7 +77,8 @@ class TargetMutator:
         # what the edits read of the assets, counted once a search
         self._owned_runes = Counter(assets.owned_runes())
         self._owned_rune_kinds = sorted(self._owned_runes)
-        self._owned_artifacts = Counter(assets.owned_artifacts())
+        self._owned_artifact_list = assets.owned_artifacts()
+        self._owned_artifacts = Counter(self._owned_artifact_list)
         self._merge_need = self.rules.spec.grades.merge_count - 1
         self._max_grade = self.rules.max_grade
 
@@ -222,7 +223,7 @@ class TargetMutator:
         owned = []
         if self._owned_artifacts:
             have, placed = self._owned_artifacts, Counter(layout.artifacts.values())
-            owned = [a for a in self.assets.owned_artifacts() if have[a] > placed[a]]
+            owned = [a for a in self._owned_artifact_list if have[a] > placed[a]]
         layout.artifacts[cell] = self._pick(owned) if owned and self.rng.random() < 0.7 \
             else self._pick(self.artifacts)
         return True
@@ -263,8 +264,7 @@ class TargetMutator:
         # copies of a cell's rune: in the hand, and on the board's other cells (its count less 1)
         copies = Counter(layout.hand)
         copies.update(layout.runes.values())
-        top = self._max_grade
-        cells = [c for c, (k, g) in sorted(layout.runes.items()) if g < top
+        cells = [c for c, (k, g) in sorted(layout.runes.items()) if g < self._max_grade
                  and copies[(k, g)] - 1 >= need]
         if not cells:
             return False
