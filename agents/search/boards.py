@@ -247,12 +247,16 @@ class Mutator:
         return out
 
 
-def hill_climb(score: Callable[[list[Board]], list], starts: Sequence[Board], mutator: Mutator,
-               generations: int, mutants: int, patience: int, ceiling: tuple | None = None):
+def hill_climb(score: Callable[..., list], starts: Sequence[Board], mutator: Mutator,
+               generations: int, mutants: int, patience: int, ceiling: tuple | None = None,
+               bounded: bool = False):
     """A (1 + lambda) hill climb from each legal start (the package docstring's open search) on
     `score` (boards -> scores with a `key()`, higher better). Returns (the best board, its
     score, the number of boards scored), or None if no start is legal. `ceiling`: a key no
-    board can beat; a board that reaches it ends the climb (nothing after could replace it)."""
+    board can beat; a board that reaches it ends the climb (nothing after could replace it).
+    `bounded`: the children are scored as `score(kids, floor=parent's score, parent=parent)`, a
+    score that may stop short for a child that cannot beat its parent (and give it a key below
+    the parent's): only a child that beats the parent is kept, so the climb is the same."""
     seen: set = set()
     best: tuple[Board, object] | None = None
     for start in starts:
@@ -269,7 +273,8 @@ def hill_climb(score: Callable[[list[Board]], list], starts: Sequence[Board], mu
             kids = mutator.children(Layout.of(current), mutants, seen)
             if not kids:
                 break
-            scores = score(kids)
+            scores = score(kids, floor=current_score, parent=current) if bounded \
+                else score(kids)
             i = max(range(len(kids)), key=lambda j: scores[j].key())
             if scores[i].key() > current_score.key():
                 current, current_score, idle = kids[i], scores[i], 0

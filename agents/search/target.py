@@ -10,7 +10,9 @@ climbed, and always the board as it stands; each climb spends an equal share of 
 to score (`boards` in all), in
 generations of `mutants` edits, and stops after `patience` generations without a better board.
 (Boards, not battles, are the budget: scoring a board against the reference's 2-16 boards costs
-less than building and checking it, so time follows boards.)
+less than building and checking it, so time follows boards.) A child is played against the
+reference boards only until it cannot beat its parent (`SeatScorer.bounded`): the climb keeps
+a child only if it does, so it climbs the same way with fewer battles.
 
 Edits (`TargetMutator`): add a rune (a kind on display in the shop half the time, any unlocked
 kind otherwise; grade I mostly), remove one, move one, swap two, change a rune's kind or grade,
@@ -21,6 +23,7 @@ Every draw comes from the generator the caller passes, so a search is reproducib
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
@@ -34,6 +37,12 @@ from .boards import Layout, artifacts_by_effect, board_cost, fast_key, hill_clim
 from .draws import Draws
 from .goal import grow_toward, progress_of
 from .scoring import Objective, SeatScore, SeatScorer
+
+
+# A board's score where the bounded scorer showed it below its parent (`search_target`): below
+# every score, so a climb never keeps it.
+BELOW = SeatScore(-math.inf, -math.inf, -math.inf)
+BOUND_SLACK = 1e-7      # (`search_target`'s score: the bound's margin for float error)
 
 
 @dataclass(frozen=True)
@@ -350,13 +359,34 @@ def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
 
     held_of = progress_of(goal, rules) if goal is not None else None
 
-    def score(boards: list[Board]) -> list[SeatScore]:
-        out = []
-        for b, (p, m) in zip(boards, scorer(boards)):
+    def score(boards: list[Board], floor: SeatScore | None = None,
+              parent: Board | None = None) -> list[SeatScore]:
+        """The boards' scores; with `floor` (the climb's parent's score), a board shown to score
+        below it gets `BELOW` instead of its score (`SeatScorer.bounded`): the climb keeps a
+        child only if it beats the parent, so its choices are the same."""
+        parts = []
+        for b in boards:
             waste, mana = mutator.plan_of(b)
             held = held_of(Layout.of(b)) if held_of is not None else 0.0
-            out.append(objective.score(p, m, waste, income, 1.0 - (assets.mana - mana) / wealth,
-                                       held))
+            parts.append((waste, 1.0 - (assets.mana - mana) / wealth, held, mana))
+        if floor is None or scored is not None:
+            results = scorer(boards)
+        else:
+            # the value without its battles' part: a board's floor for payoff + margin_weight x
+            # margin is the parent's value less that, less a slack above the float error of the
+            # sums and the keys' rounding (9 places): a board cut off has a key below the
+            # parent's, so the climb would not have kept it
+            rest = [objective.score(0.0, 0.0, w, income, inv, held).value
+                    for w, inv, held, _ in parts]
+            results = scorer.bounded(boards, [floor.value - BOUND_SLACK - r for r in rest],
+                                     objective.margin_weight, parent)
+        out = []
+        for b, result, (waste, invested, held, mana) in zip(boards, results, parts):
+            if result is None:
+                out.append(BELOW)
+                continue
+            p, m = result
+            out.append(objective.score(p, m, waste, income, invested, held))
             if scored is not None:
                 scored.append((b, out[-1], mana))
         return out
@@ -373,7 +403,7 @@ def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
     best_board, best_score = candidates[order[0]], scores[order[0]]
     for start in climbed:
         found = hill_climb(score, [start], mutator, generations, settings.mutants,
-                           settings.patience)
+                           settings.patience, bounded=True)
         if found is not None and found[1].key() > best_score.key():
             best_board, best_score = found[0], found[1]
     return Layout.of(best_board), best_score

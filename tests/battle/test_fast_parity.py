@@ -264,6 +264,33 @@ def test_battle_grid_is_fast_battles_of_its_pairs():
         grid.play(rows[:1], 2)
 
 
+def test_battle_grid_plays_any_of_its_pairs():
+    """`grid.play_pairs(grid.rows(rows), seat, r, c)` is `fast_battles` of the pairs (rows[r[j]],
+    columns[c[j]]) in the order given, the row in `seat`, to the last bit: pairs picked at random
+    (repeats, any order), one encoding of the rows for several calls; no pairs; mismatched
+    indices and a seat of 2 are refused."""
+    rules = frozen_rules()
+    boards = [b for pair in parity_pairs(30, 12, rules) for b in pair]
+    columns, rows = boards[:9], boards[9:30]
+    grid = BattleGrid(columns, rules)
+    encoded = grid.rows(rows)
+    pick = np.random.default_rng(4)
+    for seat in (0, 1):
+        for n in (1, 7, 60):
+            r, c = pick.integers(len(rows), size=n), pick.integers(len(columns), size=n)
+            pairs = [(rows[i], columns[j]) if seat == 0 else (columns[j], rows[i])
+                     for i, j in zip(r, c)]
+            want = fast_battles(pairs, rules, workers=1)
+            got = grid.play_pairs(encoded, seat, r, c)
+            for key in want:
+                assert np.array_equal(got[key], want[key]), (seat, n, key)
+    assert len(grid.play_pairs(encoded, 0, [], [])["winner"]) == 0
+    with pytest.raises(ValueError, match="2 row indices but 1 column indices"):
+        grid.play_pairs(encoded, 0, [0, 1], [0])
+    with pytest.raises(ValueError, match="seat must be 0 or 1"):
+        grid.play_pairs(encoded, 2, [0], [0])
+
+
 def test_empty_batch_unchecked_board_and_dice_variant():
     """An empty batch; a board built in code that skipped validation (grade 0) is left to the
     reference, so the result is still the reference's; dice battles equal the reference's per

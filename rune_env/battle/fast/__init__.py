@@ -36,7 +36,9 @@ The public API (`__all__`); the rest of the package (compile.py's tables, kernel
     BattleGrid(columns, rules)           many batches of boards, each against the same columns
                                          (a search's reference population), the columns encoded
                                          once: `grid.play(rows, seat)` gives what `fast_battles`
-                                         gives for the pairs (row, column), row-major
+                                         gives for the pairs (row, column), row-major;
+                                         `grid.play_pairs(grid.rows(rows), seat, r, c)` for
+                                         any of those pairs
     BoardAnalyser                        a board's analysis at battle start, compiled
     compile_rules(rules)                 the rules as the kernel's tables: (rules_i, rules_f, ids)
     encode_board(board, rules)           one board as a kernel record (rules_i, rules_f, enc,
@@ -270,7 +272,9 @@ class BattleGrid:
     loop over them. `play(rows, seat)` returns exactly `fast_battles` of the pairs (row,
     column) for every row and column, row-major (pair j = rows[j // len(columns)] against
     columns[j % len(columns)]), the row board in side `seat` (0: board 0, 1: board 1): a pair's
-    battle does not depend on the batch it is played in."""
+    battle does not depend on the batch it is played in. `rows(boards)` encodes a batch once and
+    `play_pairs(encoded, seat, row_index, column_index)` plays any of its pairs: a search that
+    drops the rows that can no longer win after some columns plays the rest in stages."""
 
     def __init__(self, columns, rules: Rules | None = None):
         self.rules = rules or default_rules()
@@ -278,32 +282,53 @@ class BattleGrid:
         if not self.columns:
             raise ValueError("a battle grid needs at least one column board")
         self._compiled = self.rules.spec.variant == "deterministic"
-        self._index: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._index: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         if self._compiled:
             flat, offsets, max_hp, hand_cap, mods_cap = _records(self.columns, self.rules)
             self._flat, self._offsets, self._max_hp = flat, offsets, max_hp
             self._caps = (hand_cap, mods_cap)
 
-    def _pair_index(self, n_rows: int, seat: int) -> tuple[np.ndarray, np.ndarray]:
-        """(i0, i1): each pair's records, board 0's and board 1's (the columns' records first,
-        then the rows'), kept per batch size: a search plays batches of a few sizes."""
-        key = (n_rows, seat)
-        if key not in self._index:
+    def _pair_index(self, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """(row index, column index) of every pair of `n_rows` rows, row-major, kept per batch
+        size: a search plays batches of a few sizes."""
+        if n_rows not in self._index:
             n_cols = len(self.columns)
-            rows = np.repeat(np.arange(n_cols, n_cols + n_rows, dtype=np.int64), n_cols)
-            cols = np.tile(np.arange(n_cols, dtype=np.int64), n_rows)
-            self._index[key] = (rows, cols) if seat == 0 else (cols, rows)
-        return self._index[key]
+            self._index[n_rows] = (np.repeat(np.arange(n_rows, dtype=np.int64), n_cols),
+                                   np.tile(np.arange(n_cols, dtype=np.int64), n_rows))
+        return self._index[n_rows]
 
     def play(self, rows, seat: int, workers: int | None = 1) -> dict[str, np.ndarray]:
-        if seat not in (0, 1):
-            raise ValueError(f"seat must be 0 or 1; got {seat!r}")
         rows = list(rows)
-        n_cols = len(self.columns)
-        n = len(rows) * n_cols
+        _check_seat(seat)
+        return self.play_pairs(self.rows(rows), seat, *self._pair_index(len(rows)), workers)
+
+    def rows(self, rows) -> "GridRows":
+        """`rows` encoded once for several `play_pairs` (a search that plays a batch against
+        some columns first, and against the rest only for the rows still in the running)."""
+        rows = list(rows)
+        if not self._compiled or not rows:
+            return GridRows(rows, None)
+        flat, offsets, max_hp, hand_cap, mods_cap = _records(rows, self.rules)
+        base = len(self._flat)
+        enc = _int32(self._flat + flat)
+        offs = np.array(self._offsets + [base + o for o in offsets], dtype=np.int64)
+        maxhp = _filled_max_hp(self._max_hp + max_hp, enc, offs, self.rules)
+        return GridRows(rows, (enc, offs, maxhp, max(hand_cap, self._caps[0]),
+                               max(mods_cap, self._caps[1])))
+
+    def play_pairs(self, rows: "GridRows", seat: int, row_index: np.ndarray,
+                   column_index: np.ndarray, workers: int | None = 1) -> dict[str, np.ndarray]:
+        """The pairs (rows[row_index[j]], columns[column_index[j]]), pair j in row j of the
+        output, the row board in side `seat`: what `fast_battles` gives for them."""
+        _check_seat(seat)
+        row_index = np.asarray(row_index, dtype=np.int64)
+        column_index = np.asarray(column_index, dtype=np.int64)
+        n = len(row_index)
+        if len(column_index) != n:
+            raise ValueError(f"play_pairs: {n} row indices but {len(column_index)} column indices")
 
         def pair_of(j: int):
-            row, col = rows[j // n_cols], self.columns[j % n_cols]
+            row, col = rows.boards[row_index[j]], self.columns[column_index[j]]
             return (row, col) if seat == 0 else (col, row)
 
         if not self._compiled:      # the dice variant, or one the kernel refuses: as fast_battles
@@ -311,15 +336,25 @@ class BattleGrid:
         if n == 0:
             return _arrays(0)
         rules_i, rules_f, _ = compile_rules(self.rules)
-        flat, offsets, max_hp, hand_cap, mods_cap = _records(rows, self.rules)
-        base = len(self._flat)
-        enc = _int32(self._flat + flat)
-        offs = np.array(self._offsets + [base + o for o in offsets], dtype=np.int64)
-        maxhp = _filled_max_hp(self._max_hp + max_hp, enc, offs, self.rules)
-        i0, i1 = self._pair_index(len(rows), seat)
-        encoded = (rules_i, rules_f, enc, offs, maxhp, i0, i1, max(hand_cap, self._caps[0]),
-                   max(mods_cap, self._caps[1]))
+        enc, offs, maxhp, hand_cap, mods_cap = rows.encoded
+        # the records: the columns' first, then the rows'
+        mine, theirs = row_index + len(self.columns), column_index
+        i0, i1 = (mine, theirs) if seat == 0 else (theirs, mine)
+        encoded = (rules_i, rules_f, enc, offs, maxhp, i0, i1, hand_cap, mods_cap)
         return _play_encoded(encoded, n, workers, pair_of, self.rules)
+
+
+class GridRows(NamedTuple):
+    """Boards encoded for `BattleGrid.play_pairs` (`BattleGrid.rows`); `encoded` is None where
+    the grid does not compile (the dice variant) or there are no boards."""
+
+    boards: list
+    encoded: tuple | None
+
+
+def _check_seat(seat: int) -> None:
+    if seat not in (0, 1):
+        raise ValueError(f"seat must be 0 or 1; got {seat!r}")
 
 
 _LOCAL = threading.local()   # per thread: the work arrays of single battles
