@@ -24,7 +24,7 @@ from rune_env.rules import CASTING_KINDS, KINDS, Board, Rules, geometry
 from rune_env.run.loop import units
 
 
-@dataclass
+@dataclass(slots=True)
 class Layout:
     """A board under construction: what the families and mutations edit, turned into a validated
     `Board` (with the ring-3 sectors its cells need) by `board`."""

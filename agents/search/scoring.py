@@ -81,9 +81,9 @@ class SeatScorer:
     `battles` counts the battles played.
 
     `bounded` scores a batch only as far as it matters to a climb that keeps a child only if it
-    beats its parent: the candidates play the reference boards in stages, the boards the parent
-    did worst against first, and a candidate whose best possible value (everything not played
-    yet won at full HP) is below its floor stops there. What it returns for the others is what
+    beats its parent: each candidate plays the reference boards one by one, those the parent did
+    worst against first, and stops after the battle where its best possible value (every board
+    not played yet won at full HP) falls below its floor. What it returns for the others is what
     `__call__` returns, to the last bit (the full rows, summed as `__call__` sums them), so the
     climb's choices are the same and only fewer battles are fought."""
 
@@ -97,8 +97,8 @@ class SeatScorer:
         self.total = float(self.weights.sum())
         self.battles = 0
         self._memo: dict[tuple, tuple[float, float]] = {}
-        # a board's points and margins by reference board (one seat), for the order of the
-        # stages of the batches it is the parent of
+        # a board's points and margins by reference board (one seat), for the order in which
+        # its children play the reference boards
         self._rows: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
     def __call__(self, candidates: Sequence[Board]) -> list[tuple[float, float]]:
@@ -126,17 +126,17 @@ class SeatScorer:
             if k not in self._memo and k not in todo:
                 todo[k] = (c, float(f))
         if todo:
-            order = self._stage_order(parent, margin_weight)
+            order = self._play_order(parent, margin_weight)
             boards = [c for c, _ in todo.values()]
-            finished, points, margins = self._play_staged(
+            finished, points, margins = self._play_bounded(
                 boards, np.array([f for _, f in todo.values()]), margin_weight, order)
             if len(finished):
                 done = list(todo)
-                self._finish([done[i] for i in finished], points[finished], margins[finished])
+                self._finish([done[i] for i in finished], points, margins)
         return [self._memo.get(k) for k in keys]
 
-    def _stage_order(self, parent: Board | None, margin_weight: float) -> np.ndarray:
-        """The reference boards in the order the stages play them: those the parent did worst
+    def _play_order(self, parent: Board | None, margin_weight: float) -> np.ndarray:
+        """The reference boards in the order the candidates play them: those the parent did worst
         against first (a child of a parent that loses a board mostly loses it too, and a loss
         lowers the bound the most), else the heaviest first."""
         row = None if parent is None else self._rows.get(fast_key(parent))
@@ -144,57 +144,30 @@ class SeatScorer:
             return np.argsort(-self.weights, kind="stable")
         return np.argsort(row[0] + margin_weight * row[1], kind="stable")
 
-    def _play_staged(self, candidates: list[Board], floors: np.ndarray, margin_weight: float,
-                     order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Play the candidates against the reference boards in `order`, stage by stage
-        (`BOUND_STAGES`), dropping after each stage those whose bound is below their floor.
-        Returns the indices of the candidates that played every board, and the (candidates x
-        reference boards) points and margins, in the reference's order (NaN where not played)."""
+    def _play_bounded(self, candidates: list[Board], floors: np.ndarray, margin_weight: float,
+                      order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Play each candidate against the reference boards in `order` until its bound falls
+        below its floor (`BattleGrid.play_bounded`, compiled: a bound after every battle).
+        Returns the indices of the candidates that played every board, and their (candidates x
+        reference boards) points and margins in the reference's order."""
         me = self.seat
         n_o = len(self.boards)
-        grid_rows = self._grid.rows(candidates)
-        # in stage order: a stage fills columns done..upto of these
-        points = np.full((len(candidates), n_o), np.nan)
-        margins = np.full((len(candidates), n_o), np.nan)
-        weights = self.weights[order]
-        played_weight = np.concatenate([[0.0], np.cumsum(weights)])
-        # what the reference boards not played yet can add at most to payoff + margin_weight x
-        # margin, from each stage end: a win (1) with the whole margin (|margin| <= 1) each; and
-        # what a stage's boards can take away at most: a loss (0) with the whole margin against
-        top = (1.0 + abs(margin_weight)) * (played_weight[-1] - played_weight)
-        worst = -abs(margin_weight)
-        alive = np.arange(len(candidates))
-        partial = np.zeros(len(candidates))        # the weighted value of the boards played
-        ends = bound_stages(n_o)
-        done = 0
-        while done < n_o:
-            # the next stage end after which a candidate could fall below its floor (one that
-            # lost every board of the stage): stages where none could are played as one, at no
-            # cost of a kernel call each (against strong boards hardly any child can fall
-            # below a parent that loses most of its battles itself)
-            short = np.max(floors[alive] * self.total - partial[alive])
-            upto = next((u for u in ends if u > done and top[u]
-                         + worst * (played_weight[u] - played_weight[done]) < short), n_o)
-            cols = order[done:upto]
-            k = upto - done
-            out = self._grid.play_pairs(grid_rows, me, np.repeat(alive, k),
-                                        np.tile(cols, len(alive)))
-            self.battles += len(alive) * k
-            winner = out["winner"].reshape(len(alive), k)
-            ratio = (out["hp"] / out["max_hp"]).reshape(len(alive), k, 2)
-            p = np.where(winner == me, 1.0, np.where(winner < 0, 0.5, 0.0))
-            m = ratio[..., me] - ratio[..., 1 - me]
-            points[alive, done:upto] = p
-            margins[alive, done:upto] = m
-            partial[alive] += (p + margin_weight * m) @ weights[done:upto]
-            done = upto
-            if done < n_o:
-                alive = alive[partial[alive] + top[done] >= floors[alive] * self.total]
-                if not len(alive):
-                    break
-        back = np.argsort(order, kind="stable")      # stage order -> the reference's order
-        finished = alive if done == n_o else alive[:0]
-        return finished, points[:, back], margins[:, back]
+        out, played = self._grid.play_bounded(self._grid.rows(candidates), me, order,
+                                              self.weights[order], floors * self.total,
+                                              margin_weight)
+        self.battles += int(played.sum())
+        finished = np.nonzero(played == n_o)[0]
+        back = np.argsort(order, kind="stable")      # the order played -> the reference's
+
+        def finished_rows(a: np.ndarray, *shape) -> np.ndarray:
+            # C order, as `_play_seat` has them: numpy sums a row of another layout in another
+            # order, and the last bit of a sum would differ
+            return np.ascontiguousarray(a.reshape(len(candidates), n_o, *shape)[finished][:, back])
+
+        winner = finished_rows(out["winner"])
+        ratio = finished_rows(out["hp"], 2) / finished_rows(out["max_hp"], 2)
+        points = np.where(winner == me, 1.0, np.where(winner < 0, 0.5, 0.0))
+        return finished, points, ratio[..., me] - ratio[..., 1 - me]
 
     def _play(self, candidates: list[Board], keys: list[tuple]) -> list[tuple[float, float]]:
         seats = (0, 1) if self.seat is None else (self.seat,)
@@ -233,14 +206,3 @@ class SeatScorer:
         ratio = (out["hp"] / out["max_hp"]).reshape(len(candidates), n_o, 2)
         points = np.where(winner == me, 1.0, np.where(winner < 0, 0.5, 0.0))
         return points, ratio[..., me] - ratio[..., 1 - me]
-
-
-# The reference boards a bounded batch has played after each stage (`SeatScorer.bounded`): few
-# at first, where most children already fall behind their parent, then more at a time; a stage
-# more costs a call of the kernel (a few per cent of a stage's battles).
-BOUND_STAGES = (4, 8, 16, 24)
-
-
-def bound_stages(n_boards: int) -> list[int]:
-    """The stage ends of `BOUND_STAGES` below `n_boards`, then `n_boards`."""
-    return [s for s in BOUND_STAGES if s < n_boards] + [n_boards]

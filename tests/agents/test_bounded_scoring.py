@@ -13,7 +13,7 @@ from rune_env.rules import default_rules
 import agents.search.scoring as scoring_module
 from agents.search.assets import Assets
 from agents.search.reference import Reference, ReferenceSpec
-from agents.search.scoring import BOUND_STAGES, SeatScorer, bound_stages
+from agents.search.scoring import SeatScorer
 from agents.search.target import ClimbSettings, search_target
 from test_draws import search_state    # a moon run: a shop, two runes on the board, one in hand
 
@@ -34,14 +34,6 @@ def reference_and_candidates():
 
 def values(results) -> list[float]:
     return [p + MARGIN_WEIGHT * m for p, m in results]
-
-
-def test_stage_ends():
-    # 4, 8, 16, 24 and the reference's size; a reference of 10 boards: 4, 8, 10; of 3: 3
-    assert BOUND_STAGES == (4, 8, 16, 24)
-    assert bound_stages(34) == [4, 8, 16, 24, 34]
-    assert bound_stages(10) == [4, 8, 10]
-    assert bound_stages(3) == [3]
 
 
 def test_a_board_is_cut_only_below_its_floor_and_scored_to_the_last_bit_otherwise():
@@ -72,39 +64,37 @@ def test_a_board_at_its_own_value_is_never_cut():
     assert scorer.battles == len(candidates) * len(boards)
 
 
-def test_battles_played_by_stage():
+def test_battles_played():
     boards, weights, candidates = reference_and_candidates()
     n, n_o = len(candidates), len(boards)          # 18 candidates, 25 reference boards
     assert (n, n_o) == (18, 25)
-    # floors no board can reach (above 1.25): every candidate stops after the first stage,
-    # 18 x 4 = 72 battles, and none is remembered
+    # floors no board can reach (above 1.25): after its first battle a candidate's bound is at
+    # most 1.25, so each stops there: 18 battles, and none is remembered
     scorer = SeatScorer(RULES, boards, weights, seat=0)
     assert scorer.bounded(candidates, [2.0] * n, MARGIN_WEIGHT) == [None] * n
-    assert scorer.battles == 72
-    scorer(candidates)                             # all played afresh: 72 + 18 x 25 = 522
-    assert scorer.battles == 522
-    # floors no board can fall below: the stages are played as one, 18 x 25 = 450 battles
+    assert scorer.battles == 18
+    scorer(candidates)                             # all played afresh: 18 + 18 x 25 = 468
+    assert scorer.battles == 468
+    # floors no board can fall below: every battle, 18 x 25 = 450
     scorer = SeatScorer(RULES, boards, weights, seat=0)
-    calls = spy_on_pairs(scorer)
     scorer.bounded(candidates, [-2.0] * n, MARGIN_WEIGHT)
-    assert scorer.battles == 450 and len(calls) == 1
+    assert scorer.battles == 450
     # a board remembered from a bounded call is not played again
-    before = scorer.battles
     scorer(candidates)
-    assert scorer.battles == before
+    assert scorer.battles == 450
 
 
-def spy_on_pairs(scorer: SeatScorer) -> list:
-    """The (row index, column index) arrays of each of the scorer's kernel calls, from now on."""
-    calls = []
-    play_pairs = scorer._grid.play_pairs
+def spy_on_orders(scorer: SeatScorer) -> list:
+    """The column order of each of the scorer's bounded kernel calls, from now on."""
+    orders = []
+    play_bounded = scorer._grid.play_bounded
 
-    def spy(rows, seat, row_index, column_index, workers=1):
-        calls.append((np.array(row_index), np.array(column_index)))
-        return play_pairs(rows, seat, row_index, column_index, workers)
+    def spy(rows, seat, order, *args):
+        orders.append(list(order))
+        return play_bounded(rows, seat, order, *args)
 
-    scorer._grid.play_pairs = spy
-    return calls
+    scorer._grid.play_bounded = spy
+    return orders
 
 
 def test_the_parents_worst_reference_boards_come_first():
@@ -114,16 +104,13 @@ def test_the_parents_worst_reference_boards_come_first():
     scorer([parent])                               # its row by reference board, remembered
     points, margins = scorer._rows[scoring_module.fast_key(parent)]
     worst = np.argsort(points + MARGIN_WEIGHT * margins, kind="stable")
-    calls = spy_on_pairs(scorer)
+    assert points[worst[0]] <= points[worst[-1]]
+    orders = spy_on_orders(scorer)
     scorer.bounded(candidates[:3], [2.0] * 3, MARGIN_WEIGHT, parent=parent)
-    rows, columns = calls[0]
-    # 3 candidates x the parent's 4 worst boards, candidate-major
-    assert list(rows) == [0] * 4 + [1] * 4 + [2] * 4
-    assert list(columns) == list(worst[:4]) * 3
+    assert orders == [list(worst)]
     # no parent: the heaviest reference boards first
-    calls.clear()
     scorer.bounded(candidates[3:4], [2.0], MARGIN_WEIGHT)
-    assert list(calls[0][1]) == list(np.argsort(-weights, kind="stable")[:4])
+    assert orders[1] == list(np.argsort(-weights, kind="stable"))
 
 
 def test_both_seats_are_never_cut():

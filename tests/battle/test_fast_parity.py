@@ -291,6 +291,58 @@ def test_battle_grid_plays_any_of_its_pairs():
         grid.play_pairs(encoded, 2, [0], [0])
 
 
+def test_battle_grid_bounded_stops_a_row_where_its_bound_falls_below_its_floor():
+    """`grid.play_bounded`: each row plays the columns in the order given, each pair what
+    `fast_battles` gives it, and stops after the first battle where the weighted value so far
+    (weight x (points + margin_weight x margin): 1 a win, 0.5 a draw) plus the most the columns
+    left could add (a win at full HP: weight x (1 + margin_weight)) is below the row's floor,
+    recomputed here in Python from the full results; floors no row can reach stop every row
+    after one battle, floors no row can fall below play everything; a seat of 2 and mismatched
+    weights are refused."""
+    rules = frozen_rules()
+    boards = [b for pair in parity_pairs(30, 13, rules) for b in pair]
+    columns, rows = boards[:11], boards[11:30]
+    grid = BattleGrid(columns, rules)
+    encoded = grid.rows(rows)
+    order = np.random.default_rng(5).permutation(len(columns))
+    weights = np.random.default_rng(6).uniform(0.5, 2.0, len(columns))
+    mw = 0.25
+    n_rows, n_cols = len(rows), len(columns)
+    for seat in (0, 1):
+        r = np.repeat(np.arange(n_rows), n_cols)
+        full = grid.play_pairs(encoded, seat, r, np.tile(order, n_rows))
+        ratio = full["hp"] / full["max_hp"]
+        points = np.where(full["winner"] == seat, 1.0, np.where(full["winner"] < 0, 0.5, 0.0))
+        value = (weights[np.tile(np.arange(n_cols), n_rows)]
+                 * (points + mw * (ratio[:, seat] - ratio[:, 1 - seat]))).reshape(n_rows, n_cols)
+        floors = np.random.default_rng(7 + seat).uniform(0.0, 1.25 * weights.sum(), n_rows)
+        out, played = grid.play_bounded(encoded, seat, order, weights, floors, mw)
+        for i in range(n_rows):
+            want = n_cols
+            for k in range(1, n_cols):
+                if value[i, :k].sum() + (1 + mw) * weights[k:].sum() < floors[i] - 1e-9:
+                    want = k
+                    break
+            assert played[i] == want, (seat, i)
+            rows_played = slice(i * n_cols, i * n_cols + want)
+            for key in full:
+                assert np.array_equal(out[key][rows_played], full[key][rows_played]), key
+        assert played.min() < n_cols == played.max()     # both happen on these floors
+        # each row's floor a hair under its own whole value: no row stops (a bound that took
+        # less than the most a battle can add would stop the rows that win their last battles)
+        _, played = grid.play_bounded(encoded, seat, order, weights, value.sum(axis=1) - 1e-9,
+                                      mw)
+        assert list(played) == [n_cols] * n_rows
+        _, played = grid.play_bounded(encoded, seat, order, weights, [1e9] * n_rows, mw)
+        assert list(played) == [1] * n_rows
+        _, played = grid.play_bounded(encoded, seat, order, weights, [-1e9] * n_rows, mw)
+        assert list(played) == [n_cols] * n_rows
+    with pytest.raises(ValueError, match="seat must be 0 or 1"):
+        grid.play_bounded(encoded, 2, order, weights, [0.0] * n_rows, mw)
+    with pytest.raises(ValueError, match="11 columns, 3 weights"):
+        grid.play_bounded(encoded, 0, order, weights[:3], [0.0] * n_rows, mw)
+
+
 def test_empty_batch_unchecked_board_and_dice_variant():
     """An empty batch; a board built in code that skipped validation (grade 0) is left to the
     reference, so the result is still the reference's; dice battles equal the reference's per

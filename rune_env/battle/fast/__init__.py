@@ -343,6 +343,52 @@ class BattleGrid:
         encoded = (rules_i, rules_f, enc, offs, maxhp, i0, i1, hand_cap, mods_cap)
         return _play_encoded(encoded, n, workers, pair_of, self.rules)
 
+    def play_bounded(self, rows: "GridRows", seat: int, order: np.ndarray, weights: np.ndarray,
+                     floors: np.ndarray, margin_weight: float
+                     ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Each row against the columns in `order` (column indices) in turn, the row in `seat`,
+        a row stopping once its battles cannot reach its floor: floors[i] bounds the sum over
+        its battles of weights[k] x (points + margin_weight x margin) (points 1 a win, 0.5 a
+        draw, 0 a loss; margin the row's HP share less the column's), weights[k] the weight of
+        column order[k], a battle not played counting the most it could (a win at full HP).
+        Returns (out, played): `out` as `fast_battles` gives the pairs (row i, column
+        order[k]), in row i x len(order) + k, for k < played[i] (the rest unset)."""
+        _check_seat(seat)
+        order = np.asarray(order, dtype=np.int64)
+        n_rows, n_cols = len(rows.boards), len(order)
+        weights = np.asarray(weights, dtype=np.float64)
+        floors = np.asarray(floors, dtype=np.float64)
+        if len(weights) != n_cols or len(floors) != n_rows:
+            raise ValueError(f"play_bounded: {n_cols} columns, {len(weights)} weights; "
+                             f"{n_rows} rows, {len(floors)} floors")
+        if not self._compiled or n_rows == 0 or n_cols == 0:
+            # the dice variant, or nothing to play: every pair, no row stopped
+            row_index = np.repeat(np.arange(n_rows, dtype=np.int64), n_cols)
+            out = self.play_pairs(rows, seat, row_index, np.tile(order, n_rows))
+            return out, np.full(n_rows, n_cols, dtype=np.int64)
+        rules_i, rules_f, _ = compile_rules(self.rules)
+        enc, offs, maxhp, hand_cap, mods_cap = rows.encoded
+        # the most the columns from k on can add: a win with the whole margin each
+        top = (1.0 + abs(margin_weight)) * np.concatenate([np.cumsum(weights[::-1])[::-1], [0.0]])
+        n = n_rows * n_cols
+        out = _arrays(n)
+        status = np.zeros(n, dtype=np.int8)
+        played = np.zeros(n_rows, dtype=np.int64)
+        records = np.arange(len(self.columns), len(self.columns) + n_rows, dtype=np.int64)
+        loaded_kernel().run_bounded(
+            rules_i, rules_f, enc, offs, maxhp, records, order, seat, weights, top, floors,
+            float(margin_weight), hand_cap, mods_cap, out["winner"], out["time"], out["hp"],
+            out["max_hp"], out["casts"], out["turns"], out["seals"], out["rests"],
+            out["knockout"], status, played)
+        bad = np.nonzero(status)[0]
+        if len(bad):                            # pairs the kernel could not play: the reference's
+            from ..engine import battle
+            for j in bad:
+                i, k = divmod(int(j), n_cols)
+                row, col = rows.boards[i], self.columns[int(order[k])]
+                _put(out, int(j), battle(*((row, col) if seat == 0 else (col, row)), self.rules))
+        return out, played
+
 
 class GridRows(NamedTuple):
     """Boards encoded for `BattleGrid.play_pairs` (`BattleGrid.rows`); `encoded` is None where
@@ -493,7 +539,11 @@ class BoardAnalyser:
 
 
 def warm_up(rules: Rules | None = None) -> None:
-    """Compile (or load from the disk cache) the kernel now rather than at the first battle."""
+    """Compile (or load from the disk cache) the kernel now rather than at the first battle:
+    its loops of `fast_battles` and of `BattleGrid.play_bounded` (the search player's)."""
     rules = rules or default_rules()
     b = Board(runes={0: ("fire", 1)})
     fast_battles([(b, b)], rules, workers=1)
+    if rules.spec.variant == "deterministic":
+        grid = BattleGrid([b], rules)
+        grid.play_bounded(grid.rows([b]), 0, [0], [1.0], [0.0], 0.0)

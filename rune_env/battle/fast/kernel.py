@@ -1209,6 +1209,46 @@ def run_serial(rules_i, rules_f, enc, offs, maxhp, i0, i1, hand_cap, mods_cap, w
 
 
 @njit(cache=True, nogil=True)
+def run_bounded(rules_i, rules_f, enc, offs, maxhp, rows, cols, seat, weights, top, floors,
+                margin_weight, hand_cap, mods_cap, winner, time, hp, max_hp, casts, turns,
+                seals, rests, knockout, status, played):
+    """Each row board (record rows[i]) against the column boards (records cols[0], cols[1], ..)
+    in turn, the row in side `seat`, pair (i, k) into row i * len(cols) + k of the outputs; a
+    row stops after column k when the weighted value of its battles so far (per battle
+    weights[k] x (points + margin_weight x margin): points 1 a win, 0.5 a draw, 0 a loss; margin
+    the row's HP share less the column's) plus top[k + 1] (the most its other columns could add)
+    is below floors[i]. played[i]: the columns row i played. After a pair the kernel could not
+    play (status) the row plays on to the end: its results are the reference's to give."""
+    cells, cells_f, sides, sides_f = make_state_jit(rules_i, hand_cap, mods_cap)
+    n_cols = cols.shape[0]
+    other = 1 - seat
+    for i in range(rows.shape[0]):
+        value = 0.0
+        sure = True
+        k = 0
+        while k < n_cols:
+            j = i * n_cols + k
+            if seat == 0:
+                a, b = rows[i], cols[k]
+            else:
+                a, b = cols[k], rows[i]
+            play_into(rules_i, rules_f, cells, cells_f, sides, sides_f, enc, offs, maxhp, a, b,
+                      j, winner, time, hp, max_hp, casts, turns, seals, rests, knockout, status)
+            k += 1
+            if status[j] != 0:
+                sure = False
+            if not sure:
+                continue
+            w = winner[j]
+            points = 1.0 if w == seat else (0.5 if w < 0 else 0.0)
+            margin = hp[j, seat] / max_hp[j, seat] - hp[j, other] / max_hp[j, other]
+            value += weights[k - 1] * (points + margin_weight * margin)
+            if k < n_cols and value + top[k] < floors[i]:
+                break
+        played[i] = k
+
+
+@njit(cache=True, nogil=True)
 def board_analysis(rules_i, rules_f, cells, cells_f, sides, sides_f, enc, off, power, info):
     """`analysis.analyse` of the board record at `off` at battle start (no seals), on a worker
     state from `make_state`. Per cell c: power[c], a casting rune's power or -1.0; info[c] =
