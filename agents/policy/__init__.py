@@ -7,6 +7,7 @@ float16, about 1 MB: tensors and a JSON description, nothing pickled, agents/pol
 which is what we commit and share."""
 from __future__ import annotations
 
+import sys
 import zipfile
 from pathlib import Path
 
@@ -77,6 +78,7 @@ def load_policy(path: str | Path, device: str = "cpu"):
         policy = build_policy(desc, state, str(path))
     except PolicyFileError as exc:
         raise PolicyLoadError(str(exc)) from None
+    _apply_torch_threads()
     return policy.to(device)
 
 
@@ -175,6 +177,7 @@ def load_model(path: str | Path, device: str = "cpu"):
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
     errors = []
+    _apply_torch_threads()
     for cls in (MaskablePPO, PPO):
         try:
             return cls.load(path, device=device)
@@ -187,12 +190,30 @@ def limit_torch_threads(n: int = 1) -> None:
     """Run torch on `n` threads. The scripts that play policies call it: one observation at a
     time is far too little work to share, and torch's worker threads spin while they wait, so
     on a busy machine a forward pass with the default (one thread per core) can take 100x longer
-    (measured: 28 ms instead of 0.2 ms per layer while other jobs ran)."""
+    (measured: 28 ms instead of 0.2 ms per layer while other jobs ran).
+
+    Torch is not imported for this: if it is not imported yet, the count is set when a policy is
+    loaded (`load_policy`, `load_model`). A process that plays no policy (the search player,
+    greedy) then never imports torch, whose modules would double the objects that every full
+    garbage collection walks, and with them that part of each decision's time
+    (docs/PERFORMANCE.md, "Where the search player's time goes")."""
+    global _torch_threads
+    _torch_threads = max(1, int(n))
+    if "torch" in sys.modules:
+        _apply_torch_threads()
+
+
+_torch_threads: int | None = None     # `limit_torch_threads`' count, for torch once imported
+
+
+def _apply_torch_threads() -> None:
+    if _torch_threads is None:
+        return
     try:
         import torch
     except ImportError:     # without the train extra: no torch, no threads to limit
         return
-    torch.set_num_threads(max(1, int(n)))
+    torch.set_num_threads(_torch_threads)
 
 
 # logits further apart than this are ranked alike by the masked distribution's float32
