@@ -153,9 +153,10 @@ class Assets:
         """`fast_key(self.board_of(layout))` from the layout's `layout_key` and its
         `fielded_sectors`, without building the board: a search keys many more edits than it
         keeps (the board's fields as `board_of` sets them)."""
-        runes, artifacts, hand, _core, sun = key
-        return (runes, artifacts, hand, self.core, sun, tuple(sorted(sectors)), self.relics,
-                self.max_hp, (), self.round, "")
+        if key[0] != self.core:       # the board takes the run's core
+            key = (self.core, *key[1:])
+        return (*key, len(sectors), *sorted(sectors), self.relics, self.max_hp, (), self.round,
+                "")
 
     # -- the price of a target -----------------------------------------------------------------
     def __post_init__(self) -> None:

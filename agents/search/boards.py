@@ -120,17 +120,38 @@ def board_key(board: Board, rules: Rules) -> str:
 
 def fast_key(board: Board) -> tuple:
     """A board's content as a hashable tuple (what `board_key` says, without JSON: a twentieth
-    of its time, for the searches that key every mutant)."""
-    return (tuple(sorted(board.runes.items())), tuple(sorted(board.artifacts.items())),
-            tuple(board.hand), board.core, board.sun_element, tuple(sorted(board.open_sectors)),
-            board.relics, board.max_hp, board.boss_rules, board.round, board.label)
+    of its time, for the searches that key every mutant): its `layout_key` with the board's
+    core, then its open sectors (their number, then each), relics, max HP, boss rules, round
+    and label."""
+    key = _pieces_key(board.core, board.sun_element, board.runes, board.artifacts, board.hand)
+    sectors = sorted(board.open_sectors)
+    key.append(len(sectors))
+    key += sectors
+    key += (board.relics, board.max_hp, board.boss_rules, board.round, board.label)
+    return tuple(key)
 
 
 def layout_key(layout: "Layout") -> tuple:
-    """A layout's content as a hashable tuple (equal layouts of one round, equal keys)."""
-    return (tuple(sorted(layout.runes.items())), tuple(sorted(layout.artifacts.items())),
-            tuple(layout.hand), layout.core, layout.sun_element)
+    """A layout's content as a hashable tuple (equal layouts of one round, equal keys): its core
+    and sun element, then its runes (their number, then cell and rune, by cell), artifacts (the
+    same) and hand (its number, then the runes in order), in one flat tuple. One tuple, not one
+    per piece: a search keeps a key for every edit it prices, and the garbage collector walks
+    every tuple kept until it finds it holds no container (a key of nested tuples made a tenth
+    of a search's time)."""
+    return tuple(_pieces_key(layout.core, layout.sun_element, layout.runes, layout.artifacts,
+                             layout.hand))
 
+
+def _pieces_key(core: str, sun: str | None, runes: dict, artifacts: dict, hand) -> list:
+    key = [core, sun, len(runes)]
+    for cell in sorted(runes):
+        key += (cell, runes[cell])
+    key.append(len(artifacts))
+    for cell in sorted(artifacts):
+        key += (cell, artifacts[cell])
+    key.append(len(hand))
+    key += hand
+    return key
 
 
 def board_cost(board: Board, rules: Rules) -> int:

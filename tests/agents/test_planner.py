@@ -119,6 +119,36 @@ def test_reach_opens_the_sectors_a_ring3_cell_needs():
     assert (reach.mana, reach.actions, reach.sectors) == (5, 3, (0,))
 
 
+def test_layout_and_board_keys_are_one_flat_tuple_equal_for_equal_content():
+    """`layout_key` and `fast_key` (agents/search/boards.py): one flat tuple (no tuple in it but
+    the runes (kind, grade) and a board's relics and boss rules), the same for the same content
+    whatever order the dicts were filled in, and another for any other content."""
+    from agents.search.boards import Layout, fast_key, layout_key
+    a = Layout({0: ("fire", 1), 3: ("ice", 2)}, "moon", None, {5: "mana_spring"}, [("wind", 1)])
+    b = Layout({3: ("ice", 2), 0: ("fire", 1)}, "moon", None, {5: "mana_spring"}, [("wind", 1)])
+    # core, sun, 2 runes by cell, 1 artifact, 1 hand rune
+    assert layout_key(a) == layout_key(b) == (
+        "moon", None, 2, 0, ("fire", 1), 3, ("ice", 2), 1, 5, "mana_spring", 1, ("wind", 1))
+    others = [
+        Layout({0: ("fire", 1)}, "moon", None, {5: "mana_spring"}, [("ice", 2), ("wind", 1)]),
+        Layout({0: ("fire", 1), 3: ("ice", 2)}, "moon", "fire", {5: "mana_spring"},
+               [("wind", 1)]),
+        Layout({0: ("fire", 1), 3: ("ice", 2)}, "moon", None, {}, [("wind", 1)]),
+        Layout({0: ("fire", 1), 3: ("ice", 2)}, "moon", None, {5: "mana_spring"},
+               [("wind", 1), ("wind", 1)]),
+        Layout({0: ("fire", 1), 5: ("ice", 2)}, "moon", None, {3: "mana_spring"}, [("wind", 1)]),
+        Layout({0: ("fire", 1), 3: ("ice", 2)}, "sun", None, {5: "mana_spring"}, [("wind", 1)]),
+    ]
+    keys = {layout_key(x) for x in [a, *others]}
+    assert len(keys) == 1 + len(others)
+    board = a.board(RULES, 4)
+    key = fast_key(board)
+    assert key == fast_key(b.board(RULES, 4)) and key != fast_key(a.board(RULES, 5))
+    assert key[:12] == layout_key(a)
+    assert all(not isinstance(x, tuple) or x in (board.relics, board.boss_rules)
+               or (len(x) == 2 and isinstance(x[0], str) and isinstance(x[1], int)) for x in key)
+
+
 def test_price_and_fielded_key_are_reach_and_fast_key_without_their_work():
     """A search prices and keys its edits without building boards (`Assets.price`, remembered
     per multiset of runes; `Assets.fielded_key`): on 400 random edits of a mid-run board, each
