@@ -190,7 +190,12 @@ class Assets:
         if layout.core != self.core or len(layout.hand) > self.hand_slots \
                 or len(layout.artifacts) > self.artifact_slots:
             return None
-        return self._reach(layout, rerolls, _rune_plan(self, layout))
+        found = self._reach(layout, rerolls, _rune_plan(self, layout))
+        if found is None:
+            return None
+        mana, actions, views, waste, buy, arts, new_sectors = found
+        return Reach(int(mana), int(actions), int(views), int(waste), dict(buy), tuple(arts),
+                     tuple(new_sectors))
 
     def price(self, layout: Layout, rerolls: bool = True) -> tuple[int, int] | None:
         """(waste, mana) of `reach(layout, rerolls)`, or None where it is None: what a search
@@ -206,10 +211,12 @@ class Assets:
         if runes is _UNSET:
             runes = self._rune_plans[key] = _rune_plan(self, layout)
         found = self._reach(layout, rerolls, runes)
-        return None if found is None else (found.waste, found.mana)
+        return None if found is None else (int(found[3]), int(found[0]))
 
-    def _reach(self, layout: Layout, rerolls: bool, runes) -> Reach | None:
-        """`reach` given the layout's `_rune_plan`."""
+    def _reach(self, layout: Layout, rerolls: bool, runes) -> tuple | None:
+        """`reach` given the layout's `_rune_plan`, as (mana, actions, views, waste, runes to
+        buy, artifacts to buy, sectors to open): `price` reads two of them, for most of the
+        layouts a search prices, and builds no `Reach`."""
         rules = self.rules
         spec = rules.spec
         if runes is None:
@@ -240,8 +247,7 @@ class Assets:
         if actions > self.actions_left:
             return None
         waste = views * spec.run.reroll_cost + sale_loss + arts[3]
-        return Reach(int(mana), int(actions), int(views), int(waste), dict(buy), tuple(arts[0]),
-                     tuple(new_sectors))
+        return mana, actions, views, waste, buy, arts[0], new_sectors
 
     def _sectors_needed(self, layout: Layout) -> tuple[list[int], int] | None:
         costs = self.rules.spec.sectors.open_costs
@@ -374,7 +380,7 @@ def _views_needed(assets: Assets, buy: Counter, arts: list[str]) -> int | None:
     shown = assets._shown_runes
     short_runes = [n - shown[k] for k, n in buy.items()]
     shown_arts = assets._shown_arts
-    short_arts = [n - shown_arts[a] for a, n in Counter(arts).items()]
+    short_arts = [n - shown_arts[a] for a, n in Counter(arts).items()] if arts else []
     views = max(expected_views(short_runes, len(assets.unlocked), run.shop_rune_offers),
                 expected_views(short_arts, len(assets.rules.spec.artifacts),
                                run.shop_artifact_offers))
