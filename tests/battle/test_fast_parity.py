@@ -289,6 +289,11 @@ def test_battle_grid_plays_any_of_its_pairs():
         grid.play_pairs(encoded, 0, [0, 1], [0])
     with pytest.raises(ValueError, match="seat must be 0 or 1"):
         grid.play_pairs(encoded, 2, [0], [0])
+    # 21 rows and 9 columns: an index past either is refused, never read
+    with pytest.raises(ValueError, match="row index out of range 0..20: 0..21"):
+        grid.play_pairs(encoded, 0, [0, 21], [0, 0])
+    with pytest.raises(ValueError, match="column index out of range 0..8: -1..0"):
+        grid.play_pairs(encoded, 0, [0, 0], [-1, 0])
 
 
 def test_battle_grid_bounded_stops_a_row_where_its_bound_falls_below_its_floor():
@@ -341,6 +346,8 @@ def test_battle_grid_bounded_stops_a_row_where_its_bound_falls_below_its_floor()
         grid.play_bounded(encoded, 2, order, weights, [0.0] * n_rows, mw)
     with pytest.raises(ValueError, match="11 columns, 3 weights"):
         grid.play_bounded(encoded, 0, order, weights[:3], [0.0] * n_rows, mw)
+    with pytest.raises(ValueError, match="column index out of range 0..10: 0..11"):
+        grid.play_bounded(encoded, 0, [*order[:-1], 11], weights, [0.0] * n_rows, mw)
 
 
 def test_empty_batch_unchecked_board_and_dice_variant():

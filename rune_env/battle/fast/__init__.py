@@ -272,9 +272,10 @@ class BattleGrid:
     loop over them. `play(rows, seat)` returns exactly `fast_battles` of the pairs (row,
     column) for every row and column, row-major (pair j = rows[j // len(columns)] against
     columns[j % len(columns)]), the row board in side `seat` (0: board 0, 1: board 1): a pair's
-    battle does not depend on the batch it is played in. `rows(boards)` encodes a batch once and
-    `play_pairs(encoded, seat, row_index, column_index)` plays any of its pairs: a search that
-    drops the rows that can no longer win after some columns plays the rest in stages."""
+    battle does not depend on the batch it is played in. `rows(boards)` encodes a batch once;
+    `play_pairs(encoded, seat, row_index, column_index)` plays any of its pairs, and
+    `play_bounded` plays each row against the columns in a given order, stopping a row once its
+    floor is out of reach (a search's climb, which keeps a child only if it beats its parent)."""
 
     def __init__(self, columns, rules: Rules | None = None):
         self.rules = rules or default_rules()
@@ -326,6 +327,8 @@ class BattleGrid:
         n = len(row_index)
         if len(column_index) != n:
             raise ValueError(f"play_pairs: {n} row indices but {len(column_index)} column indices")
+        _check_indices("play_pairs: row", row_index, len(rows.boards))
+        _check_indices("play_pairs: column", column_index, len(self.columns))
 
         def pair_of(j: int):
             row, col = rows.boards[row_index[j]], self.columns[column_index[j]]
@@ -361,6 +364,7 @@ class BattleGrid:
         if len(weights) != n_cols or len(floors) != n_rows:
             raise ValueError(f"play_bounded: {n_cols} columns, {len(weights)} weights; "
                              f"{n_rows} rows, {len(floors)} floors")
+        _check_indices("play_bounded: column", order, len(self.columns))
         if not self._compiled or n_rows == 0 or n_cols == 0:
             # the dice variant, or nothing to play: every pair, no row stopped
             row_index = np.repeat(np.arange(n_rows, dtype=np.int64), n_cols)
@@ -396,6 +400,13 @@ class GridRows(NamedTuple):
 
     boards: list
     encoded: tuple | None
+
+
+def _check_indices(what: str, index: np.ndarray, size: int) -> None:
+    """The kernel reads a record at each index unchecked: one outside 0..size-1 is refused."""
+    if len(index) and (index.min() < 0 or index.max() >= size):
+        raise ValueError(f"{what} index out of range 0..{size - 1}: "
+                         f"{int(index.min())}..{int(index.max())}")
 
 
 def _check_seat(seat: int) -> None:
