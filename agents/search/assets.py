@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from rune_env.rules import Board, Rules
 from rune_env.run.state import RunState
 
-from .boards import Layout
+from .boards import Layout, board_fields_key
 
 Rune = tuple[str, int]
 
@@ -155,8 +155,7 @@ class Assets:
         keeps (the board's fields as `board_of` sets them)."""
         if key[0] != self.core:       # the board takes the run's core
             key = (self.core, *key[1:])
-        return (*key, len(sectors), *sorted(sectors), self.relics, self.max_hp, (), self.round,
-                "")
+        return key + board_fields_key(sectors, self.relics, self.max_hp, (), self.round, "")
 
     # -- the price of a target -----------------------------------------------------------------
     def __post_init__(self) -> None:

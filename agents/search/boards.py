@@ -124,11 +124,16 @@ def fast_key(board: Board) -> tuple:
     core, then its open sectors (their number, then each), relics, max HP, boss rules, round
     and label."""
     key = _pieces_key(board.core, board.sun_element, board.runes, board.artifacts, board.hand)
-    sectors = sorted(board.open_sectors)
-    key.append(len(sectors))
-    key += sectors
-    key += (board.relics, board.max_hp, board.boss_rules, board.round, board.label)
+    key += board_fields_key(board.open_sectors, board.relics, board.max_hp, board.boss_rules,
+                            board.round, board.label)
     return tuple(key)
+
+
+def board_fields_key(open_sectors, relics, max_hp, boss_rules, round_: int, label: str) -> tuple:
+    """The part of `fast_key` after a board's pieces: its open sectors (their number, then
+    each), relics, max HP, boss rules, round and label (`Assets.fielded_key` builds a board's
+    key from a layout's with it)."""
+    return (len(open_sectors), *sorted(open_sectors), relics, max_hp, boss_rules, round_, label)
 
 
 def layout_key(layout: "Layout") -> tuple:

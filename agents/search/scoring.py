@@ -164,10 +164,8 @@ class SeatScorer:
             # order, and the last bit of a sum would differ
             return np.ascontiguousarray(a.reshape(len(candidates), n_o, *shape)[finished][:, back])
 
-        winner = finished_rows(out["winner"])
         ratio = finished_rows(out["hp"], 2) / finished_rows(out["max_hp"], 2)
-        points = np.where(winner == me, 1.0, np.where(winner < 0, 0.5, 0.0))
-        return finished, points, ratio[..., me] - ratio[..., 1 - me]
+        return (finished, *_points_and_margins(finished_rows(out["winner"]), ratio, me))
 
     def _play(self, candidates: list[Board], keys: list[tuple]) -> list[tuple[float, float]]:
         seats = (0, 1) if self.seat is None else (self.seat,)
@@ -186,9 +184,7 @@ class SeatScorer:
         """Remember the boards that played every reference board (one seat), summed as `_play`
         sums them."""
         p, m = self._sums(points, margin)
-        payoff = np.zeros(len(keys)) + p / 1
-        margins = np.zeros(len(keys)) + m / 1
-        for k, pk, mk, row in zip(keys, payoff, margins, zip(points, margin)):
+        for k, pk, mk, row in zip(keys, p, m, zip(points, margin)):
             self._memo[k] = (float(pk), float(mk))
             self._rows[k] = row
 
@@ -202,7 +198,13 @@ class SeatScorer:
         n_o = len(self.boards)
         out = self._grid.play(candidates, me, workers=1)   # candidate-major, the candidate in `me`
         self.battles += len(candidates) * n_o
-        winner = out["winner"].reshape(len(candidates), n_o)
         ratio = (out["hp"] / out["max_hp"]).reshape(len(candidates), n_o, 2)
-        points = np.where(winner == me, 1.0, np.where(winner < 0, 0.5, 0.0))
-        return points, ratio[..., me] - ratio[..., 1 - me]
+        return _points_and_margins(out["winner"].reshape(len(candidates), n_o), ratio, me)
+
+
+def _points_and_margins(winner: np.ndarray, ratio: np.ndarray, me: int
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """Per battle, seat `me`'s points (1 a win, 0.5 a draw, 0 a loss) and HP margin (its HP
+    share less the opponent's), from the winners and the (.., 2) HP shares."""
+    points = np.where(winner == me, 1.0, np.where(winner < 0, 0.5, 0.0))
+    return points, ratio[..., me] - ratio[..., 1 - me]

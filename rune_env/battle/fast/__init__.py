@@ -256,13 +256,19 @@ def _play_encoded(encoded, n: int, workers: int | None, pair_of, rules: Rules
         with ThreadPoolExecutor(max_workers=threads) as pool:
             for _ in pool.map(play, bounds):
                 pass
+    _replay_unplayed(out, status, pair_of, rules)
+    return out
+
+
+def _replay_unplayed(out: dict, status: np.ndarray, pair_of, rules: Rules) -> None:
+    """Rows whose pair the kernel could not play (`status`), filled by the reference engine;
+    `pair_of(j)` gives row j's boards."""
     bad = np.nonzero(status)[0]
     if len(bad):
         from ..engine import battle
         for j in bad:
             board0, board1 = pair_of(int(j))
             _put(out, int(j), battle(board0, board1, rules))
-    return out
 
 
 class BattleGrid:
@@ -299,9 +305,13 @@ class BattleGrid:
         return self._index[n_rows]
 
     def play(self, rows, seat: int, workers: int | None = 1) -> dict[str, np.ndarray]:
-        rows = list(rows)
-        _check_seat(seat)
-        return self.play_pairs(self.rows(rows), seat, *self._pair_index(len(rows)), workers)
+        encoded = self.rows(rows)
+        return self.play_pairs(encoded, seat, *self._pair_index(len(encoded.boards)), workers)
+
+    def _pair(self, row: Board, column: int, seat: int) -> tuple[Board, Board]:
+        """(board 0, board 1) of a row against column `column`, the row in side `seat`."""
+        col = self.columns[column]
+        return (row, col) if seat == 0 else (col, row)
 
     def rows(self, rows) -> "GridRows":
         """`rows` encoded once for several `play_pairs` (a search that plays a batch against
@@ -331,8 +341,7 @@ class BattleGrid:
         _check_indices("play_pairs: column", column_index, len(self.columns))
 
         def pair_of(j: int):
-            row, col = rows.boards[row_index[j]], self.columns[column_index[j]]
-            return (row, col) if seat == 0 else (col, row)
+            return self._pair(rows.boards[row_index[j]], column_index[j], seat)
 
         if not self._compiled:      # the dice variant, or one the kernel refuses: as fast_battles
             return fast_battles([pair_of(j) for j in range(n)], self.rules, workers)
@@ -384,13 +393,9 @@ class BattleGrid:
             float(margin_weight), hand_cap, mods_cap, out["winner"], out["time"], out["hp"],
             out["max_hp"], out["casts"], out["turns"], out["seals"], out["rests"],
             out["knockout"], status, played)
-        bad = np.nonzero(status)[0]
-        if len(bad):                            # pairs the kernel could not play: the reference's
-            from ..engine import battle
-            for j in bad:
-                i, k = divmod(int(j), n_cols)
-                row, col = rows.boards[i], self.columns[int(order[k])]
-                _put(out, int(j), battle(*((row, col) if seat == 0 else (col, row)), self.rules))
+        _replay_unplayed(out, status, lambda j: self._pair(rows.boards[j // n_cols],
+                                                            int(order[j % n_cols]), seat),
+                         self.rules)
         return out, played
 
 
@@ -555,6 +560,5 @@ def warm_up(rules: Rules | None = None) -> None:
     rules = rules or default_rules()
     b = Board(runes={0: ("fire", 1)})
     fast_battles([(b, b)], rules, workers=1)
-    if rules.spec.variant == "deterministic":
-        grid = BattleGrid([b], rules)
-        grid.play_bounded(grid.rows([b]), 0, [0], [1.0], [0.0], 0.0)
+    grid = BattleGrid([b], rules)
+    grid.play_bounded(grid.rows([b]), 0, [0], [1.0], [0.0], 0.0)
