@@ -73,6 +73,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from rune_env.battle.fast import warm_up
 from rune_env.rules import Rules, default_rules
 from rune_env.run.actions import action_table
 from rune_env.run.loop import apply
@@ -113,6 +114,9 @@ class PlannerAgent:
         self._references: dict[int, Reference] = {}
         self._goal_source: Goals | None = None
         self._metagame_pool = _UNLOADED       # `_metagame`: read once, shared by reference and goal
+        # the kernel loaded now, not in the first decision, and its objects kept out of the
+        # garbage collector's walks (`warm_up`): both would count in a round's time
+        warm_up(self.rules)
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
