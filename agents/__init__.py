@@ -15,8 +15,8 @@ def is_builtin(name: str) -> bool:
 
 
 def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False):
-    """An agent by name: random, scripted, greedy, greedy:NOISE, planner, planner:KEY=VALUE,...
-    (the search player, `agents.search.planner`), by_round:1=A;3=B (A in rounds 1-2, B from
+    """An agent by name: random, scripted, greedy, greedy:NOISE, planner, planner:KEY=VALUE,...,
+    planner:strong (the search player, `agents.search.planner`, and its strong preset), by_round:1=A;3=B (A in rounds 1-2, B from
     round 3: `agents.policy.schedule`), sampled:policy=PATH,KEY=VALUE,... (a policy improved by
     search at play time: `agents.search.sampled`), or the path of a saved model (.zip) or
     exported policy (.pt). A policy trained under other rules than `rules` (its card
@@ -54,7 +54,7 @@ def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False
     from pathlib import Path
     if not (name.endswith((".zip", ".pt")) or Path(name).exists()):
         raise ValueError(f"unknown agent {name!r}: use random, scripted, greedy, greedy:NOISE, "
-                         f"planner, planner:KEY=VALUE,..., by_round:1=A;3=B, sampled:policy=PATH,... or the path of a saved model (.zip) or exported policy (.pt)")
+                         f"planner, planner:KEY=VALUE,..., planner:strong, by_round:1=A;3=B, sampled:policy=PATH,... or the path of a saved model (.zip) or exported policy (.pt)")
     from .policy import PolicyAgent, check_model_rules
     check_model_rules(name, rules, strict)
     return PolicyAgent(name)

@@ -7,7 +7,8 @@
                                [--no-progress]
 
 Agents are `random`, `scripted`, `greedy` (or `greedy:NOISE`), `planner` (the search player;
-`planner:KEY=VALUE,...` sets its knobs: boards, reference, size, noise, core) or a model path
+`planner:KEY=VALUE,...` sets its knobs: boards, reference, size, noise, core, roll...;
+`planner:strong` is its strong preset, within 1 s a round) or a model path
 (a `.zip` checkpoint or an exported `.pt` policy). For each agent: N whole runs on evaluation seeds
 (disjoint from every training seed by construction), and a table of battle win rate, mean wins and
 clear rate, each with a 95% interval, rounds survived, per-core rates and the CPU milliseconds an

@@ -26,7 +26,8 @@ choice has no generator at all, so a reroll or a battle on it would fail loudly)
 public data (the shipped metagame and pools). Every draw of its own comes from generators seeded
 by (its seed, the round, a stream), so the same seed gives the same run, bit for bit.
 
-Knobs (`PlannerSettings`; on the command line `planner` or `planner:KEY=VALUE,...`): `boards` (the
+Knobs (`PlannerSettings`; on the command line `planner` or `planner:KEY=VALUE,...`; `planner:strong`
+is a named set of them, `agents.search.settings.PRESETS`): `boards` (the
 search budget: candidate boards a round's target search may score, each played against every
 reference board of the round), `reference` (meta, rank or a pool file, parts joined by +, `@K` for
 K rounds ahead), `size` (reference boards a part gives a round), `noise` (the share of its actions

@@ -1,5 +1,6 @@
 """The search player's knobs (`PlannerSettings`) and their names on the command line
-(`parse_planner`: `planner` or `planner:KEY=VALUE,...`). What each knob does is in the module
+(`parse_planner`: `planner`, `planner:KEY=VALUE,...`, or a named set of knobs, `planner:strong`,
+with knobs after it that win over its own: `PRESETS`). What each knob does is in the module
 docstring of `agents.search.planner`; none is a number of the game.
 """
 from __future__ import annotations
@@ -30,6 +31,13 @@ OBJECTIVE_WEIGHT_MAX = 100.0     # the bound of goal_weight and waste_weight
 GOAL_FROM_RUN = 3
 GOAL_FROM_DUEL = 1
 SIZE_BOUNDS = (1, 256)
+# Named knob sets: `planner:NAME`, or `planner:NAME,KEY=VALUE,...` (the knobs given win over the
+# preset's). `strong` is the setting docs/RESULTS.md calls X ("The archmage line, in short"):
+# it beats every PPO seed and greedy at archmage by mean wins at each of five seeds, spends
+# 0.88-0.97 of the mana had from round 3 and wins 0.90 of its duels against league_s0, within
+# 1 s a round on one core. Not the default: the default drafts the shipped pools and teaches
+# the clones, and costs a third of the time.
+PRESETS = {"strong": "roll=8,roll_halving=1,spend_floor=0.87,roll_cap=1,roll_until=3"}
 
 
 @dataclass(frozen=True)
@@ -180,29 +188,42 @@ def _zero_or_one(value: str) -> bool:
     return value == "1"
 
 
+_KNOB_KINDS = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
+               "goal": str, "meta": str, "goal_weight": float, "waste_weight": float,
+               "goal_lead": int, "goal_from": _round_or_auto, "align": float, "seed_from": str,
+               "roll": int, "roll_share": float, "roll_view_share": _or_none(float),
+               "roll_halving": _zero_or_one,
+               "roll_until": _or_none(int), "roll_cap": _or_none(int), "spend_floor": float,
+               "ahead": int, "ahead_share": float}
+_WANTED = {"goal_from": "a round number or auto", "roll_halving": "0 or 1",
+           "roll_until": "a round number or none", "roll_cap": "a whole number or none",
+           "roll_view_share": "a number or none"}
+_EXAMPLE = "planner:noise=0.2,boards=300"
+
+
 def parse_planner(name: str, rules: Rules) -> PlannerSettings:
-    """`planner` or `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
+    """`planner`, `planner:KEY=VALUE,...` (keys: boards, reference, size, noise, core, goal,
     meta, goal_weight, waste_weight, goal_lead, goal_from, align, seed_from, roll, roll_share,
-    roll_view_share, roll_halving, roll_until, roll_cap, spend_floor, ahead, ahead_share) ->
+    roll_view_share, roll_halving, roll_until, roll_cap, spend_floor, ahead, ahead_share) or
+    `planner:PRESET[,KEY=VALUE,...]` (`PRESETS`; the knobs given win over the preset's) ->
     settings;
     ValueError with a one-line reason otherwise."""
     if name == PLANNER:
         return PlannerSettings().check(rules)
     if not name.startswith(PLANNER + ":"):
         raise ValueError(f"not a planner: {name!r}")
-    kinds = {"boards": int, "size": int, "noise": float, "reference": str, "core": str,
-             "goal": str, "meta": str, "goal_weight": float, "waste_weight": float,
-             "goal_lead": int, "goal_from": _round_or_auto, "align": float, "seed_from": str,
-             "roll": int, "roll_share": float, "roll_view_share": _or_none(float),
-             "roll_halving": _zero_or_one,
-             "roll_until": _or_none(int), "roll_cap": _or_none(int), "spend_floor": float,
-             "ahead": int, "ahead_share": float}
-    values = parse_knobs(name, name.split(":", 1)[1], kinds, "planner",
-                         "planner:noise=0.2,boards=300",
-                         {"goal_from": "a round number or auto", "roll_halving": "0 or 1",
-                          "roll_until": "a round number or none",
-                          "roll_cap": "a whole number or none",
-                          "roll_view_share": "a number or none"})
+    body = name.split(":", 1)[1]
+    first, comma, rest = body.partition(",")
+    values: dict = {}
+    if first.strip() and "=" not in first:
+        preset = PRESETS.get(first.strip())
+        if preset is None:
+            raise ValueError(f"agent {name!r}: {first.strip()!r} is no planner preset; the "
+                             f"presets are {', '.join(PRESETS)} (or give KEY=VALUE knobs)")
+        values = parse_knobs(name, preset, _KNOB_KINDS, "planner", _EXAMPLE, _WANTED)
+        body = rest if comma else None      # `planner:strong,` refused below, as a knob missing
+    if body is not None:
+        values.update(parse_knobs(name, body, _KNOB_KINDS, "planner", _EXAMPLE, _WANTED))
     if values.get("goal", "meta") not in GOAL_SOURCES:
         raise ValueError(f"agent {name!r}: goal is one of {', '.join(GOAL_SOURCES)}")
     if "reference" in values:
@@ -214,5 +235,5 @@ def parse_planner(name: str, rules: Rules) -> PlannerSettings:
 
 
 __all__ = ["BOARDS_BOUNDS", "GOAL_FROM_DUEL", "GOAL_FROM_RUN", "GOAL_SOURCES",
-           "OBJECTIVE_WEIGHT_MAX", "PlannerSettings", "SEED_SOURCES", "SIZE_BOUNDS",
+           "OBJECTIVE_WEIGHT_MAX", "PRESETS", "PlannerSettings", "SEED_SOURCES", "SIZE_BOUNDS",
            "parse_planner"]
