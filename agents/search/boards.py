@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from rune_env.rules import CASTING_KINDS, KINDS, Board, Rules, geometry
 from rune_env.run.loop import units
+
+_flat = chain.from_iterable
 
 
 @dataclass(slots=True)
@@ -148,15 +151,10 @@ def layout_key(layout: "Layout") -> tuple:
 
 
 def _pieces_key(core: str, sun: str | None, runes: dict, artifacts: dict, hand) -> list:
-    key = [core, sun, len(runes)]
-    for cell in sorted(runes):
-        key += (cell, runes[cell])
-    key.append(len(artifacts))
-    for cell in sorted(artifacts):
-        key += (cell, artifacts[cell])
-    key.append(len(hand))
-    key += hand
-    return key
+    # (cell, piece) pairs sorted by cell (cells are unique, so the pieces are never compared),
+    # flattened in C: a search keys every edit it tries
+    return [core, sun, len(runes), *_flat(sorted(runes.items())), len(artifacts),
+            *_flat(sorted(artifacts.items())), len(hand), *hand]
 
 
 def board_cost(board: Board, rules: Rules) -> int:

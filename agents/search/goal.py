@@ -46,20 +46,37 @@ def progress(goal: Layout, layout: Layout, rules: Rules) -> float:
 
 
 def progress_of(goal: Layout, rules: Rules):
-    """`progress` against one goal as a function of the layout, the goal's side reckoned once
-    (a search scores thousands of layouts against the same goal)."""
+    """`progress` against one goal as a function of the layout (or of a `Board`: the same
+    pieces), the goal's side reckoned once (a search scores thousands of boards against the
+    same goal)."""
     want_r, want_a = units_of(goal, rules)
     prices = rules.prices
     arts = rules.spec.artifacts
     total = sum(prices[k] * n for k, n in want_r.items()) + sum(arts[a].price * n
                                                                  for a, n in want_a.items())
+    m = rules.spec.grades.merge_count
+    # (kind, price) and (artifact, price) of the goal's pieces with the units it wants: the
+    # held mana is a sum of whole numbers, so its order does not matter
+    wanted_runes = [(k, prices[k], n) for k, n in want_r.items()]
+    wanted_arts = [(a, arts[a].price, n) for a, n in want_a.items()]
 
-    def share(layout: Layout) -> float:
+    def share(layout) -> float:
         if total <= 0:
             return 1.0
-        have_r, have_a = units_of(layout, rules)
-        held = sum(prices[k] * min(n, have_r[k]) for k, n in want_r.items()) + \
-            sum(arts[a].price * min(n, have_a[a]) for a, n in want_a.items())
+        have: dict[str, int] = {}
+        for k, g in layout.runes.values():
+            have[k] = have.get(k, 0) + m ** (g - 1)
+        for k, g in layout.hand:
+            have[k] = have.get(k, 0) + m ** (g - 1)
+        held = 0
+        for k, price, n in wanted_runes:
+            h = have.get(k, 0)
+            held += price * (n if n < h else h)
+        if wanted_arts:
+            placed = list(layout.artifacts.values())
+            for a, price, n in wanted_arts:
+                h = placed.count(a)
+                held += price * (n if n < h else h)
         return held / total
     return share
 

@@ -367,7 +367,7 @@ def search_target(assets: Assets, scorer: SeatScorer, starts: Sequence[Layout],
         parts = []
         for b in boards:
             waste, mana = mutator.plan_of(b)
-            held = held_of(Layout.of(b)) if held_of is not None else 0.0
+            held = held_of(b) if held_of is not None else 0.0
             parts.append((waste, 1.0 - (assets.mana - mana) / wealth, held, mana))
         if floor is None or scored is not None:
             results = scorer(boards)
