@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import copy
 import importlib.util
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -20,15 +21,22 @@ from rune_env.rules.config import Rules
 
 # What a test process writes outside pytest's tmp_path lives in one folder of its own, removed
 # when the process ends (a test run used to leave a rune-key-* and SB3-* folders in the temp
-# directory every time).
-_PROCESS_TMP = Path(tempfile.mkdtemp(prefix="rune-tests-"))
-atexit.register(shutil.rmtree, _PROCESS_TMP, ignore_errors=True)
-# The key that signs the checkpoints the tests save (agents/trust.py): a fresh one per process,
-# never the user's own (~/.config/rune-env/checkpoint.key); the scripts the tests start inherit it.
-os.environ["RUNE_ENV_KEY_FILE"] = str(_PROCESS_TMP / "checkpoint.key")
-# stable-baselines3 makes a log folder (SB3-<time> in the temp directory) for every model that
-# learns without a logger of its own, as the tests' small models do: there, instead.
-os.environ["SB3_LOGDIR"] = str(_PROCESS_TMP / "sb3")
+# directory every time). A worker of a test's SubprocVecEnv or multiprocessing pool imports
+# this module too, only to unpickle its target: it makes no folder (it ends without running
+# exit handlers, so each left an empty one behind) and keeps the test process's, through the
+# variables below, which it inherits. A worker is told by its name, which it has before it
+# unpickles its target (`multiprocessing.parent_process()` is set only after).
+_PROCESS_TMP: Path | None = None
+if multiprocessing.current_process().name == "MainProcess":
+    _PROCESS_TMP = Path(tempfile.mkdtemp(prefix="rune-tests-"))
+    atexit.register(shutil.rmtree, _PROCESS_TMP, ignore_errors=True)
+    # The key that signs the checkpoints the tests save (agents/trust.py): a fresh one per
+    # process, never the user's own (~/.config/rune-env/checkpoint.key); the scripts the tests
+    # start inherit it.
+    os.environ["RUNE_ENV_KEY_FILE"] = str(_PROCESS_TMP / "checkpoint.key")
+    # stable-baselines3 makes a log folder (SB3-<time> in the temp directory) for every model
+    # that learns without a logger of its own, as the tests' small models do: there, instead.
+    os.environ["SB3_LOGDIR"] = str(_PROCESS_TMP / "sb3")
 os.environ.pop("RUNE_ENV_TRUST_PICKLE", None)
 # torch on one thread in the test processes, as the scripts run it (--torch-threads 1): the tests
 # run in one process per core (pytest-xdist), and torch's default of a thread per core spins
