@@ -36,7 +36,7 @@ SIZE_BOUNDS = (1, 256)
 # it beats every PPO seed and greedy at archmage by mean wins at each of five seeds, spends
 # 0.88-0.97 of the mana had from round 3 and wins 0.90 of its duels against league_s0, within
 # 1 s a round on one core. Not the default: the default drafts the shipped pools and teaches
-# the clones, and costs a third of the time.
+# the clones, in about a third of the time a round.
 PRESETS = {"strong": "roll=8,roll_halving=1,spend_floor=0.87,roll_cap=1,roll_until=3"}
 
 
