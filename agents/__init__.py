@@ -19,8 +19,9 @@ def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False
     planner:strong (the search player, `agents.search.planner`, and its strong preset),
     by_round:1=A;3=B (A in rounds 1-2, B from round 3: `agents.policy.schedule`),
     sampled:policy=PATH,KEY=VALUE,... (a policy improved by search at play time:
-    `agents.search.sampled`), or the path of a saved model (.zip) or exported policy (.pt). A policy trained under other rules than `rules` (its card
-    says so) warns, or is refused with `strict` (ValueError), as a pool of other rules is."""
+    `agents.search.sampled`), or the path of a saved model (.zip) or exported policy (.pt). A
+    policy trained under other rules than `rules` (its card says so) warns, or is refused with
+    `strict` (ValueError), as a pool of other rules is."""
     if name == "random":
         return RandomAgent(seed)
     if name == "scripted":
