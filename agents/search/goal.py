@@ -32,11 +32,18 @@ from .boards import Layout
 
 def units_of(layout: Layout, rules: Rules) -> tuple[Counter, Counter]:
     """(kind -> grade-I rune units on the board and in the hand, artifact -> count)."""
-    m = rules.spec.grades.merge_count
-    runes: Counter = Counter()
-    for k, g in (*layout.runes.values(), *layout.hand):
-        runes[k] += m ** (g - 1)
-    return runes, Counter(layout.artifacts.values())
+    return (Counter(_rune_units(layout, rules.spec.grades.merge_count)),
+            Counter(layout.artifacts.values()))
+
+
+def _rune_units(layout, merge_count: int) -> dict[str, int]:
+    """kind -> grade-I rune units on the board and in the hand of a layout or a `Board` (a
+    plain dict: `progress_of` counts them for every board a search scores)."""
+    have: dict[str, int] = {}
+    for pieces in (layout.runes.values(), layout.hand):
+        for k, g in pieces:
+            have[k] = have.get(k, 0) + merge_count ** (g - 1)
+    return have
 
 
 def progress(goal: Layout, layout: Layout, rules: Rules) -> float:
@@ -63,11 +70,7 @@ def progress_of(goal: Layout, rules: Rules):
     def share(layout) -> float:
         if total <= 0:
             return 1.0
-        have: dict[str, int] = {}
-        for k, g in layout.runes.values():
-            have[k] = have.get(k, 0) + m ** (g - 1)
-        for k, g in layout.hand:
-            have[k] = have.get(k, 0) + m ** (g - 1)
+        have = _rune_units(layout, m)
         held = 0
         for k, price, n in wanted_runes:
             h = have.get(k, 0)
