@@ -2,7 +2,8 @@
 
   battle A.json B.json [--trace] [--rules FILE] [--variant dice --seed N]   one battle, as JSON
   explain BOARD.json [--against OTHER.json] [--json] [--rules FILE] [--variant dice]
-  play [--seed N] [--rank R] [--core C] [--profile FILE] [--rules FILE]   a run in the terminal
+  play [--seed N] [--rank R] [--core C] [--profile FILE] [--opponents POOL] [--rules FILE]
+                                                       a run in the terminal
   render BOARD.json -o board.png|board.svg [--annotate] [--rules FILE]   a picture of a board
   render POOL --round R [--index I] -o ghost.png       a pool's ghost (most drafted first)
   sheet POOL|AUDIT.json|META.json --round R -o sheet.png [--annotate] [--max N]
@@ -103,6 +104,25 @@ def _explain(args: argparse.Namespace) -> int:
     report = explain(board, rules, other, variant=args.variant)
     print(json.dumps(report, indent=1) if args.json else format_explain(report))
     return 0
+
+
+def add_play_options(p: argparse.ArgumentParser) -> None:
+    """The terminal game's options (`play` here, and scripts/play.py with its `--hint`)."""
+    p.add_argument("--seed", type=_seed,
+                   help="the run's seed, an integer >= 0 (default: a random one, printed)")
+    p.add_argument("--rank", default="0",
+                   help="rank name (apprentice, journeyman, ...) or number 0..5 "
+                        "(default: 0, the first rank)")
+    p.add_argument("--core",
+                   help="fix the core (sun, star, moon, eclipse, tree) instead of choosing it "
+                        "at the start (default: none, you choose)")
+    p.add_argument("--profile", metavar="FILE",
+                   help="a profile JSON file: unlocks and open ranks, saved at the end "
+                        "(default: none, every rank open and every rune unlocked)")
+    p.add_argument("--opponents", metavar="POOL",
+                   help="a pool file, or generator for the budget drafter (default: the rank's "
+                        "shipped pool, as RuneRun-v0 fields it)")
+    p.add_argument("--rules", help=RULES_HELP)
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -228,19 +248,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_explain)
 
     p = sub.add_parser("play", help="play a run in the terminal (type help at the prompt)",
-                       description="Play a whole run in the terminal; type help at the prompt.")
-    p.add_argument("--seed", type=_seed,
-                   help="the run's seed, an integer >= 0 (default: a random one, printed)")
-    p.add_argument("--rank", default="0",
-                   help="rank name (apprentice, journeyman, ...) or number 0..5 "
-                        "(default: 0, the first rank)")
-    p.add_argument("--core",
-                   help="fix the core (sun, star, moon, eclipse, tree) instead of choosing it "
-                        "at the start (default: none, you choose)")
-    p.add_argument("--profile", metavar="FILE",
-                   help="a profile JSON file: unlocks and open ranks, saved at the end "
-                        "(default: none, every rank open and every rune unlocked)")
-    p.add_argument("--rules", help=RULES_HELP)
+                       description="Play a whole run in the terminal; type help at the prompt. "
+                                   "With hints from an agent: scripts/play.py --hint AGENT.")
+    add_play_options(p)
     p.set_defaults(func=_play)
 
     p = sub.add_parser("render", help="draw a board as PNG or SVG (format from -o's extension)",

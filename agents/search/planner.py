@@ -143,6 +143,14 @@ class PlannerAgent:
 
     # -- the protocol -----------------------------------------------------------------------------
     def act(self, observation, action_mask, state: RunState | None = None) -> int:
+        action = self.advise(observation, action_mask, state)
+        self.book.note(state, action)
+        return action
+
+    def advise(self, observation, action_mask, state: RunState | None = None) -> int:
+        """The action it would take from `state`, not recorded as taken (`act` is this and the
+        record): a hint to a player it advises (rune_env/terminal/hints.py), who may take
+        another, which `watch` then records."""
         if state is None:
             raise ValueError("the planner needs the run state: "
                              "act(obs, mask, state=env.unwrapped.state)")
@@ -151,9 +159,13 @@ class PlannerAgent:
         if len(legal) == 0:
             raise ValueError("no legal action")
         self.book.observe(state)
-        action = self._act(state, mask, legal)
+        return self._act(state, mask, legal)
+
+    def watch(self, state: RunState, action: int) -> None:
+        """`action` is taken from `state` by the player it advises: recorded as if its own (the
+        mana had, for `spend_floor`)."""
+        self.book.observe(state)
         self.book.note(state, action)
-        return action
 
     def _act(self, state: RunState, mask: np.ndarray, legal: np.ndarray) -> int:
         if self.settings.noise > 0 and self.noise_rng.random() < self.settings.noise:

@@ -21,11 +21,12 @@ the numbers of the rules in play (`--rules FILE`). The screen warns about suppor
 nothing where they stand (an amplify or delay with no casting rune outward, a mimic with none
 inward, a node linking fewer than two runes); `check` lists them all.
 
-Each game command maps to exactly one action id of `rune_env.run.actions.action_table`; an
-illegal one prints the reason (`why_illegal`) and asks again. `help` lists the commands. End of
-input exits cleanly. With `--profile FILE` the run's shop uses the profile's unlocked runes, only
-open ranks can be played, and the profile is updated (achievements, cleared ranks) and saved when
-the run ends or is left.
+Each game command maps to exactly one action id of `rune_env.run.actions.action_table`
+(commands.py); an illegal one prints the reason (`why_illegal`) and asks again. `help` lists the
+commands. `hint` asks an adviser, an agent that watches the run, what it would do (hints.py;
+`scripts/play.py --hint AGENT`). End of input exits cleanly. With `--profile FILE` the run's shop
+uses the profile's unlocked runes, only open ranks can be played, and the profile is updated
+(achievements, cleared ranks) and saved when the run ends or is left.
 
 `play(...)` is the same game on any text streams (tests drive it with io.StringIO).
 """
@@ -40,13 +41,15 @@ from typing import Any, TextIO
 from ..battle.engine import battle as reference_battle
 from ..rules.board import Board, BoardError
 from ..rules.config import KINDS, Rules, default_rules
-from ..rules.geometry import Geometry, geometry
+from ..rules.geometry import geometry
 from ..run.actions import action_table
 from ..run.legal import why_illegal
 from ..run.loop import IllegalAction, apply, new_run
-from ..run.opponents import default_opponents
+from ..run.opponents import PoolError, default_opponents
 from ..run.ranks import rank_effects, rank_index
 from ..run.state import BattleSummary, RunState
+from .commands import InputError, command_text, parse_command
+from .hints import Adviser
 from .diagram import WIDTH, beside, board_lines, board_width, draw_board, rune_code, wrap
 from .profile import Profile, ProfileError
 from .screen import view
@@ -71,6 +74,7 @@ OTHER_COMMANDS = [
     ("show", "the screen again"), ("cells", "every cell's name"),
     ("explain", "each rune's power and why"), ("check", "supports that do nothing"),
     ("help", "this list"), ("quit", "leave the run"),
+    ("hint", "the adviser's move (scripts/play.py --hint)"),
 ]
 
 
@@ -91,33 +95,6 @@ def _help_text() -> str:
 
 
 HELP = _help_text()
-
-# command -> (action kind, argument types); "cell" args are ring:index names, "int" are numbers.
-SIMPLE_COMMANDS = {
-    "buy": ("buy_rune", ("offer",)),
-    "buyart": ("buy_artifact", ("offer",)),
-    "reroll": ("reroll", ()),
-    "place": ("place", ("hand slot", "cell")),
-    "pick": ("pick_up", ("cell",)),
-    "sell": ("sell", ("hand slot",)),
-    "open": ("open_sector", ("sector",)),
-    "art": ("place_artifact", ("artifact slot", "cell")),
-    "pickart": ("pick_up_artifact", ("cell",)),
-    "sellart": ("sell_artifact", ("artifact slot",)),
-    "ready": ("ready", ()),
-}
-USAGE = {
-    "buy": "buy N", "buyart": "buyart N", "reroll": "reroll", "place": "place H CELL",
-    "pick": "pick CELL", "sell": "sell H", "open": "open S", "art": "art A CELL",
-    "pickart": "pickart CELL", "sellart": "sellart A", "ready": "ready",
-    "merge": "merge H  or  merge CELL", "element": "element NAME", "choose": "choose N",
-}
-
-
-class InputError(ValueError):
-    """A command that cannot be turned into an action; the message says why."""
-
-
 
 # -- battle reports -----------------------------------------------------------------------------
 REPORT_LINES = SCREEN_LINES - 3     # the typed command, the "ok" line and the pause prompt
@@ -270,74 +247,6 @@ def _trace_lines(state: RunState, summary: BattleSummary, opp: Board) -> list[li
     return lines
 
 
-# -- commands -> action ids ---------------------------------------------------------------------
-def _int(text: str, what: str, limit: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputError(f"{what} must be a number, not {text!r}") from None
-    if not 0 <= value < limit:
-        raise InputError(f"{what} {value} is out of range (0..{limit - 1})")
-    return value
-
-
-def _cell(geo: Geometry, text: str) -> int:
-    try:
-        return geo.parse(text)
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
-
-
-def parse_command(state: RunState, words: list[str]) -> int:
-    """One game command -> its action id. Raises InputError for input that names no action."""
-    rules = state.rules
-    table = action_table(rules)
-    geo = geometry(rules.radius)
-    cmd, args = words[0].lower(), words[1:]
-
-    def usage() -> InputError:
-        return InputError(f"usage: {USAGE[cmd]}")
-
-    if cmd in SIMPLE_COMMANDS:
-        kind, types = SIMPLE_COMMANDS[cmd]
-        if len(args) != len(types):
-            raise usage()
-        shape = table.groups[kind][1]
-        values = []
-        for text, typ, n in zip(args, types, shape):
-            values.append(_cell(geo, text) if typ == "cell" else _int(text, typ, n))
-        return table.id(kind, *values)
-    if cmd == "merge":
-        if len(args) != 1:
-            raise usage()
-        if ":" in args[0] or args[0].lower() == "core":
-            return table.id("merge_board", _cell(geo, args[0]))
-        return table.id("merge_hand", _int(args[0], "hand slot", rules.spec.run.hand_slots_max))
-    if cmd == "element":
-        if len(args) != 1:
-            raise usage()
-        name = args[0].lower()
-        if name not in table.elements:
-            raise InputError(f"unknown element {args[0]!r} (one of {', '.join(table.elements)})")
-        return table.id("set_sun_element", table.elements.index(name))
-    if cmd == "choose":
-        if len(args) != 1:
-            raise usage()
-        pend = state.pending
-        if pend is None:
-            raise InputError("no choice is pending")
-        options = pend.options
-        arg = args[0].lower()
-        if arg in options:
-            i = options.index(arg)
-        else:
-            i = _int(arg, f"{pend.kind} option", len(options))
-        if pend.kind == "core":
-            return table.id("choose_core", table.cores.index(options[i]))
-        return table.id(pend.group, i)
-    raise InputError(f"unknown command {words[0]!r}; type help for the list")
-
-
 # -- the session --------------------------------------------------------------------------------
 class Session:
     """One run at the prompt. With `pause`, the game waits for Enter after each battle and
@@ -345,8 +254,10 @@ class Session:
     straight through."""
 
     def __init__(self, state: RunState, out: TextIO, profile: Profile | None = None,
-                 profile_path: str | None = None, opponents=None, pause: bool = False) -> None:
+                 profile_path: str | None = None, opponents=None, pause: bool = False,
+                 adviser: Adviser | None = None) -> None:
         self.state = state
+        self.adviser = adviser
         self.out = out
         self.profile = profile
         self.profile_path = profile_path
@@ -453,6 +364,9 @@ class Session:
             except KeyError as exc:
                 self.say(f"error: {exc.args[0]}")
             return True
+        if cmd == "hint":
+            self.hint()
+            return True
         if cmd == "check":
             warnings = placement_warnings(s.rules, s.board)
             lines = [ln for w in warnings for ln in wrap(f"! {w}")]
@@ -468,6 +382,8 @@ class Session:
             name = action_table(s.rules).actions[action].name
             self.say(*wrap(f"not allowed ({name}): {reason}"))
             return True
+        if self.adviser is not None:
+            self.adviser.watch(s, action)
         try:
             info = apply(s, action, self.opponents)
         except IllegalAction as exc:  # pragma: no cover - why_illegal said it was legal
@@ -485,6 +401,13 @@ class Session:
         if not s.over:
             self.show()
         return True
+
+    def hint(self) -> None:
+        if self.adviser is None:
+            self.say("no adviser in this game: start it with scripts/play.py --hint AGENT")
+            return
+        action = self.adviser.advise(self.state)
+        self.say(f"hint from {self.adviser.name}: {command_text(self.state, action)}")
 
     def explain(self) -> None:
         from ..battle.explain import explain, format_explain
@@ -523,11 +446,14 @@ def _isatty(stream: TextIO) -> bool:
 def play(seed: int | None = None, rank: int | str = 0, core: str | None = None,
          profile_path: str | None = None, rules: Rules | None = None,
          stdin: TextIO | None = None, stdout: TextIO | None = None,
-         stderr: TextIO | None = None, opponents=None, pause: bool | None = None) -> int:
+         stderr: TextIO | None = None, opponents=None, pause: bool | None = None,
+         adviser=None) -> int:
     """Play one run on text streams. Returns the exit status: 0, or 2 for bad settings (a
-    negative seed, an unknown or locked rank, an unknown core, an unreadable profile), explained
-    on stderr. `pause`: wait for Enter after each battle and between pages of long output;
-    None (the default): when stdin is a terminal."""
+    negative seed, an unknown or locked rank, an unknown core, an unreadable profile or pool),
+    explained on stderr. `opponents`: as RuneRun-v0's (None: the rank's shipped pool, the budget
+    drafter where none is shipped; "generator"; a pool path; a callable). `pause`: wait for
+    Enter after each battle and between pages of long output; None (the default): when stdin is
+    a terminal. `adviser(seed)`: an `Adviser` (hints.py) for the run's seed, which `hint` asks."""
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
@@ -562,6 +488,12 @@ def play(seed: int | None = None, rank: int | str = 0, core: str | None = None,
                   file=stderr)
             return 2
         unlocked = profile.unlocked(rules)
+    from ..envs.run_env import resolve_opponents       # the env's: the same opponents
+    try:
+        opponents = resolve_opponents(opponents, rules, r)
+    except (PoolError, OSError) as exc:
+        print(f"error: {exc}", file=stderr)
+        return 2
     if seed is None:
         seed = secrets.randbelow(2**31)
     state = new_run(seed, rules, rank=r, core=core, unlocked=unlocked)
@@ -571,13 +503,16 @@ def play(seed: int | None = None, rank: int | str = 0, core: str | None = None,
           + ". Type help for the commands.", file=stdout)
     if pause is None:
         pause = _isatty(stdin)
-    session = Session(state, stdout, profile, profile_path, opponents, pause=pause)
+    session = Session(state, stdout, profile, profile_path, opponents, pause=pause,
+                      adviser=adviser(seed) if adviser is not None else None)
     return session.run(stdin)
 
 
-def main_args(args: Any) -> int:
-    """The `play` subcommand's handler (see rune_env/cli.py)."""
-    from ..rules import load_rules
-    rules = load_rules(args.rules) if args.rules else default_rules()
+def main_args(args: Any, rules: Rules | None = None, adviser=None) -> int:
+    """The `play` subcommand's handler (see rune_env/cli.py; scripts/play.py passes the rules
+    it read and its adviser)."""
+    if rules is None:
+        from ..rules import load_rules
+        rules = load_rules(args.rules) if args.rules else default_rules()
     return play(seed=args.seed, rank=args.rank, core=args.core, profile_path=args.profile,
-                rules=rules)
+                rules=rules, opponents=args.opponents, adviser=adviser)

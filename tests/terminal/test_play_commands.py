@@ -37,6 +37,10 @@ CORE_TOKEN = re.compile(r"^\([A-Z][a-z]{2}\)$|^\(--\)$")
 
 
 def run_play(script: str, **kw):
+    # the budget drafter unless a test says otherwise: the shipped pools are of the default
+    # rules, not of the frozen file these tests read (tests/terminal/test_play_hints.py plays
+    # the default, the rank's shipped pool, under the default rules)
+    kw.setdefault("opponents", "generator")
     out, err = io.StringIO(), io.StringIO()
     rc = play(rules=RULES, stdin=io.StringIO(script), stdout=out, stderr=err, **kw)
     return rc, out.getvalue(), err.getvalue()

@@ -300,7 +300,9 @@ def test_the_game_in_an_80x24_pseudo_terminal():
     typed command to the next prompt, fits in 24 lines; after a battle the game waits for Enter
     (nothing more comes until it is pressed); `info` answers with the config's numbers."""
     pytest.importorskip("pty")
-    term = Terminal("--seed", "1", "--core", "moon", "--rules", str(FROZEN_RULES))
+    # the budget drafter: the shipped pools are of the default rules, not the frozen file's
+    term = Terminal("--seed", "1", "--core", "moon", "--rules", str(FROZEN_RULES),
+                    "--opponents", "generator")
     try:
         text = term.until("> ")
         for command in ("buy 2", "place 0 1:0", "info moon", "info ice", "info ward_stone",
@@ -357,7 +359,8 @@ def test_the_game_in_tmux_80x24():
             time.sleep(0.2)
         raise AssertionError(f"{marker!r} not shown:\n" + "\n".join(pane))
 
-    cmd = f"{sys.executable} -m rune_env play --seed 1 --core moon --rules {FROZEN_RULES}"
+    cmd = (f"{sys.executable} -m rune_env play --seed 1 --core moon --rules {FROZEN_RULES} "
+           f"--opponents generator")
     tmux("-f", "/dev/null", "new-session", "-d", "-s", "game", "-x", "80", "-y", "24", "-c",
          str(REPO), cmd)
     try:
