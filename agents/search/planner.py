@@ -75,7 +75,7 @@ from dataclasses import replace
 import numpy as np
 
 from rune_env.battle.fast import warm_up
-from rune_env.rules import Rules, default_rules
+from rune_env.rules import Board, Rules, default_rules
 from rune_env.run.actions import action_table
 from rune_env.run.loop import apply
 from rune_env.run.state import RunState
@@ -160,6 +160,13 @@ class PlannerAgent:
             raise ValueError("no legal action")
         self.book.observe(state)
         return self._act(state, mask, legal)
+
+    def planned_board(self, state: RunState) -> Board | None:
+        """The board it is building toward in `state`'s round (its target, as its last decision
+        left it), or None before its first decision of the round. The terminal game's `plan`."""
+        if self._target is None or self._round != (state.round, len(state.battles)):
+            return None
+        return self._target.board(self.rules, state.round)
 
     def watch(self, state: RunState, action: int) -> None:
         """`action` is taken from `state` by the player it advises: recorded as if its own (the

@@ -13,13 +13,15 @@ then has two more methods, and the adviser uses them: `advise(observation, mask,
 action it would take without recording it as taken, and `watch(state, action)`, told of every
 action the player takes. Agents without them are asked with `act` and told nothing. An agent
 that plans ahead (the search player) plans as if its hints were taken; where the player strays,
-it goes on from the run as it is.
+it goes on from the run as it is. One that builds toward a board shows it with
+`planned_board(state)` (the terminal's `plan`).
 
 rune_env does not import the agents package: `scripts/play.py --hint NAME` makes the agent and
 hands it to `rune_env.terminal.play.play(adviser=...)`.
 """
 from __future__ import annotations
 
+from ..rules.board import Board
 from ..run.state import RunState
 
 
@@ -44,6 +46,16 @@ class Adviser:
         watch = getattr(self.agent, "watch", None)
         if watch is not None:
             watch(state, action)
+
+    @property
+    def plans(self) -> bool:
+        """Whether the agent builds toward a board it can show (`planned_board`)."""
+        return hasattr(self.agent, "planned_board")
+
+    def plan(self, state: RunState) -> Board | None:
+        """The board the agent is building toward this round, or None (no plan yet: it has not
+        been asked this round, or it keeps none)."""
+        return self.agent.planned_board(state) if self.plans else None
 
 
 __all__ = ["Adviser"]

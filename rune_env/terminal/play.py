@@ -74,7 +74,7 @@ OTHER_COMMANDS = [
     ("show", "the screen again"), ("cells", "every cell's name"),
     ("explain", "each rune's power and why"), ("check", "supports that do nothing"),
     ("help", "this list"), ("quit", "leave the run"),
-    ("hint", "the adviser's move (scripts/play.py --hint)"),
+    ("hint", "the adviser's next move"), ("plan", "the board it aims at"),
 ]
 
 
@@ -367,6 +367,9 @@ class Session:
         if cmd == "hint":
             self.hint()
             return True
+        if cmd == "plan":
+            self.plan()
+            return True
         if cmd == "check":
             warnings = placement_warnings(s.rules, s.board)
             lines = [ln for w in warnings for ln in wrap(f"! {w}")]
@@ -408,6 +411,19 @@ class Session:
             return
         action = self.adviser.advise(self.state)
         self.say(f"hint from {self.adviser.name}: {command_text(self.state, action)}")
+
+    def plan(self) -> None:
+        s, adviser = self.state, self.adviser
+        if adviser is None:
+            self.say("no adviser in this game: start it with scripts/play.py --hint AGENT")
+            return
+        board = adviser.plan(s) if adviser.plans else None
+        if board is None:
+            self.say(*wrap(f"{adviser.name} has no plan to show this round"
+                           + (": ask for a hint first" if adviser.plans else "")))
+            return
+        self.say(f"{adviser.name} is building toward this board in round {s.round}:",
+                 *board_lines(s.rules, board))
 
     def explain(self) -> None:
         from ..battle.explain import explain, format_explain

@@ -159,6 +159,54 @@ def test_the_planner_records_what_the_player_takes_not_its_hints():
         assert not term
 
 
+def test_the_plan_is_the_board_the_hints_field():
+    """`planned_board`: a player who takes every hint fields, at each battle, exactly the board
+    the last plan showed (the planner's target is what its moves build; archmage, two runs)."""
+    from agents import make_agent
+    battles = 0
+    for seed in (0, 1):
+        env = RuneRunEnv(rank="archmage")
+        env.reset(options={"run_seed": seed})
+        adviser = Adviser(make_agent("planner:boards=40", RULES, seed=0), RULES, "planner", seed)
+        plan = None
+        while True:
+            state = env.state
+            hint = adviser.advise(state)
+            plan = adviser.plan(state) or plan
+            adviser.watch(state, hint)
+            fielded = dict(state.board)
+            _, _, term, trunc, info = env.step(hint)
+            if info.get("battle") is not None:
+                assert dict(plan.runes) == fielded
+                battles += 1
+            if term or trunc:
+                break
+    assert battles >= 4
+
+
+def test_plan_at_the_prompt():
+    """Before any hint of the round there is no plan; after one, `plan` draws the planner's
+    target; greedy keeps none."""
+    from agents import make_agent
+    from rune_env.terminal.diagram import board_lines
+    agent = make_agent("planner:boards=20", RULES, seed=0)
+    out = io.StringIO()
+    play(seed=3, rank="archmage", core="moon", rules=RULES, stdout=out, stderr=io.StringIO(),
+         stdin=io.StringIO("plan\nhint\nplan\nquit\n"),
+         adviser=lambda s: Adviser(agent, RULES, "planner", s))
+    text = out.getvalue()
+    assert "planner has no plan to show this round: ask for a hint first" in text
+    # the plan of round 1 (before its battle): any state of round 1 with no battle asks for it
+    board = agent.planned_board(new_run(3, RULES, rank=5, core="moon"))
+    assert board is not None and board.runes
+    assert "planner is building toward this board in round 1:" in text
+    assert "\n".join(board_lines(RULES, board)) in text
+    out = io.StringIO()
+    play(seed=3, rules=RULES, stdout=out, stderr=io.StringIO(), stdin=io.StringIO("plan\nquit\n"),
+         adviser=lambda s: Adviser(make_agent("greedy", RULES), RULES, "greedy", s))
+    assert "greedy has no plan to show this round\n" in out.getvalue()
+
+
 def test_hint_without_an_adviser_says_how_to_get_one():
     out = io.StringIO()
     rc = play(seed=1, rules=RULES, stdin=io.StringIO("hint\nquit\n"), stdout=out,
