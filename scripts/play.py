@@ -5,14 +5,15 @@
                            [--opponents POOL] [--rules FILE] [--strict] [--trust-pickle]
 
 The game is `python -m rune_env play` (its `help` lists the commands). `hint` at the prompt asks
-AGENT what it would do now and prints it as the command to type (`hint from planner:strong: buy
-2`); you may take it or not. AGENT is any agent name evaluate.py takes: `planner:strong` (the
-strongest search player within about 1 s a hint), `planner` (about a third of that), `greedy`,
-or a policy file (`agents/models/apprentice_s2.pt`). `plan` draws the board the search player is
-building toward this round (after a hint of the round). The agent sees what it would see in
-RuneRun-v0 (the run state, never the opponent's board before a battle nor draws not made) and is
-told every action you take; take every hint and you play the very run the agent plays with that
-seed, fielding at each battle the board `plan` showed (rune_env/terminal/hints.py).
+AGENT what it would do now and prints it as the command to type with what its number stands for
+(`hint: buy 2  (fire)`); you may take it or not. AGENT is any agent name evaluate.py takes:
+`planner:strong` (the strongest search player within about 1 s a hint), `planner` (about a third
+of that), `greedy`, or a policy file (`agents/models/apprentice_s2.pt`). `plan` draws the board
+the search player is building toward this round (after a hint of the round). The agent sees what
+it would see in RuneRun-v0 (the run state, never the opponent's board before a battle nor draws
+not made) and is told every action you take; take every hint and you play the very run the agent
+plays with that seed, fielding at each battle the board `plan` showed
+(rune_env/terminal/hints.py).
 
 A bad option, rules file, profile or agent is one `error: ...` line and exit status 2 before the
 run starts.

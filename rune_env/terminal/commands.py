@@ -129,4 +129,34 @@ def command_text(state: RunState, action: int) -> str:
                                              for arg, is_cell in zip(a.args, cells)])
 
 
-__all__ = ["InputError", "SIMPLE_COMMANDS", "USAGE", "command_text", "parse_command"]
+def _rune(piece) -> str:
+    kind, grade = piece
+    return f"{kind} {grade}"
+
+
+def what_it_names(state: RunState, action: int) -> str | None:
+    """The piece or option an action's number or cell stands for in `state` (the offer bought,
+    the hand rune placed or sold, the option chosen...), in words; None when the command says
+    it all (reroll, ready, open, element)."""
+    a = action_table(state.rules).actions[action]
+    kind, args = a.kind, a.args
+    if kind == "buy_rune":
+        return state.shop_runes[args[0]]
+    if kind == "buy_artifact":
+        return state.shop_artifacts[args[0]]
+    if kind in ("place", "sell", "merge_hand"):
+        return _rune(state.hand[args[0]]) if args[0] < len(state.hand) else None
+    if kind in ("pick_up", "merge_board"):
+        return _rune(state.board[args[0]]) if args[0] in state.board else None
+    if kind in ("place_artifact", "sell_artifact"):
+        inventory = state.artifact_inventory
+        return inventory[args[0]] if args[0] < len(inventory) else None
+    if kind == "pick_up_artifact":
+        return state.artifacts.get(args[0])
+    if kind in ("choose_reward", "choose_relic") and state.pending is not None:
+        return state.pending.options[args[0]]
+    return None
+
+
+__all__ = ["InputError", "SIMPLE_COMMANDS", "USAGE", "command_text", "parse_command",
+           "what_it_names"]

@@ -48,7 +48,7 @@ from ..run.loop import IllegalAction, apply, new_run
 from ..run.opponents import PoolError, default_opponents
 from ..run.ranks import rank_effects, rank_index
 from ..run.state import BattleSummary, RunState
-from .commands import InputError, command_text, parse_command
+from .commands import InputError, command_text, parse_command, what_it_names
 from .hints import Adviser
 from .diagram import WIDTH, beside, board_lines, board_width, draw_board, rune_code, wrap
 from .profile import Profile, ProfileError
@@ -410,7 +410,8 @@ class Session:
             self.say("no adviser in this game: start it with scripts/play.py --hint AGENT")
             return
         action = self.adviser.advise(self.state)
-        self.say(f"hint from {self.adviser.name}: {command_text(self.state, action)}")
+        what = what_it_names(self.state, action)
+        self.say(f"hint: {command_text(self.state, action)}" + (f"  ({what})" if what else ""))
 
     def plan(self) -> None:
         s, adviser = self.state, self.adviser

@@ -21,7 +21,7 @@ from conftest import FROZEN_RULES
 from rune_env.envs.run_env import RuneRunEnv
 from rune_env.rules import default_rules, load_rules
 from rune_env.run import action_table, new_run
-from rune_env.terminal.commands import command_text, parse_command
+from rune_env.terminal.commands import command_text, parse_command, what_it_names
 from rune_env.terminal.hints import Adviser
 from rune_env.terminal.play import play
 
@@ -48,6 +48,25 @@ def test_command_text_by_hand():
         == "element wind"
 
 
+def test_a_hint_names_the_piece_its_number_stands_for():
+    """`what_it_names`: the offer, the hand rune, the board rune, the option (seed 3 with the
+    moon core: the shop's offers as drawn; a bought rune lands in hand slot 0 at grade 1)."""
+    from rune_env.run import apply
+    from rune_env.run.opponents import default_opponents
+    table = action_table(RULES)
+    state = new_run(3, RULES, core="moon")
+    offer = state.shop_runes[0]
+    assert what_it_names(state, table.id("buy_rune", 0)) == offer
+    assert what_it_names(state, table.id("reroll")) is None
+    apply(state, table.id("buy_rune", 0), default_opponents(RULES))
+    assert what_it_names(state, table.id("place", 0, 9)) == f"{offer} 1"
+    apply(state, table.id("place", 0, 9), default_opponents(RULES))
+    assert what_it_names(state, table.id("pick_up", 9)) == f"{offer} 1"
+    assert what_it_names(state, table.id("pick_up", 10)) is None      # an empty cell
+    core_choice = new_run(3, RULES)
+    assert what_it_names(core_choice, table.id("choose_core", 0)) is None   # says it all
+
+
 def test_command_text_is_the_inverse_of_parse_command_for_every_action():
     """On every state of a greedy run (apprentice, seed 2: a reward and a relic choice come up),
     every action id outside a choice, and every option of the pending choice, reads back as
@@ -68,6 +87,8 @@ def test_command_text_is_the_inverse_of_parse_command_for_every_action():
                 continue
             text = command_text(state, action.id)
             assert parse_command(state, text.split()) == action.id, (action.name, text)
+            if action.kind in ("choose_reward", "choose_relic"):
+                assert what_it_names(state, action.id) == state.pending.options[action.args[0]]
         seen.add(pending)
         obs, _, term, trunc, info = env.step(greedy.act(obs, info["action_mask"], state=state))
         if term or trunc:
@@ -89,8 +110,8 @@ class FollowHints(io.StringIO):
         self.asked = not self.asked
         if self.asked:
             return "hint\n"
-        last = [ln for ln in self.out.getvalue().splitlines() if ln.startswith("hint from ")][-1]
-        command = last.split(": ", 1)[1]
+        last = [ln for ln in self.out.getvalue().splitlines() if ln.startswith("hint: ")][-1]
+        command = last[len("hint: "):].split("  (")[0]         # without what it names
         self.typed.append(command)
         return command + "\n"
 
@@ -237,7 +258,7 @@ def test_script_hints_and_refuses_bad_input(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("hint\nquit\n"))
     assert script.main(["--hint", "greedy", "--seed", "5"]) == 0
     out = capsys.readouterr().out
-    assert "hint from greedy: choose eclipse" in out      # greedy's first move of seed 5 (above)
+    assert "hint: choose eclipse\n" in out      # greedy's first move of seed 5 (above)
     for argv, words in [(["--hint", "plannr"], "unknown agent 'plannr'"),
                         (["--hint", ""], "--hint: an empty agent name"),
                         (["--hint", "greedy", "--opponents", "no_such_pool.json"],
