@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..rules.geometry import Geometry, geometry
 from ..run.actions import action_table
 from ..run.state import RunState
+from .diagram import rune_code
 
 # command -> (action kind, argument types); "cell" args are ring:index names, "int" are numbers.
 SIMPLE_COMMANDS = {
@@ -130,8 +131,9 @@ def command_text(state: RunState, action: int) -> str:
 
 
 def _rune(piece) -> str:
+    """As the screen lists a hand: code and kind (`Fi2 fire`)."""
     kind, grade = piece
-    return f"{kind} {grade}"
+    return f"{rune_code(kind, grade)} {kind}"
 
 
 def what_it_names(state: RunState, action: int) -> str | None:

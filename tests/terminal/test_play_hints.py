@@ -53,15 +53,17 @@ def test_a_hint_names_the_piece_its_number_stands_for():
     moon core: the shop's offers as drawn; a bought rune lands in hand slot 0 at grade 1)."""
     from rune_env.run import apply
     from rune_env.run.opponents import default_opponents
+    from rune_env.terminal.diagram import rune_code
     table = action_table(RULES)
     state = new_run(3, RULES, core="moon")
     offer = state.shop_runes[0]
     assert what_it_names(state, table.id("buy_rune", 0)) == offer
     assert what_it_names(state, table.id("reroll")) is None
     apply(state, table.id("buy_rune", 0), default_opponents(RULES))
-    assert what_it_names(state, table.id("place", 0, 9)) == f"{offer} 1"
+    code = rune_code(offer, 1)                       # as the screen lists the hand
+    assert what_it_names(state, table.id("place", 0, 9)) == f"{code} {offer}"
     apply(state, table.id("place", 0, 9), default_opponents(RULES))
-    assert what_it_names(state, table.id("pick_up", 9)) == f"{offer} 1"
+    assert what_it_names(state, table.id("pick_up", 9)) == f"{code} {offer}"
     assert what_it_names(state, table.id("pick_up", 10)) is None      # an empty cell
     core_choice = new_run(3, RULES)
     assert what_it_names(core_choice, table.id("choose_core", 0)) is None   # says it all
