@@ -13,8 +13,10 @@ then has two more methods, and the adviser uses them: `advise(observation, mask,
 action it would take without recording it as taken, and `watch(state, action)`, told of every
 action the player takes. Agents without them are asked with `act` and told nothing. An agent
 that plans ahead (the search player) plans as if its hints were taken; where the player strays,
-it goes on from the run as it is. One that builds toward a board shows it with
-`planned_board(state)` (the terminal's `plan`).
+it goes on from the run as it is. It plans only when asked, so a hint can depend on which
+earlier decisions it was asked about: the search player draws its first goal when it chooses
+the core, so one first asked in round 1 may aim elsewhere than one asked at the core choice.
+One that builds toward a board shows it with `planned_board(state)` (the terminal's `plan`).
 
 rune_env does not import the agents package: `scripts/play.py --hint NAME` makes the agent and
 hands it to `rune_env.terminal.play.play(adviser=...)`.
