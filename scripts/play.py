@@ -25,6 +25,7 @@ import sys
 from agents import make_agent
 from agents.cli.args import (add_trust_pickle_argument, agent_name, apply_trust_pickle, fail,
                              script_parser)
+from agents.policy import limit_torch_threads
 from rune_env.cli import add_play_options
 from rune_env.rules import RulesError, default_rules, load_rules
 from rune_env.terminal.hints import Adviser
@@ -53,13 +54,13 @@ def main(argv: list[str] | None = None) -> int:
     make = None
     if args.hint is not None:
         apply_trust_pickle(args)
+        # one observation at a time: one torch thread is fastest (set when a policy loads; a
+        # planner or greedy never imports torch)
+        limit_torch_threads(1)
         try:
             agent = make_agent(args.hint, rules, seed=0, strict=args.strict)
         except (ValueError, OSError) as exc:
             return fail(str(exc))
-        if args.hint.endswith((".pt", ".zip")):
-            from agents.policy import limit_torch_threads
-            limit_torch_threads(1)           # one observation at a time: one thread is fastest
 
         def make(seed: int) -> Adviser:
             return Adviser(agent, rules, args.hint, seed)

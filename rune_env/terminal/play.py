@@ -59,6 +59,7 @@ PROMPT = "> "
 SCREEN_LINES = 24          # the terminal the game is drawn for: 80 x 24
 PAUSE = "-- press Enter to continue --"
 MORE = "-- Enter: more, q: stop --"
+NO_ADVISER = "no adviser in this game: start it with scripts/play.py --hint AGENT"
 
 # (usage, what it does): the game's commands, each one action; then the other commands
 GAME_COMMANDS = [
@@ -407,7 +408,7 @@ class Session:
 
     def hint(self) -> None:
         if self.adviser is None:
-            self.say("no adviser in this game: start it with scripts/play.py --hint AGENT")
+            self.say(NO_ADVISER)
             return
         action = self.adviser.advise(self.state)
         what = what_it_names(self.state, action)
@@ -416,9 +417,9 @@ class Session:
     def plan(self) -> None:
         s, adviser = self.state, self.adviser
         if adviser is None:
-            self.say("no adviser in this game: start it with scripts/play.py --hint AGENT")
+            self.say(NO_ADVISER)
             return
-        board = adviser.plan(s) if adviser.plans else None
+        board = adviser.plan(s)
         if board is None:
             self.say(*wrap(f"{adviser.name} has no plan to show this round"
                            + (": ask for a hint first" if adviser.plans else "")))
