@@ -421,8 +421,12 @@ class Session:
             return
         board = adviser.plan(s)
         if board is None:
-            self.say(*wrap(f"{adviser.name} has no plan to show this round"
-                           + (": ask for a hint first" if adviser.plans else "")))
+            # a planner draws its board at its first shop decision of the round, so a hint at a
+            # pending choice (the core, a reward, a relic) leaves it with none yet
+            why = ("" if not adviser.plans
+                   else ": it plans once the choice is made and the shop is open"
+                   if s.pending is not None else ": ask for a hint first")
+            self.say(*wrap(f"{adviser.name} has no plan to show this round{why}"))
             return
         self.say(f"{adviser.name} is building toward this board in round {s.round}:",
                  *board_lines(s.rules, board))

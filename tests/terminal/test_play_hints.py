@@ -228,6 +228,15 @@ def test_plan_at_the_prompt():
     play(seed=3, rules=RULES, stdout=out, stderr=io.StringIO(), stdin=io.StringIO("plan\nquit\n"),
          adviser=lambda s: Adviser(make_agent("greedy", RULES), RULES, "greedy", s))
     assert "greedy has no plan to show this round\n" in out.getvalue()
+    # at the core choice a hint names a core and draws no board yet: plan says when it will
+    out = io.StringIO()
+    play(seed=3, rank="archmage", rules=RULES, stdout=out, stderr=io.StringIO(),
+         stdin=io.StringIO("hint\nplan\nquit\n"),
+         adviser=lambda s: Adviser(make_agent("planner:boards=20", RULES, seed=0), RULES,
+                                   "planner", s))
+    assert "hint: choose " in out.getvalue()
+    assert ("planner has no plan to show this round: it plans once the choice is made and the"
+            " shop is open") in " ".join(out.getvalue().split())
 
 
 def test_hint_without_an_adviser_says_how_to_get_one():
