@@ -4,10 +4,11 @@ thinks, and its duels.
 
     python scripts/planner_report.py [--agent planner] [--ranks apprentice archmage]
                                      [--runs N] [--duels N] [--against A ...] [--seed S]
-                                     [--rules FILE] [--json] [--no-progress] [--ray [ADDRESS]]
+                                     [--opponents POOL|generator] [--rules FILE] [--json]
+                                     [--no-progress] [--ray [ADDRESS]]
 
 For each rank: N whole runs (evaluation seeds, as scripts/evaluate.py plays them) against the
-rank's pool, with the battle win rate, mean wins and clear rate and their 95% intervals; then, per
+rank's pool (or --opponents: under a rules file of your own, your pool or generator), with the battle win rate, mean wins and clear rate and their 95% intervals; then, per
 round, what the boards cost against the mana the run had given the agent by then (start mana,
 incomes and reward mana), the mana it kept unspent (the rest went to rerolls and to sales below the
 price paid), the share of boards costing at least 85% of it, the rerolls a round, casting runes and
@@ -23,14 +24,15 @@ from __future__ import annotations
 import json
 
 from agents import make_agent
-from agents.cli.args import (add_count_argument, add_json_argument, add_play_arguments,
-                             add_rules_argument, add_seed_argument, agent_name,
-                             apply_play_arguments, fail, parse_with_rules, rules_env_kwargs,
-                             script_parser)
+from agents.cli.args import (add_count_argument, add_json_argument, add_opponents_argument,
+                             add_play_arguments, add_rules_argument, add_seed_argument,
+                             agent_name, apply_play_arguments, fail, load_pool_once,
+                             parse_with_rules, rules_env_kwargs, script_parser)
 from agents.cli.fanout import add_ray_argument, ray_problem, run_tasks
 from agents.cli.progress import bar
 from agents.evaluation.builds import play_games, play_run_builds, round_table
 from agents.evaluation.runs import MAX_EPISODES, eval_run_seed, summarise, wilson
+from rune_env.run.opponents import PoolError
 
 RUNS_PER_TASK = 5
 GAMES_PER_TASK = 5
@@ -42,13 +44,15 @@ def build_parser(rules=None):
                    help="the agent to report on: planner[:KEY=VALUE,...], or any name "
                         "make_agent knows (default: planner)")
     p.add_argument("--ranks", nargs="*", default=["apprentice", "archmage"], metavar="RANK",
-                   help="the ranks to play (default: apprentice archmage; none: duels only)")
+                   help="the ranks to play (default: apprentice archmage; --ranks with no "
+                        "names: the duels only)")
     add_count_argument(p, "--runs", 50, "runs per rank", high=MAX_EPISODES)
     add_count_argument(p, "--duels", 0, "duels against each --against agent", low=0,
                        high=100_000)
     p.add_argument("--against", nargs="*", default=["agents/models/league_s0.pt"], metavar="A",
                    help="the duel opponents (default: agents/models/league_s0.pt)")
     add_seed_argument(p)
+    add_opponents_argument(p, "what the runs play against")
     add_rules_argument(p)
     add_json_argument(p)
     add_play_arguments(p)
@@ -71,6 +75,24 @@ def _runs(agent_name: str, rules_path: str | None, env_kwargs: dict, seed: int, 
     return [play_run_builds(env, agent, eval_run_seed(seed, i)) for i in range(start, start + count)]
 
 
+def _opponents_problem(ranks: list[str], env_kwargs: dict, rules) -> str | None:
+    """Each rank's opponents checked before anything is played: a missing or corrupt pool, or one
+    of other rules with --strict, is the one-line answer; a pool of other rules without it is one
+    warning line, said once."""
+    from rune_env.envs.run_env import RuneRunEnv, shipped_pool
+    names = [r.id for r in rules.spec.ranks]
+    opponents = env_kwargs["opponents"]
+    for rank in ranks:
+        try:
+            fielded = shipped_pool(rules, names.index(rank)) if opponents is None else opponents
+            if fielded not in (None, "generator"):
+                load_pool_once(fielded, rules, strict=env_kwargs["strict_pools"])
+            RuneRunEnv(rank=rank, **env_kwargs).close()
+        except (PoolError, OSError, ValueError) as exc:
+            return f"--opponents: {exc}" if opponents is not None else f"{rank}: {exc}"
+    return None
+
+
 def _slices(total: int, size: int) -> list[tuple[int, int]]:
     return [(s, min(size, total - s)) for s in range(0, total, size)]
 
@@ -83,19 +105,24 @@ def main(argv: list[str] | None = None) -> int:
     for rank in a.ranks:
         if rank not in names:
             return fail(f"--ranks: unknown rank {rank!r} (one of {', '.join(names)})")
+    if not a.ranks and not a.duels:
+        return fail("nothing to do: no --ranks and no --duels")
     apply_play_arguments(a)
+    env_kwargs = {"opponents": a.opponents, "strict_pools": a.strict, **rules_env_kwargs(a)}
+    if (problem := _opponents_problem(a.ranks, env_kwargs, rules)):
+        return fail(problem)
     try:
         for name in [a.agent, *(a.against if a.duels else [])]:
             make_agent(name, rules, seed=0)
     except ValueError as exc:
         return fail(str(exc))
     rules_path = rules_env_kwargs(a).get("rules")
-    out: dict = {"agent": a.agent, "rules_hash": rules.hash, "seed": a.seed, "ranks": {},
-                 "duels": {}}
+    out: dict = {"agent": a.agent, "rules_hash": rules.hash, "seed": a.seed,
+                 "opponents": a.opponents or "the rank's pool", "ranks": {}, "duels": {}}
     total = a.runs * len(a.ranks) + a.duels * len(a.against)
     with bar(total, "playing", a.progress) as progress:
         for rank in a.ranks:
-            kwargs = {"rank": rank, **rules_env_kwargs(a)}
+            kwargs = {"rank": rank, **env_kwargs}
             tasks = [(a.agent, rules_path, kwargs, a.seed, s, n) for s, n in _slices(a.runs, RUNS_PER_TASK)]
             runs = [r for chunk in run_tasks(_runs, tasks, a.ray, progress,
                                               [n for *_, n in tasks]) for r in chunk]
@@ -118,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def format_report(out: dict) -> str:
-    lines = [f"{out['agent']}  (rules {out['rules_hash']}, evaluation seed {out['seed']})"]
+    lines = [f"{out['agent']}  (rules {out['rules_hash']}, evaluation seed {out['seed']}, "
+             f"opponents: {out['opponents']})"]
     for rank, r in out["ranks"].items():
         lines.append(f"\n{rank}: {r['episodes']} runs  battle win rate {r['battle_win_rate']:.3f} "
                      f"[{r['battle_ci'][0]:.3f}, {r['battle_ci'][1]:.3f}]  mean wins "

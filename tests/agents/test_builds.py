@@ -104,3 +104,24 @@ def test_planner_report_prints_the_rounds_and_refuses_a_bad_count(script_main):
     r = script_main("planner_report", "--runs", "0", "--no-progress")
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().startswith("error:") and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_planner_report_fields_opponents_and_refuses_a_pool_of_other_rules(tmp_path, script_main):
+    """Under a rules file of one's own the shipped pools are of other rules: --strict refuses them
+    (before anything is played), --opponents generator plays the budget drafter instead (and
+    says so), and with nothing to play the script says that."""
+    rules = tmp_path / "mine.yaml"
+    rules.write_text("extends: default.yaml\nbattle:\n  base_hp: 130\n", encoding="utf-8")
+    r = script_main("planner_report", "--agent", "greedy", "--ranks", "apprentice", "--runs", "1",
+                    "--rules", rules, "--strict", "--no-progress")
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1
+    assert r.stderr.startswith("error: apprentice: ") and "pool was made under rules" in r.stderr
+    r = script_main("planner_report", "--agent", "greedy", "--ranks", "apprentice", "--runs", "1",
+                    "--rules", rules, "--strict", "--opponents", "generator", "--json",
+                    "--no-progress")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["opponents"] == "generator" and out["ranks"]["apprentice"]["episodes"] == 1
+    r = script_main("planner_report", "--ranks", "--no-progress")
+    assert (r.returncode, r.stdout, r.stderr) == (2, "", "error: nothing to do: no --ranks and no "
+                                                        "--duels\n")
