@@ -104,6 +104,19 @@ def test_build_pools_under_other_rules_needs_an_out_dir(tmp_path, script_main):
     assert r.returncode == 2 and "give --out-dir DIR" in r.stderr and r.stderr.count("\n") == 1
 
 
+def test_build_pools_without_the_rules_metagame_stops_before_drafting(tmp_path, script_main):
+    """Archmage's recipe drafts from the metagame, which no file of these rules has: the build
+    stops at the plan, so apprentice (first in order) is not drafted or written either."""
+    path = tmp_path / "mine.yaml"
+    path.write_text("extends: default.yaml\nbattle:\n  base_hp: 130\n", encoding="utf-8")
+    out = tmp_path / "pools"
+    r = script_main("build_pools", "--rules", path, "--out-dir", out, "--ranks", "apprentice",
+                    "archmage", "--runs-scale", "0.01", "--no-progress", "--no-exploitability")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("error: archmage: metagame: no metagame shipped for the rules")
+    assert "written" not in r.stdout and not out.exists()
+
+
 def test_a_drafting_policy_of_other_rules_warns():
     policy = REPO / "agents" / "models" / "seed_literal" / "apprentice_s0.pt"
     with pytest.warns(UserWarning, match="trained under rules"):

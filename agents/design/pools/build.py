@@ -198,6 +198,15 @@ def plan_build(recipes: dict[str, RankRecipe], ranks: list[str] | None, rules, c
                 except ValueError as exc:
                     raise BuildError(f"{rank}: {exc}") from None
                 checked.add(ag.path)
+    # the metagame's boards too: no metagame of the rules, or a round with no board the rank
+    # could field, stops the build here, not after the ranks before it were drafted and written
+    for rank in wanted:
+        recipe = recipes[rank]
+        if any(ag.agent == METAGAME for ag in recipe.agents):
+            try:
+                metagame_ghosts(rules, rank_index(rules, rank), 1, recipe.max_round)
+            except ValueError as exc:
+                raise BuildError(f"{rank}: {exc}") from None
     return wanted
 
 
@@ -225,6 +234,9 @@ def build_pools(recipes: dict[str, RankRecipe], wanted: list[str], rules, config
         try:
             pool, shares = build_rank(recipe, rules, config, runs_scale, log=say, commit=commit,
                                       progress=pb, root=root, ray=ray)
+        except BuildError:             # it names the rank already
+            pb.close()
+            raise
         except ValueError as exc:      # a policy that does not load, for instance
             pb.close()
             raise BuildError(f"{rank}: {exc}") from None

@@ -145,7 +145,8 @@ def metagame_ghosts(rules, rank: int, runs: int, max_round: int) -> list[dict]:
     path = meta_path(rules)
     if not path.is_file():
         raise ValueError(f"{METAGAME}: no metagame shipped for the rules {rules.hash} "
-                         f"({path}; scripts/metagame.py --out configs/meta makes it)")
+                         f"({path}; scripts/metagame.py --rules FILE --out configs/meta makes "
+                         f"it, or draft with a recipe file without the metagame agent)")
     pool = load_pool(path, rules, strict=True)
     effects = rank_effects(rules, rank)
     rank_name = rules.spec.ranks[rank].id
