@@ -12,7 +12,8 @@ For each rank R:
   clear_rate     the agent plays N runs under R's full rules (against R's pool, as RuneRun-v0
                  does by default); the share cleared, with a Wilson 95% interval (clear_ci).
 Prints a table; `--json` prints {"ranks": {"apprentice": {"pool_win_rate", "pool_ci",
-"clear_rate", "clear_ci", ...}, ...}, "graded": bool, "problems": [...]}. The last line is the
+"clear_rate", "clear_ci", ...}, ...}, "graded": bool (null: one rank, no verdict), "problems":
+[...]}. The last line is the
 verdict: "graded" (each next rank's pool win rate lower with the 95% intervals apart, the clear
 rate never rising) or "not graded: " and the pairs that overlap. `--pool RANK=FILE` measures that
 file as RANK's pool (repeatable); a rank without one takes --pools-dir's (default: the shipped
@@ -90,7 +91,8 @@ def pools_of(a, rules, ranks: list[str], given: dict[str, Path]) -> dict[str, Pa
             pool = shipped_pool(rules, names.index(rank))
             if pool is None:
                 raise PoolError(f"no shipped pool for rank {rank}: give --pool {rank}=FILE")
-        load_pool_once(pool, rules, strict=a.strict)    # other rules: one warning line
+        # other rules, another rank's pool, rounds without ghosts: one warning line each
+        load_pool_once(pool, rules, strict=a.strict, rank=rank)
         pools[rank] = pool
     return pools
 
@@ -152,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
                 "mean_wins": full["mean_wins"],
             }
     problems = grading(out["ranks"])
-    out["graded"], out["problems"] = not problems, problems
+    # one rank is no grade: null, as the table's "no verdict"
+    out["graded"] = (not problems) if len(out["ranks"]) > 1 else None
+    out["problems"] = problems
     if a.json:
         print(json.dumps(out))
     else:

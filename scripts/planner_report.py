@@ -86,7 +86,7 @@ def _opponents_problem(ranks: list[str], env_kwargs: dict, rules) -> str | None:
         try:
             fielded = shipped_pool(rules, names.index(rank)) if opponents is None else opponents
             if fielded not in (None, "generator"):
-                load_pool_once(fielded, rules, strict=env_kwargs["strict_pools"])
+                load_pool_once(fielded, rules, strict=env_kwargs["strict_pools"], rank=rank)
             RuneRunEnv(rank=rank, **env_kwargs).close()
         except (PoolError, OSError, ValueError) as exc:
             return f"--opponents: {exc}" if opponents is not None else f"{rank}: {exc}"

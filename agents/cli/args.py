@@ -21,8 +21,10 @@
   make an output directory and take away what was made after a failure.
 - `fail(msg)`: print `error: msg` on stderr and return 2, for checks after parsing (files,
   ranks, agents).
-- `load_pool_once(path, rules, strict)`: load a pool file, saying a pool of other rules as one
-  `warning: ...` line on stderr, once (the envs that load it later stay quiet about it).
+- `load_pool_once(path, rules, strict, rank)`: load a pool file, saying a pool of other rules as
+  one `warning: ...` line on stderr, once (the envs that load it later stay quiet about it); with
+  the rank that fields it, also a pool of another rank and the rounds it has no ghosts of
+  (`pool_for_rank_warnings`).
 - The switches of the scripts that play agents against pools (evaluate, ladder,
   calibrate_ranks): the battle engine, strict pools, torch's threads and the progress bars.
 """
@@ -399,10 +401,11 @@ def add_json_argument(parser: argparse.ArgumentParser,
 POOL_WARNING = ".*pool was made under rules"    # load_pool's warning for a pool of other rules
 
 
-def load_pool_once(path, rules, strict: bool = False):
+def load_pool_once(path, rules, strict: bool = False, rank: str | None = None):
     """`rune_env.run.opponents.load_pool`, its warning about a pool made under other rules
     printed as one `warning: ...` line on stderr; later loads of pools (by the envs) no longer
-    repeat it. Raises PoolError as load_pool does."""
+    repeat it. With `rank` (the rank whose runs will field it) also `pool_for_rank_warnings`.
+    Raises PoolError as load_pool does."""
     from rune_env.run.opponents import load_pool
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -410,7 +413,43 @@ def load_pool_once(path, rules, strict: bool = False):
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     warnings.filterwarnings("ignore", message=POOL_WARNING)
+    for line in pool_for_rank_warnings(pool, path, rules, rank) if rank is not None else ():
+        print(f"warning: {line}", file=sys.stderr)
     return pool
+
+
+def pool_for_rank_warnings(pool, path, rules, rank: str) -> list[str]:
+    """What a player of `rank`'s runs should know of the pool fielded against them (a pool is
+    still fielded for any rank: a designer may measure one rank's pool as another's):
+    - a pool drafted for another rank, or for a rank these rules do not have;
+    - the rounds a run of the rank plays when it neither draws nor saves a lamp (1 .. the wins
+      to clear + the rank's lamps - 1) that the pool has no ghosts of: those battles are
+      against the budget drafter (PoolOpponents' fallback), not the pool."""
+    from rune_env.run.ranks import rank_effects
+    names = [r.id for r in rules.spec.ranks]
+    out = []
+    if pool.rank != rank:
+        whose = (f"rank {pool.rank!r}, which these rules do not have" if pool.rank not in names
+                 else f"rank {pool.rank}")
+        out.append(f"{path}: a pool drafted for {whose}, fielded for {rank}")
+    last = rules.spec.run.wins_to_clear + rank_effects(rules, rank).lamps - 1
+    missing = [r for r in range(1, last + 1) if r not in pool.rounds]
+    if missing:
+        out.append(f"{path}: no ghosts of round{'s' if len(missing) > 1 else ''} "
+                   f"{_round_ranges(missing)}, which {rank}'s runs reach without draws (1-{last}): "
+                   f"there they meet the budget drafter")
+    return out
+
+
+def _round_ranges(rounds: list[int]) -> str:
+    """[1, 2, 3, 5] -> '1-3, 5'."""
+    spans: list[list[int]] = []
+    for r in rounds:
+        if spans and r == spans[-1][1] + 1:
+            spans[-1][1] = r
+        else:
+            spans.append([r, r])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
 
 
 # -- the play switches ------------------------------------------------------------------------

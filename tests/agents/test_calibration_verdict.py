@@ -53,3 +53,33 @@ def test_script_takes_one_pool_per_rank_and_prints_the_verdict(capsys):
     assert isinstance(out["graded"], bool) and out["graded"] == (not out["problems"])
     assert mod.main(["--agent", "greedy", "--pool", "apprentice"]) == 2
     assert "expected RANK=FILE" in capsys.readouterr().err
+
+
+@pytest.mark.outside_mutation_check
+def test_one_rank_is_no_verdict_and_a_short_pool_of_another_rank_is_said(tmp_path, capsys):
+    """A pool of journeyman's with rounds 1-2 only, measured as apprentice's: the JSON's verdict
+    is null (one rank), and stderr says both things a designer would otherwise miss. Apprentice
+    runs: 10 wins to clear + 3 lamps - 1 = rounds 1-12 without draws, so 3-12 are drafter's."""
+    from rune_env.run.opponents import Pool, load_pool, save_pool
+    from rune_env.rules import default_rules
+    spec = importlib.util.spec_from_file_location("calibrate", REPO / "scripts" / "calibrate_ranks.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    shipped = load_pool(REPO / "configs" / "opponents" / "journeyman.json.gz", default_rules())
+    short = tmp_path / "short.json"
+    save_pool(Pool(shipped.rules_hash, "journeyman", {r: shipped.rounds[r] for r in (1, 2)}),
+              short)
+    assert mod.main(["--agent", "greedy", "--episodes", "2", "--no-progress", "--json",
+                     "--pool", f"apprentice={short}"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["graded"] is None
+    assert captured.err.splitlines() == [
+        f"warning: {short}: a pool drafted for rank journeyman, fielded for apprentice",
+        f"warning: {short}: no ghosts of rounds 3-12, which apprentice's runs reach without "
+        f"draws (1-12): there they meet the budget drafter"]
+
+
+def test_round_ranges_are_written_as_spans():
+    from agents.cli.args import _round_ranges
+    assert _round_ranges([1, 2, 3, 5, 7, 8]) == "1-3, 5, 7-8"
+    assert _round_ranges([4]) == "4"

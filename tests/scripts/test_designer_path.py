@@ -27,8 +27,9 @@ from rune_env.run.opponents import load_pool
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "DESIGNERS.md"
 SECTION = "## A rules change, end to end"
-# the docs' budgets, cut to a few seconds a step; the audit audits one round (and the defaults)
-TINY = {"--runs": "2", "--max-round": "6", "--episodes": "2"}
+# the docs' budgets, cut to a few seconds a step; the audit audits one round (and the defaults);
+# the pools keep the docs' 12 rounds, every round a run reaches without draws (fewer warn)
+TINY = {"--runs": "2", "--max-round": "12", "--episodes": "2"}
 AUDIT_TINY = ["--rounds", "3"]
 
 pytestmark = pytest.mark.outside_mutation_check
