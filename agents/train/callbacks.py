@@ -204,48 +204,73 @@ class GameMetrics(BaseCallback):
 
 
 class PeriodicEval(BaseCallback):
-    """An evaluation at the first step at or past each multiple of `every` timesteps (of the
-    global model.num_timesteps: a resumed run evaluates on the same steps), on envs of
-    `env_kwargs` under their `rules`, appended to run_dir/eval_history.jsonl."""
+    """An evaluation at the first rollout boundary at or past each multiple of `every` timesteps
+    (of the global model.num_timesteps: a resumed run evaluates on the same steps), on envs of
+    `env_kwargs` under their `rules`, appended to run_dir/eval_history.jsonl. At a boundary the
+    rollout's update is made, so "evaluation at N steps" plays the weights of N steps, those of
+    checkpoints/model_N_steps.zip (inside a rollout it would play the weights of the rollout
+    before, under the later step's name). It comes before Checkpoints in the callback list, so a
+    checkpoint at the same boundary keeps it as made. At the end of training it evaluates only
+    when `at_end` (the run makes no final evaluation, which is the one at the last step)."""
 
     def __init__(self, every: int, episodes: int, seed: int, env_kwargs: dict, rules,
-                 run_dir: Path):
+                 run_dir: Path, at_end: bool = True):
         super().__init__()
         self.every, self.episodes, self.seed = every, episodes, seed
         self.env_kwargs, self.rules, self.run_dir = env_kwargs, rules, run_dir
+        self.at_end = at_end
         self.last = 0
+        self.restored = False
 
     def _on_training_start(self) -> None:
-        self.last = self.num_timesteps
+        # a run resumed from a model without a resume state: its evaluations so far unknown,
+        # the next at the next multiple; with a state, its counter (a run stopped at its final
+        # model evaluates the step it stopped at, at the first boundary, as if never stopped)
+        if not self.restored:
+            self.last = self.num_timesteps
 
     def resume_state(self) -> dict:
         return {"last": self.last}
 
     def set_resume_state(self, s: dict) -> None:
         self.last = s["last"]
+        self.restored = True
 
     def _on_step(self) -> bool:
-        if self.every and self.num_timesteps // self.every > self.last // self.every:
-            self.last = self.num_timesteps
+        return True
+
+    def _on_rollout_start(self) -> None:
+        self.maybe_evaluate()
+
+    def _on_training_end(self) -> None:
+        if self.at_end:
+            self.maybe_evaluate()
+
+    def maybe_evaluate(self) -> None:
+        steps = int(self.model.num_timesteps)    # (the callback's own copy is per step)
+        if self.every and steps // self.every > self.last // self.every:
+            self.last = steps
             # no bar of its own: the training bar is showing
             res = evaluate(PolicyAgent(self.model), self.episodes, self.seed, self.env_kwargs)
             for writer in tb_writers(self.logger):
-                log_evaluation(writer, res, self.num_timesteps, self.rules, image_tag="boards/eval",
+                log_evaluation(writer, res, steps, self.rules, image_tag="boards/eval",
                                cores=list(self.rules.spec.cores), context=res["played_against"])
-            say(summary_line(res, f"evaluation at {self.num_timesteps} steps"))
+            say(summary_line(res, f"evaluation at {steps} steps"))
             res.pop("runs")
             with open(self.run_dir / "eval_history.jsonl", "a") as fh:
-                fh.write(json.dumps({"timesteps": self.num_timesteps, **res}) + "\n")
-        return True
+                fh.write(json.dumps({"timesteps": steps, **res}) + "\n")
 
 
 def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress: bool) -> list:
-    """The training's callbacks, in the order their resume states are kept; the evaluations
+    """The training's callbacks, in the order they hear each event (their resume states are kept
+    by class name); the evaluations
     play under the config's own rules (its env_kwargs' rules and overrides)."""
     ckpt = Checkpoints(cfg.checkpoint_every, str(run_dir / "checkpoints"), clock)
-    callbacks = [ckpt, GameMetrics(cfg.metrics_every),
-                 PeriodicEval(cfg.eval.every, cfg.eval.episodes, cfg.eval.seed, cfg.env_kwargs,
-                              eval_rules(cfg.env_kwargs), run_dir)]
+    # the evaluation first: a boundary's checkpoint then keeps its counter as of after it
+    callbacks = [PeriodicEval(cfg.eval.every, cfg.eval.episodes, cfg.eval.seed, cfg.env_kwargs,
+                              eval_rules(cfg.env_kwargs), run_dir,
+                              at_end=not cfg.final_eval_episodes),
+                 ckpt, GameMetrics(cfg.metrics_every)]
     ckpt.peers = callbacks
     if progress:
         callbacks.append(progress_callback())

@@ -163,8 +163,11 @@ def test_a_resumed_run_is_the_uninterrupted_run(tmp_path):
     """Killed at a checkpoint and resumed, or stopped at that step and resumed with a larger
     --total-timesteps, a run (the quick config, shrunk) ends with the uninterrupted run's weights
     and optimizer state bit for bit, its checkpoints on the same steps, and the same evaluations
-    in eval_history.jsonl (evaluations off the rollout grid, at 192 and 384; the killed session's
-    evaluation past its last checkpoint is dropped and made again, not doubled)."""
+    in eval_history.jsonl (evaluations every 192 steps, off the checkpoints' grid: at the rollout
+    boundaries at or past 192 and 384, 256 and 384 with rollouts of 128 steps; the killed
+    session's evaluation past its last checkpoint is dropped and made again, not doubled; the
+    stopped session leaves its last step to its final evaluation, and the resumed one makes the
+    periodic evaluation of that step at its first boundary, as the straight run did)."""
     config = tiny_config(tmp_path / "tiny.yaml", total_timesteps=512, checkpoint_every=256,
                          eval={"every": 192, "episodes": 2, "seed": 0})
     cfg = yaml.safe_load(config.read_text())
@@ -180,7 +183,7 @@ def test_a_resumed_run_is_the_uninterrupted_run(tmp_path):
     train("--config", config, "--run-name", "straight")
     straight = runs / "straight"
     history = (straight / "eval_history.jsonl").read_text()
-    assert [json.loads(line)["timesteps"] for line in history.splitlines()] == [192, 384]
+    assert [json.loads(line)["timesteps"] for line in history.splitlines()] == [256, 384]
     ckpts = sorted(p.name for p in (straight / "checkpoints").glob("*.zip"))
     assert ckpts == ["model_256_steps.zip", "model_512_steps.zip"]
 

@@ -376,3 +376,27 @@ def test_train_periodic_evaluation_writes_board_pictures(tmp_path):
     assert steps_of(ea, "eval/clear_rate") == [128, 256]
     lines = [line for line in r.stdout.splitlines() if line.startswith("evaluation at ")]
     assert [line.split(":")[0] for line in lines] == ["evaluation at 128 steps", "evaluation at 256 steps"]
+    # "at 128 steps" plays the weights of 128 steps, the checkpoint's (made at the rollout
+    # boundary, after the rollout's update; inside the rollout it played the weights of 0 steps)
+    from agents.evaluation.runs import evaluate
+    from agents.policy import PolicyAgent, load_model
+    cfg = yaml.safe_load(config.read_text(encoding="utf-8"))
+    history = [json.loads(x) for x in (runs / "pics" / "eval_history.jsonl").read_text().splitlines()]
+    again = evaluate(PolicyAgent(load_model(runs / "pics" / "checkpoints" / "model_128_steps.zip")),
+                     1, 0, cfg["env_kwargs"])
+    assert history[0]["timesteps"] == 128
+    assert {k: history[0][k] for k in ("battles", "battle_win_rate", "mean_wins")} == \
+        {k: again[k] for k in ("battles", "battle_win_rate", "mean_wins")}
+
+
+def test_the_last_step_is_evaluated_once_with_a_final_evaluation(tmp_path):
+    """With a final evaluation the periodic one leaves the last step to it: one eval/* point a
+    step in TensorBoard (128: periodic, 256: final), where before the periodic evaluation inside
+    the last rollout also wrote 256, with the weights of 128."""
+    config = tiny_config(tmp_path / "tiny.yaml", eval={"every": 128, "episodes": 1, "seed": 0})
+    runs = tmp_path / "runs"
+    r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "once")
+    assert r.returncode == 0, r.stderr
+    assert [line.split(":")[0] for line in r.stdout.splitlines() if "evaluation at " in line] == \
+        ["evaluation at 128 steps", "final evaluation at 256 steps"]
+    assert steps_of(accumulator(runs / "once" / "tb" / "run_1"), "eval/clear_rate") == [128, 256]
