@@ -256,6 +256,7 @@ def training(ctx: Context) -> list[Row]:
 
     cfg = ctx.options.train_config
     torch.set_num_threads(1)
+    from agents.train.config import sb3_policy_kwargs
     from agents.train.masking import policy_class
     masking = cfg.masking
     policy = policy_class(cfg.policy, masking)
@@ -271,7 +272,7 @@ def training(ctx: Context) -> list[Row]:
         venv = DummyVecEnv([lambda i=i: Monitor(make_env(i)) for i in range(n_envs)])
         venv.seed(ctx.options.seed)
         model = MaskablePPO(policy, venv, seed=ctx.options.seed, verbose=0,
-                            device="cpu", policy_kwargs=cfg.policy_kwargs or None,
+                            device="cpu", policy_kwargs=sb3_policy_kwargs(cfg.policy_kwargs),
                             **cfg.ppo.kwargs())
         # a logger that writes nothing: without one, every learn() makes an empty SB3-<time>
         # folder in the temp directory (stable-baselines3's default log folder)

@@ -1,6 +1,7 @@
 """The primitives of the project's strict YAML configs (training, league, best response, sweep,
 RLlib): `ConfigError` (a config that cannot be used, naming the file and the key), the checked
-YAML number types `Whole`, `Number` and `Mapping`, `Section` (a mapping whose unknown keys are
+YAML number types `Whole`, `Number` and `Mapping`, `PolicyKwargs` (a policy's options, as an
+exported policy keeps them; `sb3_policy_kwargs` hands them to SB3), `Section` (a mapping whose unknown keys are
 refused), `validate_model` (a mapping as a model, its first problem in words), `read_yaml` (a file
 with the command line's overrides), `read_json` / `write_json`, `RUN_NAME` (a run directory's
 name), and `eval_rules` / `rules_hash`: the rules an `env_kwargs` mapping's envs play."""
@@ -62,6 +63,53 @@ Whole = Annotated[int, BeforeValidator(_whole)]
 Number = Annotated[float, BeforeValidator(_number)]
 Mapping = Annotated[dict[str, Any], BeforeValidator(mapping_or_empty)]
 
+# the policy's options a config may set: those an exported policy keeps as data
+# (agents/policy/file.py), so a trained network is always one that can be exported and shared
+POLICY_KEYS = ("net_arch", "activation_fn", "ortho_init", "share_features_extractor")
+
+
+def _policy_kwargs(value: Any) -> dict:
+    """A config's policy_kwargs, checked as an exported policy's description checks them, before
+    anything trains (a zero-width layer trained, then failed at export); activation_fn is a
+    torch.nn class name (Tanh, ReLU, ...; any case), kept as its name (`sb3_policy_kwargs`)."""
+    from agents.policy.file import ACTIVATIONS, PolicyFileError, _net_arch
+    value = mapping_or_empty(value)
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping of {', '.join(POLICY_KEYS)}, got {value!r}")
+    for key in value:
+        if key not in POLICY_KEYS:
+            raise ValueError(f"unknown key {key!r} (keys: {', '.join(POLICY_KEYS)})")
+    out = dict(value)
+    if "net_arch" in value:
+        try:
+            _net_arch(value["net_arch"])
+        except PolicyFileError as exc:
+            raise ValueError(str(exc)) from None
+    if "activation_fn" in value:
+        names = {a.lower(): a for a in ACTIVATIONS}
+        name = value["activation_fn"]
+        if not isinstance(name, str) or name.lower() not in names:
+            raise ValueError(f"activation_fn must be one of {', '.join(ACTIVATIONS)}; got {name!r}")
+        out["activation_fn"] = names[name.lower()]
+    for key in ("ortho_init", "share_features_extractor"):
+        if key in value and not isinstance(value[key], bool):
+            raise ValueError(f"{key} must be true or false; got {value[key]!r}")
+    return out
+
+
+PolicyKwargs = Annotated[dict[str, Any], BeforeValidator(_policy_kwargs)]
+
+
+def sb3_policy_kwargs(kwargs: dict) -> dict | None:
+    """A checked policy_kwargs as SB3 takes it: activation_fn's name as its torch.nn class."""
+    if not kwargs:
+        return None
+    out = dict(kwargs)
+    if "activation_fn" in out:
+        import torch.nn
+        out["activation_fn"] = getattr(torch.nn, out["activation_fn"])
+    return out
+
 
 class Section(BaseModel):
     """A mapping of a config: unknown keys are refused."""
@@ -108,8 +156,9 @@ def validate_model(model: type[BaseModel], data: Any, source: str, what: str,
 
 
 def read_yaml(path: str | Path, overrides: dict | None = None) -> Any:
-    """A YAML config file's content (None: empty), with the command line's overrides (None: not
-    given) over its top-level keys; a missing file or bad YAML is a ConfigError naming it."""
+    """A YAML config file's content (None: empty, and no overrides), with the command line's
+    overrides (None: not given) over its top-level keys (an empty file with overrides: just
+    them); a missing file or bad YAML is a ConfigError naming it."""
     path = Path(path)
     text = read_text(path, "", ConfigError, limit=MAX_YAML_BYTES)
     try:
@@ -119,8 +168,11 @@ def read_yaml(path: str | Path, overrides: dict | None = None) -> Any:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         what = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"{path}: not valid YAML{where}: {what}") from None
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    if data is None and given:      # a file of comments only: --seed and the rest still hold
+        data = {}
     if isinstance(data, dict):
-        data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        data.update(given)
     return data
 
 

@@ -31,8 +31,8 @@ from rune_env.files import read_text, write_text_atomic
 from agents.cli.progress import bar, say
 from agents.cli.args import MAX_ENVS, MAX_ROLLOUT, MAX_RUNS, MAX_STEPS, MAX_THREADS, SEED_MAX
 
-from .config import (RUN_NAME, ConfigError, Mapping, Number, Section, Whole, read_yaml,
-                     validate_model)
+from .config import (RUN_NAME, ConfigError, Mapping, Number, PolicyKwargs, Section, Whole,
+                     read_yaml, sb3_policy_kwargs, validate_model)
 from .train_config import PPOConfig
 
 LEAGUE_VERSION = 1
@@ -60,7 +60,7 @@ class DuelLearnerConfig(Section):
     torch_threads: Whole = Field(1, ge=1, le=MAX_THREADS)
     masking: Literal["fast", "sb3"] = "fast"
     ppo: PPOConfig = PPOConfig()
-    policy_kwargs: Mapping = {}
+    policy_kwargs: PolicyKwargs = {}
     warm_start: str | None = None                  # a RuneRun-v0 policy (.pt) to start from
 
 
@@ -296,7 +296,7 @@ def new_learner(cfg: LeagueConfig, venv):
 
     from .masking import policy_class
     return MaskablePPO(policy_class("MlpPolicy", cfg.masking), venv, seed=cfg.seed, verbose=0,
-                       policy_kwargs=cfg.policy_kwargs or None, device="cpu", **cfg.ppo.kwargs())
+                       policy_kwargs=sb3_policy_kwargs(cfg.policy_kwargs), device="cpu", **cfg.ppo.kwargs())
 
 
 def rate_member(league: League, name: str, steps: int, progress: bool = False,

@@ -16,7 +16,7 @@ from pathlib import Path
 from agents.cli.progress import bar, say
 from agents.evaluation.runs import log_evaluation, summary_line, training_step
 
-from .config import eval_rules, rules_hash, write_json
+from .config import eval_rules, rules_hash, sb3_policy_kwargs, write_json
 from .run_dirs import TrainClock, keep_history
 from .train_config import TrainConfig
 
@@ -67,7 +67,7 @@ def new_model(cfg: TrainConfig, venv):
 
     from .masking import policy_class
     return MaskablePPO(policy_class(cfg.policy, cfg.masking), venv, seed=cfg.seed, verbose=0,
-                       policy_kwargs=cfg.policy_kwargs or None, device="cpu", **cfg.ppo.kwargs())
+                       policy_kwargs=sb3_policy_kwargs(cfg.policy_kwargs), device="cpu", **cfg.ppo.kwargs())
 
 
 def train(cfg: TrainConfig, run_dir: Path, model, venv, resumed: bool, base_seconds: float,

@@ -13,8 +13,8 @@ from pydantic import BaseModel, BeforeValidator, Field, StrictBool, model_valida
 from agents.cli.args import MAX_ENVS, MAX_ROLLOUT, MAX_STEPS, MAX_THREADS, SEED_MAX
 from agents.evaluation.runs import MAX_EPISODES
 
-from .config import (RUN_NAME, ConfigError, Mapping, Number, Section, Whole, mapping_or_empty,
-                     read_yaml, validate_model)
+from .config import (RUN_NAME, ConfigError, Mapping, Number, PolicyKwargs, Section, Whole,
+                     mapping_or_empty, read_yaml, validate_model)
 from .pretrain import PretrainConfig
 
 
@@ -59,7 +59,7 @@ class TrainConfig(Section):
     policy: Literal["MlpPolicy", "MultiInputPolicy", "CnnPolicy"] = "MlpPolicy"
     masking: Literal["fast", "sb3"] = "fast"       # the masked distribution (agents/train/masking.py)
     ppo: Annotated[PPOConfig, BeforeValidator(mapping_or_empty)] = PPOConfig()
-    policy_kwargs: Mapping = {}
+    policy_kwargs: PolicyKwargs = {}
     checkpoint_every: Whole = Field(10000, ge=1, le=MAX_STEPS)
     metrics_every: Whole = Field(2048, ge=1, le=MAX_STEPS)
     eval: Annotated[EvalConfig, BeforeValidator(mapping_or_empty)] = EvalConfig()

@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((REPO / "configs" / "train").glob("*.yaml"))
@@ -73,3 +74,52 @@ def test_each_cards_config_exists_with_the_cards_seed():
         assert int(words[words.index("--seed") + 1]) == card["seed"], card["policy"]
         checked += 1
     assert checked >= 4      # the apprentice seeds, expert s1, distill s1, distill_v2 s1, ...
+
+
+@pytest.mark.parametrize("policy_kwargs, words", [
+    ({"net_arch": [128, 0]}, "policy_kwargs: net_arch must be a whole number in 1..16384, got 0"),
+    ({"net_arch": {"pi": [64], "vf": [0]}}, "net_arch.vf must be a whole number in 1..16384"),
+    ({"net_arch": [64] * 17}, "net_arch must be a list of at most 16 layer widths"),
+    ({"activation_fn": "swish"}, "activation_fn must be one of Tanh, ReLU"),
+    ({"ortho_init": "yes"}, "ortho_init must be true or false"),
+    ({"features_extractor_class": "os.system"}, "unknown key 'features_extractor_class'"),
+])
+def test_policy_kwargs_an_exported_policy_could_not_keep_are_refused(tmp_path, policy_kwargs,
+                                                                      words):
+    """A zero-width layer trained to the end and failed at export (no final_policy.pt, and
+    --resume then wrote a card naming it); a name trained nothing (TypeError in SB3): both are
+    one ConfigError naming policy_kwargs, before anything is built."""
+    from agents.train.config import ConfigError
+    from agents.train.train_config import read_config
+    cfg = yaml.safe_load((REPO / "configs" / "train" / "quick.yaml").read_text())
+    cfg["policy_kwargs"] = policy_kwargs
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    with pytest.raises(ConfigError) as caught:
+        read_config(path)
+    assert words in str(caught.value) and str(caught.value).startswith(f"{path}: policy_kwargs")
+
+
+def test_an_activation_is_named_in_any_case_and_built_as_its_torch_class(tmp_path):
+    import torch.nn
+    from agents.train.config import sb3_policy_kwargs
+    from agents.train.train_config import read_config
+    cfg = yaml.safe_load((REPO / "configs" / "train" / "quick.yaml").read_text())
+    cfg["policy_kwargs"] = {"net_arch": [8], "activation_fn": "tanh", "ortho_init": False}
+    path = tmp_path / "tanh.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    kwargs = read_config(path).policy_kwargs
+    assert kwargs == {"net_arch": [8], "activation_fn": "Tanh", "ortho_init": False}
+    assert sb3_policy_kwargs(kwargs) == {"net_arch": [8], "activation_fn": torch.nn.Tanh,
+                                         "ortho_init": False}
+    assert sb3_policy_kwargs({}) is None
+
+
+def test_an_empty_config_still_takes_the_command_lines_overrides(tmp_path):
+    """An empty file (or one of comments) is every key at its default; --seed and
+    --total-timesteps still hold (they were dropped: the file read as None)."""
+    from agents.train.train_config import read_config
+    path = tmp_path / "empty.yaml"
+    path.write_text("# nothing but a comment\n")
+    cfg = read_config(path, {"seed": 7, "total_timesteps": 100})
+    assert (cfg.seed, cfg.total_timesteps, cfg.name) == (7, 100, "empty")
