@@ -85,13 +85,17 @@ def build_parser():
     p = script_parser(__doc__)
     p.add_argument("--config", metavar="YAML",
                    help="the training config (configs/train/*.yaml); required, except with "
-                        "--resume --run-name, which reads the run's own config.yaml (default: none)")
+                        "--resume --run-name, which reads the run's own config.yaml; given with "
+                        "--resume, it must be that config (a change is refused, naming the key; "
+                        "its total_timesteps aside) (default: none)")
     p.add_argument("--seed", type=seed_int, metavar="S",
                    help="the model's seed, 0..2**32-1; env i is seeded S*1000+i (default: the "
                         "config's seed)")
     p.add_argument("--total-timesteps", type=int_in(1, MAX_STEPS), dest="total_timesteps",
-                   metavar="N", help=f"env steps to train for in all, 1..{MAX_STEPS}; with --resume, a larger N trains a "
-                        "run on (default: the config's total_timesteps)")
+                   metavar="N", help=f"env steps to train for in all, 1..{MAX_STEPS}, in whole rollouts "
+                        "(n_steps x n_envs: training stops at the first rollout boundary at or "
+                        "past N); with --resume, a larger N trains a run on (default: the "
+                        "config's total_timesteps)")
     p.add_argument("--run-name", metavar="NAME",
                    help="the run directory's name under --runs-dir; an existing one is refused "
                         "unless --resume or --force (default: <name>__s<seed>__<UTC time>, a new "
@@ -127,8 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.config is None and not (a.resume and a.run_name):
         return fail("--config YAML is required (only --resume --run-name NAME reads the run's own "
                     "config)")
-    if a.run_name and (problem := check_run_name(a.run_name)):
+    if a.run_name is not None and (problem := check_run_name(a.run_name)):
         return fail(problem)
+    if a.force and a.run_name is None:
+        return fail("--force needs --run-name: it deletes that run's directory first (without a "
+                    "name every run gets a new directory)")
     from rune_env.battle.engines import use_engine
     use_engine(a.engine)
     apply_trust_pickle(a)
@@ -190,6 +197,24 @@ def start(a, runs_dir: Path, progress: bool) -> int:
     return 0
 
 
+def config_change(path: str, cfg) -> str | None:
+    """The first key (dotted) in which the config file at `path` differs from a run's `cfg`, or
+    None; its name, seed and total are the run's (--total-timesteps extends a run, and a
+    different --seed is refused on its own)."""
+    given = read_config(path, {"seed": cfg.seed, "total_timesteps": cfg.total_timesteps}).to_yaml()
+    kept = cfg.to_yaml()
+    given["name"] = kept["name"]
+
+    def first(a, b, prefix: str) -> str | None:
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b), key=str):
+                if (found := first(a.get(key), b.get(key), f"{prefix}{key}.")) is not None:
+                    return found
+            return None
+        return None if a == b else prefix.rstrip(".")
+    return first(given, kept, "")
+
+
 def from_ctrl_c(exc: BaseException) -> bool:
     """Whether `exc` is a Ctrl-C (SIGINT: KeyboardInterrupt), or an error raised while one
     unwound: code it interrupts halfway may fail in its own cleanup and raise that failure with
@@ -228,6 +253,9 @@ def resume(a, runs_dir: Path, progress: bool) -> int:
     cfg = read_config(saved, {"total_timesteps": a.total_timesteps})
     if a.seed is not None and a.seed != cfg.seed:
         return fail(f"--seed {a.seed}: {run_dir} was trained with seed {cfg.seed}")
+    if a.config is not None and (key := config_change(a.config, cfg)):
+        return fail(f"--config {a.config}: {key} differs from {saved}'s; a resumed run keeps the "
+                    f"config it started with (leave --config out, or start a new run)")
     final = run_dir / "final_model.zip"
     final_steps = training_step(final) if final.exists() else None
     if final_steps is not None and final_steps >= cfg.total_timesteps:

@@ -228,6 +228,19 @@ def test_train_fixed_run_name_refused_unless_force(tmp_path, script_main):
                     "--force")
     assert_one_line_error(r, "not a training run")
     assert (other / "precious").exists()
+    # --force without a name, and an empty name: refused (both trained into a new directory)
+    r = script_main("train", "--config", config, "--runs-dir", runs, "--force")
+    assert_one_line_error(r, "--force needs --run-name")
+    r = script_main("train", "--config", config, "--runs-dir", runs, "--run-name", "")
+    assert_one_line_error(r, "--run-name ''")
+    # --resume with a config that is not the run's: refused, naming the key (it was ignored)
+    changed = yaml.safe_load(config.read_text())
+    changed["ppo"]["ent_coef"] = 0.5
+    other_config = tmp_path / "other.yaml"
+    other_config.write_text(yaml.safe_dump(changed))
+    r = script_main("train", "--config", other_config, "--runs-dir", runs, "--run-name", "fixed",
+                    "--resume", "--total-timesteps", "256")
+    assert_one_line_error(r, "ppo.ent_coef differs from", "a resumed run keeps the config")
 
 
 def _claim(args):
