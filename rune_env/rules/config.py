@@ -117,11 +117,17 @@ def load_rules(path: str | Path | None = None, overrides: Mapping[str, Any] | No
     """
     path = Path(path) if path is not None else DEFAULT_RULES_PATH
     data = _read_rules_file(path)
-    if overrides:
-        data = copy.deepcopy(data)
-        for dotted, value in overrides.items():
-            _apply_override(data, dotted, value)
-    return Rules.from_dict(data, source=str(path))
+    if not overrides:
+        return Rules.from_dict(data, source=str(path))
+    data = copy.deepcopy(data)
+    for dotted, value in overrides.items():
+        _apply_override(data, dotted, value)
+    try:
+        return Rules.from_dict(data, source=str(path))
+    except RulesError as exc:       # the file is fine alone: say the overrides are in play
+        keys = ", ".join(map(str, overrides))
+        raise RulesError(str(exc).replace(f"[{path}]", f"[{path} with the override"
+                                          f"{'s' if len(overrides) > 1 else ''} {keys}]")) from None
 
 
 # Balance keys (RULES D-50..D-52, D-54) added after the first pools and models were made under the rules

@@ -62,8 +62,31 @@ def validation_message(exc: ValidationError) -> str:
         return f"{_path(err['loc'])}: unknown key{hint}{more}"
     err = errors[0]
     if err["type"] == "missing":
-        return f"{_path(err['loc'])}: required key missing{more}"
-    return f"{_path(err['loc'])}: {err['msg']}{more}"
+        # a top-level key missing: most often a file of changes without its `extends:`
+        hint = ("; a file of only the changes starts with `extends: default.yaml`"
+                if len(err["loc"]) == 1 else "")
+        return f"{_path(err['loc'])}: required key missing{more}{hint}"
+    words = _TYPE_WORDS.get(err["type"], err["msg"].removeprefix("Value error, "))
+    return f"{_path(err['loc'])}: {words}" \
+           f"{_got(err) if err['type'] in _TYPE_WORDS else ''}{more}"
+
+
+# pydantic's words for a value of the wrong kind, in a rules file's terms: a list given as a
+# mapping (as with `ranks: {archmage: ...}`: a list is given whole, it replaces the base's list),
+# a section given as a number or left empty (`battle: null`)
+_TYPE_WORDS = {
+    "tuple_type": "expected a list (given whole: it replaces the extended file's list)",
+    "list_type": "expected a list (given whole: it replaces the extended file's list)",
+    "model_type": "expected a mapping of keys (a section)",
+    "dict_type": "expected a mapping of names",
+}
+
+
+def _got(err: dict) -> str:
+    value = err.get("input")
+    kind = {dict: "a mapping", list: "a list", type(None): "nothing (null)", str: "text",
+            bool: "true/false"}.get(type(value), "a number")
+    return f", got {kind}"
 
 
 def _keys_at(loc: tuple) -> list[str] | None:

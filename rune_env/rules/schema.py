@@ -94,7 +94,19 @@ MAX_DIE = 1_000_000
 # drafted opponents kept per round and budget (run.opponent_bank), each a board in memory [64]
 MAX_OPPONENT_BANK = 10_000
 
-Int = StrictInt
+def _whole_number_hint(value: Any) -> Any:
+    # a whole number written 1e3 (text to PyYAML) or 1000.0: refused as StrictInt refuses it,
+    # but saying what to write (the bare "Input should be a valid integer" did not)
+    number = float(value) if isinstance(value, str) and _reads_as_number(value) else value
+    if isinstance(number, float) and not isinstance(value, bool) and number.is_integer() \
+            and abs(number) < 1e15:
+        got = f"the text {value!r}: YAML reads {value} as a string" if isinstance(value, str) \
+            else f"{value!r}"
+        raise ValueError(f"expected a whole number, got {got}; write {int(number)}")
+    return value
+
+
+Int = Annotated[StrictInt, BeforeValidator(_whole_number_hint)]
 Bool = StrictBool
 Str = StrictStr
 

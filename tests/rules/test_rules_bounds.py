@@ -187,8 +187,9 @@ def test_the_mana_a_run_can_hold_is_bounded_by_the_step_record(tmp_path):
     assert message.startswith("run.round_cap: a run of 1000 rounds could hold up to "
                               "90,000,281,500 mana") and f"{STEP_RECORD_MAX:,}" in message
     assert "\n" not in message
-    # a check across keys names the file as the schema's checks do
-    assert message.endswith(f"[{load_rules().source}]")
+    # a check across keys names the file as the schema's checks do, and the overrides on it
+    assert message.endswith(f"[{load_rules().source} with the overrides run.round_cap, "
+                            f"run.action_cap, run.rune_sell_per_unit]")
     # the shipped economy over the longest run fits: start floor((10 + 10 * 999) * 1.15) =
     # 11,500, then 1000 rounds of at most 810: 11,500 + 810,000 = 821,500
     most, _ = run_mana_bound(load_rules(overrides={"run.round_cap": 1000}).spec)

@@ -79,7 +79,7 @@ def test_a_number_yaml_reads_as_text_says_so(tmp_path, text, spelling):
     with pytest.raises(RulesError) as exc:
         load_rules(path)
     assert str(exc.value).startswith(
-        f"battle.duration_s: Value error, expected a number, got the text '{text}': YAML reads "
+        f"battle.duration_s: expected a number, got the text '{text}': YAML reads "
         f"{text} as a string; write {spelling}")
     assert yaml.safe_load(f"x: {spelling}")["x"] == float(text)                  # and the fix reads
 
@@ -183,3 +183,38 @@ def test_a_cut_battle_keeps_times_longer_than_it():
     for bad in (0.0, 0.0004, 60.5, float("nan")):
         with pytest.raises(RulesError, match="battle.duration_s"):
             rules.cut_at(bad)
+
+
+def test_plausible_mistakes_in_a_rules_file_are_said_in_its_terms(tmp_path):
+    """A designer's likely slips, each one line saying what to write (pydantic's words were
+    'Input should be a valid integer / tuple / dictionary or instance of BattleSpec')."""
+    cases = {
+        "battle:\n  base_hp: 120\n":       # no extends: the defaults' keys all missing
+            "version: required key missing (and ",
+        "extends: default.yaml\nrun:\n  lamps: 1e3\n":
+            "run.lamps: expected a whole number, got the text '1e3': YAML reads 1e3 as a "
+            "string; write 1000",
+        "extends: default.yaml\nrun:\n  lamps: 3.0\n":
+            "run.lamps: expected a whole number, got 3.0; write 3",
+        "extends: default.yaml\nranks: {archmage: {lamps: 3}}\n":
+            "ranks: expected a list (given whole: it replaces the extended file's list), got a "
+            "mapping",
+        "extends: default.yaml\nbattle: null\n":
+            "battle: expected a mapping of keys (a section), got nothing (null)",
+    }
+    for i, (text, words) in enumerate(cases.items()):
+        path = tmp_path / f"r{i}.yaml"
+        path.write_text(text)
+        with pytest.raises(RulesError) as exc:
+            load_rules(path)
+        assert str(exc.value).startswith(words), str(exc.value)
+    with pytest.raises(RulesError) as exc:
+        load_rules(tmp_path / "r0.yaml")
+    assert "; a file of only the changes starts with `extends: default.yaml`" in str(exc.value)
+
+
+def test_an_override_that_breaks_the_rules_names_itself():
+    with pytest.raises(RulesError) as exc:
+        load_rules(overrides={"run.lamps": -1})
+    assert str(exc.value).startswith("run.lamps: Input should be greater than or equal to 1")
+    assert str(exc.value).endswith(f"[{DEFAULT_RULES_PATH} with the override run.lamps]")

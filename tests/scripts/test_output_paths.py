@@ -230,4 +230,5 @@ def test_benchmark_train_config_model_checked_first(script_main, tmp_path):
     path = tmp_path / "train.yaml"
     path.write_text(yaml.safe_dump(cfg))
     r = script_main("benchmark", "--train-config", path, "--train-steps", "10")
-    assert_one_line_error(r, "--train-config", "cannot build the model")
+    # refused with the config (policy_kwargs are checked as an exported policy keeps them)
+    assert_one_line_error(r, "--train-config", "policy_kwargs: net_arch must be a whole number")
