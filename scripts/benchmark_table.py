@@ -11,7 +11,10 @@ at its defaults): every agent, plus `random` (the floor) and TOP, plays N whole 
 rank's shipped pool on the same evaluation seeds, and each gets its battle win rate, mean wins
 and clear rate with 95% intervals, the CPU milliseconds it takes to choose an action, and its
 normalized score of mean wins, (agent - random) / (TOP -
-random), with a paired bootstrap interval (agents/evaluation/normalize.py). The ranks are played
+random), with a paired bootstrap interval (agents/evaluation/normalize.py; a cell reads "-" where
+TOP's mean wins are not above random's, and a bound "-" where more than 2.5% of the resamples put
+TOP at or below random: the ratio has no meaning there, as with few runs at a rank where both
+win little, such as archmage). The ranks are played
 in J processes at once (one evaluate.py each), since a rank's runs are independent of another's.
 
 Writes DIR (default runs/benchmark_s<seed>): DIR/<rank>/ (evaluate.py's eval.csv, eval.json,

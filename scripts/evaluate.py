@@ -13,9 +13,9 @@ Agents are `random`, `scripted`, `greedy` (or `greedy:NOISE`), `planner` (the se
 (disjoint from every training seed by construction), and a table of battle win rate, mean wins and
 clear rate, each with a 95% interval, rounds survived, per-core rates and the CPU milliseconds an
 action took the agent to choose (a timing of this machine, not reproducible like the rest).
-Writes DIR/eval.csv, DIR/runs.csv (a row per agent and run), DIR/eval.json (the agents' CPU
-milliseconds an action apart, under `timing`: the one part of the output that is not
-reproducible) and TensorBoard under DIR/tb/<agent>/ (default DIR: runs/eval_<rank>_s<seed>):
+Writes DIR/eval.csv (its ms_per_action column is that timing), DIR/runs.csv (a row per agent
+and run), DIR/eval.json (the agents' CPU milliseconds an action apart, under `timing`: with
+eval.csv's column, the one part of the output that is not reproducible) and TensorBoard under DIR/tb/<agent>/ (default DIR: runs/eval_<rank>_s<seed>):
 every agent with the same tags (eval/*, eval/kind_share/<kind>, eval/clear_rate_core/<core>,
 images boards/final/<i>), at the agent's training step (a checkpoint's num_timesteps, the
 `timesteps` of the JSON beside an exported .pt; 0 for the baselines), so the policies line up on
