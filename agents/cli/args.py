@@ -89,11 +89,28 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"warning: {message}", file=file or sys.stderr)
 
 
+def _interrupted_hook(previous):
+    """sys.excepthook that says a Ctrl-C as one line, `interrupted`, not its traceback through
+    whatever the script was doing (the exit status stays Python's for SIGINT); any other
+    uncaught exception goes to `previous`."""
+    def hook(kind, value, tb):
+        if issubclass(kind, KeyboardInterrupt):
+            print("interrupted", file=sys.stderr)
+        else:
+            previous(kind, value, tb)
+    hook.quiet_interrupts = True
+    return hook
+
+
 def script_parser(doc: str | None, **kwargs) -> ScriptParser:
     """A ScriptParser whose --help shows `doc` (the script's docstring) in full, as written.
     Making one also makes the script's warnings one `warning: ...` line on stderr (a pool or a
-    policy of other rules, for instance), without Python's file and line."""
+    policy of other rules, for instance), without Python's file and line, and a Ctrl-C one
+    `interrupted` line (the scripts write their files atomically, so nothing half-written is
+    left)."""
     warnings.showwarning = _one_line_warning
+    if not getattr(sys.excepthook, "quiet_interrupts", False):
+        sys.excepthook = _interrupted_hook(sys.excepthook)
     kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
     return ScriptParser(description=(doc or "").strip() or None, **kwargs)
 

@@ -307,3 +307,32 @@ def test_progress_never_in_json_output(tmp_path, files, name):
     json.loads(r.stdout)                        # stdout is the JSON and nothing else
     assert "\r" not in r.stdout and not BAR.search(r.stdout)
     assert BAR.search(r.stderr), r.stderr       # the bar went to stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
+def test_ctrl_c_is_one_line_and_leaves_no_output(tmp_path):
+    """A script stopped by Ctrl-C says `interrupted` (it printed a 35-60 line traceback through
+    whatever it was doing), exits as Python does on SIGINT, and writes no half a pool. The
+    signal is sent once the progress bar shows, so the script is drafting, not importing."""
+    import signal
+    import threading
+    import time
+    out = tmp_path / "pool.json.gz"
+    proc = subprocess.Popen(
+        [sys.executable, str(REPO / "scripts" / "make_opponents.py"), "--rank", "apprentice",
+         "--agents", "greedy", "--runs", "50000", "--out", str(out), "--progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    seen: list[str] = []
+    reader = threading.Thread(target=lambda: seen.extend(iter(lambda: proc.stderr.read(1), "")))
+    reader.start()
+    deadline = time.monotonic() + 120
+    while "drafting" not in "".join(seen) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    reader.join(timeout=10)
+    stderr = "".join(seen)
+    assert proc.returncode in (-signal.SIGINT, 128 + signal.SIGINT), (proc.returncode, stderr)
+    assert "Traceback" not in stderr and stderr.rstrip().endswith("interrupted"), stderr
+    assert not out.exists() and not list(tmp_path.iterdir())
