@@ -45,14 +45,30 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def _seed(text: str) -> int:
-    """A seed: an integer >= 0."""
+# Seeds a command line takes (here and in scripts/, agents.cli.args): 32-bit, so that the run
+# seeds derived from them stay far inside the int64 that numpy and torch seed with.
+SEED_MAX = 2**32 - 1
+
+
+def _non_negative(text: str) -> int:
+    """An integer >= 0 (an index)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
     if value < 0:
-        raise argparse.ArgumentTypeError(f"a seed is an integer >= 0, got {value}")
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    """A seed: an integer 0..SEED_MAX."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer 0..2**32-1, got {text!r}") from None
+    if not 0 <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"a seed is an integer 0..2**32-1, got {value}")
     return value
 
 
@@ -109,7 +125,7 @@ def _explain(args: argparse.Namespace) -> int:
 def add_play_options(p: argparse.ArgumentParser) -> None:
     """The terminal game's options (`play` here, and scripts/play.py with its `--hint`)."""
     p.add_argument("--seed", type=_seed,
-                   help="the run's seed, an integer >= 0 (default: a random one, printed)")
+                   help="the run's seed, 0..2**32-1 (default: a random one, printed)")
     p.add_argument("--rank", default="0",
                    help="rank name (apprentice, journeyman, ...) or number 0..5 "
                         "(default: 0, the first rank)")
@@ -230,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the game variant (default: the rules file's `variant`, deterministic "
                         "in the shipped rules)")
     p.add_argument("--seed", type=_seed, default=0,
-                   help="the dice variant's seed, an integer >= 0 (default: 0)")
+                   help="the dice variant's seed, 0..2**32-1 (default: 0)")
     p.set_defaults(func=_battle)
 
     p = sub.add_parser("explain", help="each rune's power at battle start and why",
@@ -258,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("board", help="the board file (JSON), or a pool file (with --round)")
     p.add_argument("--round", type=_round_number, metavar="R",
                    help="a pool file's round, 1..999 (required for a pool; default: none)")
-    p.add_argument("--index", type=_seed, default=0, metavar="I",
+    p.add_argument("--index", type=_non_negative, default=0, metavar="I",
                    help="which of the round's boards, most drafted first, >= 0 (default: 0)")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the picture to write, *.png or *.svg, in an existing directory "

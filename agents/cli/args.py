@@ -40,9 +40,10 @@ from rune_env.battle.engines import add_engine_argument, use_engine
 
 from .progress import add_progress_argument
 
-# Seeds the scripts take: 32-bit, so that the run seeds derived from them (evaluation seeds are
-# 2**30 + seed * 1_000_003 + episode) stay far inside the int64 that numpy and torch seed with.
-SEED_MAX = 2**32 - 1
+# Seeds the scripts take: 32-bit (rune_env's command line has the same bound), so that the run
+# seeds derived from them (evaluation seeds are 2**30 + seed * 1_000_003 + episode) stay far
+# inside the int64 that numpy and torch seed with.
+from rune_env.cli import SEED_MAX  # noqa: E402
 
 # The file names a chart may be saved as (matplotlib's savefig picks the format by the suffix).
 CHART_SUFFIXES = (".png", ".svg", ".pdf")

@@ -394,9 +394,13 @@ def assert_one_line_error(r: subprocess.CompletedProcess, *fragments: str) -> No
         assert f in r.stderr, (f, r.stderr)
 
 
-def test_negative_seed_is_one_line_error(cli_main):
-    assert_one_line_error(cli_main("play", "--seed", "-5"), "--seed", "-5", ">= 0")
+def test_a_seed_out_of_range_is_one_line_error(cli_main):
+    """Seeds are 0..2**32-1, as every script has them (a 20-digit seed was taken and shown)."""
+    assert_one_line_error(cli_main("play", "--seed", "-5"), "--seed", "-5", "0..2**32-1")
     assert_one_line_error(cli_main("play", "--seed", "five"), "--seed", "'five'")
+    assert_one_line_error(cli_main("play", "--seed", str(2**32)), "--seed", str(2**32))
+    assert_one_line_error(cli_main("battle", "--seed", "99999999999999999999", "a", "b"),
+                          "--seed", "0..2**32-1")
 
 
 def test_outputs_into_a_missing_directory_or_of_the_wrong_kind(tmp_path, fire_and_empty, cli_main):

@@ -55,7 +55,9 @@ def _flag(value: Any) -> bool:
     return value
 
 
-Seed = Annotated[int, BeforeValidator(lambda v: _whole(v, 0))]
+# >= 1: a rank's agent i drafts on evaluation seed seed * 1000 + i, and seed 0 would replay the
+# runs of evaluations and calibrations on seeds 0, 1, ... (a ghost met in its own run)
+Seed = Annotated[int, BeforeValidator(lambda v: _whole(v, 1))]
 # drafting runs of one agent: the scripts' bound for runs (agents/cli/args.py, MAX_RUNS)
 Runs = Annotated[int, BeforeValidator(lambda v: _whole(v, 1, MAX_RUNS))]
 
@@ -305,5 +307,9 @@ def load_recipes(path: str | Path, rules, root: Path = REPO) -> dict[str, RankRe
             raise RecipeError(f"{source}: {origin('min_trained_share')}: {r.min_trained_share} "
                               f"cannot be met: trained policies play {trained_runs} of the "
                               f"{all_runs} runs")
+        shared = next((other for other, done in out.items() if done.seed == r.seed), None)
+        if shared is not None:
+            raise RecipeError(f"{source}: {origin('seed')}: {r.seed} is ranks.{shared}'s seed too; "
+                              f"two ranks on one seed draft on the same runs (keep seeds apart)")
         out[rank] = RankRecipe(rank, r.seed, r.max_round, r.min_trained_share, tuple(agents))
     return out
