@@ -41,6 +41,13 @@ def test_limits_apply_from_round_3_and_name_the_rounds_over():
     text = format_verdicts([one, two, holes])
     assert "  holds  one_rune wins at most 20% from round 3 on" in text
     assert text.count("FAILS") == 2
+    # the holes' failure points to where the shipped defaults' own hole is explained, once
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if "FAILS  no knockout" in line)
+    assert lines[at + 1].strip() == ('(the shipped defaults fail it too: docs/BALANCE.md, "The '
+                                     'amplify towers and the cap (D-54)")')
+    assert text.count("shipped defaults fail it too") == 1
+    assert "## The amplify towers and the cap (D-54)" in (REPO / "docs" / "BALANCE.md").read_text()
 
 
 def test_no_hole_holds_and_names_the_rounds():
