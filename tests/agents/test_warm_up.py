@@ -98,3 +98,19 @@ def test_a_planner_warms_the_kernel_when_it_is_made(monkeypatch):
     monkeypatch.setattr(planner_module, "warm_up", lambda rules: log.append(rules))
     agent = planner_module.PlannerAgent(RULES, seed=0)
     assert log == [agent.rules]
+
+
+def test_warm_up_compiles_the_board_analysis_greedy_values_boards_with():
+    """In a fresh process: the drafter's and greedy's board values (BoardAnalyser, the kernel's
+    board_analysis) are compiled by warm_up, not at greedy's first timed action (a fresh
+    checkout's first evaluation said 14 CPU ms an action for greedy, then 0.3)."""
+    import subprocess
+    import sys
+    code = ("import rune_env.battle.fast as f\n"
+            "k = f.loaded_kernel()\n"
+            "before = len(k.board_analysis.signatures)\n"
+            "f.warm_up()\n"
+            "print(before, len(k.board_analysis.signatures))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after = map(int, out.stdout.split())
+    assert (before, after) == (0, 1)

@@ -558,14 +558,17 @@ class BoardAnalyser:
 
 def warm_up(rules: Rules | None = None) -> None:
     """Compile (or load from the disk cache) the kernel now rather than at the first battle:
-    its loops of `fast_battles` and of `BattleGrid.play_bounded` (the search player's); then,
-    once a process, take what that loaded out of the garbage collector's walks
-    (`_freeze_long_lived`)."""
+    its loops of `fast_battles` and of `BattleGrid.play_bounded` (the search player's), and the
+    board analysis of `BoardAnalyser` (the drafter's and greedy's board values: compiled at their
+    first action before, which a fresh checkout's first evaluation timed as 5-14 ms an action
+    instead of 0.3); then, once a process, take what that loaded out of the garbage collector's
+    walks (`_freeze_long_lived`)."""
     rules = rules or default_rules()
     b = Board(runes={0: ("fire", 1)})
     fast_battles([(b, b)], rules, workers=1)
     grid = BattleGrid([b], rules)
     grid.play_bounded(grid.rows([b]), 0, [0], [1.0], [0.0], 0.0)
+    BoardAnalyser(rules)(b)
     _freeze_long_lived()
 
 
