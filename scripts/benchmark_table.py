@@ -19,11 +19,12 @@ in J processes at once (one evaluate.py each), since a rank's runs are independe
 
 Writes DIR (default runs/benchmark_s<seed>): DIR/<rank>/ (evaluate.py's eval.csv, eval.json,
 normalized.png and TensorBoard per agent), DIR/benchmark.json and DIR/benchmark.csv (a row per
-agent and rank), DIR/normalized.png (the normalized scores, agents by rank), and TensorBoard
+agent and rank), DIR/benchmark.md (the table as markdown, agents by ranks, as docs/RESULTS.md
+shows it), DIR/normalized.png (the normalized scores, agents by rank), and TensorBoard
 DIR/tb/<agent>/ with benchmark/normalized_wins (and _lo, _hi), benchmark/mean_wins and
 benchmark/clear_rate at step = the rank's number (0 apprentice .. 5 archmage), so each agent is
-one curve over the ranks and the agents sit side by side. Prints the table (markdown; --json:
-benchmark.json's content instead).
+one curve over the ranks and the agents sit side by side. Prints the table, a row per agent and
+rank with aligned columns (--json: benchmark.json's content instead).
 
 A bad argument, rank or agent is one `error: ...` line and exit status 2 before anything is
 played; a rank whose evaluation fails stops the table with its error. A progress bar (ranks
@@ -137,6 +138,24 @@ def markdown(table: dict, ranks: list[str]) -> str:
     return "\n".join(lines)
 
 
+def terminal_table(table: dict, ranks: list[str]) -> str:
+    """The same figures for a terminal: a row per agent and rank, the agent's rows together,
+    columns aligned (the markdown, with a cell of three figures, is benchmark.md)."""
+    from agents.cli.tables import text_table
+    agents = list(next(iter(table.values()))["agents"])
+    rows = []
+    for name in agents:
+        for rank in ranks:
+            e = table[rank]
+            s = e["agents"][name]
+            rows.append([name if rank == ranks[0] else "", rank,
+                         format_score(e["normalized"]["scores"].get(name)),
+                         f"{s['mean_wins']:.2f} [{s['wins_ci'][0]:.2f}, {s['wins_ci'][1]:.2f}]",
+                         f"{s['clear_rate']:.2f}", f"{e['timing']['ms_per_action'][name]:.2f}"])
+    return "\n".join(text_table(["agent", "rank", "normalized [95%]", "mean wins [95%]",
+                                  "clear rate", "CPU ms an action"], rows, left=2))
+
+
 def write_outputs(out: Path, table: dict, ranks: list[str], rules, context: dict) -> None:
     from torch.utils.tensorboard import SummaryWriter
     names = [r.id for r in rules.spec.ranks]
@@ -154,6 +173,7 @@ def write_outputs(out: Path, table: dict, ranks: list[str], rules, context: dict
                             *n["ci"], e["normalized"]["floor"], e["normalized"]["top"],
                             e["rules_hash"], e["seed"], e["timing"]["ms_per_action"][name]])
     (out / "benchmark.json").write_text(json.dumps({**context, "ranks": table}, indent=1))
+    (out / "benchmark.md").write_text(markdown(table, ranks) + "\n")
     from agents.evaluation.labels import fresh_tb_run, tb_dir_name
     agents = list(next(iter(table.values()))["agents"])
     for name in agents:
@@ -273,8 +293,9 @@ def _benchmark(a, rules, ranks, runs, agents, out) -> int:
     else:
         print(f"normalized mean wins [95%]: {FLOOR} = 0, {context['top']} = 1; seed {a.seed}, "
               f"rules {rules.hash}, runs {', '.join(f'{r} {runs[r]}' for r in ranks)}\n")
-        print(markdown(table, ranks))
-        print(f"\nwritten: {out}/benchmark.csv, benchmark.json, normalized.png, tb/, <rank>/")
+        print(terminal_table(table, ranks))
+        print(f"\nwritten: {out}/benchmark.csv, benchmark.json, benchmark.md (the table as "
+              f"markdown), normalized.png, tb/, <rank>/")
     return 0
 
 

@@ -205,23 +205,32 @@ def print_head_to_head(matrix: dict[str, dict[str, float]]) -> None:
             f"{'-':>15}" if r == c else f"{matrix[r][c]:>15.3f}" for c in names))
 
 
-def format_table(summaries: dict[str, dict], normalized: dict | None = None) -> str:
+def format_table(summaries: dict[str, dict], normalized: dict | None = None,
+                 context: dict | None = None) -> str:
+    """The printed table: what was played (`context`: rank, opponents, rules, seed), then a row
+    per agent with its rates and 95% intervals and a line of its per-core rates and timing."""
+    from agents.cli.tables import text_table
     from agents.evaluation.normalize import format_score
-    extra = f" {'normalized':>22}" if normalized else ""
-    lines = [f"{'agent':<28} {'runs':>5} {'battle win rate':>24} {'mean wins':>22} "
-             f"{'clear rate':>22} {'rounds':>6}" + extra]
-    for name, s in summaries.items():
-        lines.append(
-            f"{name:<28} {s['episodes']:>5} "
-            f"{s['battle_win_rate']:>7.3f} [{s['battle_ci'][0]:.3f}, {s['battle_ci'][1]:.3f}] "
-            f"{s['mean_wins']:>6.2f} [{s['wins_ci'][0]:.2f}, {s['wins_ci'][1]:.2f}]   "
-            f"{s['clear_rate']:>6.3f} [{s['clear_ci'][0]:.3f}, {s['clear_ci'][1]:.3f}] "
-            f"{s['rounds_survived']:>6.2f}"
-            + (f" {format_score(normalized.get(name)):>22}" if normalized else ""))
+
+    def rate(value, ci, digits):
+        return f"{value:.{digits}f} [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+    header = ["agent", "runs", "battle win rate [95%]", "mean wins [95%]", "clear rate [95%]",
+              "rounds"] + (["normalized [95%]"] if normalized else [])
+    rows = [[name, str(s["episodes"]), rate(s["battle_win_rate"], s["battle_ci"], 3),
+             rate(s["mean_wins"], s["wins_ci"], 2), rate(s["clear_rate"], s["clear_ci"], 3),
+             f"{s['rounds_survived']:.2f}"]
+            + ([format_score(normalized.get(name))] if normalized else [])
+            for name, s in summaries.items()]
+    head, *body = text_table(header, rows)
+    lines = [] if context is None else [
+        f"{context['rank']} against {context['opponents']}; rules {context['rules_hash']}, "
+        f"evaluation seed {context['seed']}, {context['episodes']} runs an agent"]
+    lines.append(head)
+    for line, s in zip(body, summaries.values()):
         cores = ", ".join(f"{c} {v['battle_win_rate']:.2f}/{v['clear_rate']:.2f}"
                           for c, v in s["by_core"].items())
-        lines.append(f"{'':<28}   per core (battle win / clear): {cores}; "
-                     f"{s['ms_per_action']:.2f} CPU ms an action")
+        lines += [line, f"    per core (battle win / clear): {cores}; "
+                        f"{s['ms_per_action']:.2f} CPU ms an action"]
     return "\n".join(lines)
 
 
@@ -401,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         print(json.dumps(out))
     else:
-        print(format_table(summaries, normalized))
+        print(format_table(summaries, normalized, context))
         if pairs:
             print(format_paired(pairs, a.episodes))
         if "head_to_head" in out:

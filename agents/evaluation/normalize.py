@@ -78,12 +78,13 @@ def log_score(writer, tag: str, entry: dict, step: int) -> None:
 
 
 def format_score(entry: dict | None) -> str:
-    """'0.734 [0.61, 0.85]', with '-' for what has no value."""
+    """'0.73 [0.61, 0.85]' (the score as its bounds, to the hundredth), with '-' for what has
+    no value."""
     if entry is None or entry["score"] is None:
         return "-"
     lo, hi = entry["ci"]
     bound = (lambda v: "-" if v is None else f"{v:.2f}")
-    return f"{entry['score']:.3f} [{bound(lo)}, {bound(hi)}]"
+    return f"{entry['score']:.2f} [{bound(lo)}, {bound(hi)}]"
 
 
 def normalized_figure(rank: str, labels: list[str], scores: dict[str, dict], title: str = ""):

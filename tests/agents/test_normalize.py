@@ -58,7 +58,7 @@ def test_no_score_where_the_top_does_not_beat_the_floor():
     out = normalized_scores({"random": [0, 0, 0, 0], "planner": [4, 0, 0, 0], "a": [2, 0, 0, 0]},
                             "random", "planner", seed=0)
     assert out["a"]["score"] == pytest.approx(0.5) and out["a"]["ci"] == [None, None]
-    assert format_score(out["a"]) == "0.500 [-, -]"
+    assert format_score(out["a"]) == "0.50 [-, -]"
 
 
 def test_bad_input():
@@ -139,6 +139,19 @@ def test_benchmark_table_puts_the_ranks_side_by_side(tmp_path, script_main):
     assert steps == [0, 5]            # apprentice is rank 0, archmage rank 5
     assert [e.value for e in ea.Scalars("benchmark/mean_wins")] == pytest.approx(
         [data["ranks"][r]["agents"]["scripted"]["mean_wins"] for r in ("apprentice", "archmage")])
+    # printed: a row per agent and rank, each header ending where its column's figures end; the
+    # markdown (a cell of three figures a rank) goes to benchmark.md
+    from conftest import script_module
+    bench = script_module("benchmark_table")
+    lines = bench.terminal_table(data["ranks"], ["apprentice", "archmage"]).splitlines()
+    assert len(lines) == 1 + 3 * 2 and lines[1].startswith("scripted") and lines[2].startswith(" ")
+    head = lines[0]
+    for title in ("normalized [95%]", "mean wins [95%]", "clear rate"):
+        end = head.index(title) + len(title)
+        assert all(line[end - 1] != " " and (len(line) == end or line[end] == " ")
+                   for line in lines[1:]), title
+    assert (out / "benchmark.md").read_text() == bench.markdown(data["ranks"],
+                                                                ["apprentice", "archmage"]) + "\n"
 
 
 @pytest.mark.parametrize("args, words", [
