@@ -22,6 +22,7 @@ one `error: ...` line and exit status 2. A progress bar (runs and games) goes to
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from agents import make_agent
 from agents.cli.args import (add_count_argument, add_json_argument, add_opponents_argument,
@@ -30,10 +31,12 @@ from agents.cli.args import (add_count_argument, add_json_argument, add_opponent
                              parse_with_rules, rules_env_kwargs, script_parser)
 from agents.cli.fanout import add_ray_argument, ray_problem, run_tasks
 from agents.cli.progress import bar
+from agents.cli.provenance import shown
 from agents.evaluation.builds import play_games, play_run_builds, round_table
 from agents.evaluation.runs import MAX_EPISODES, eval_run_seed, summarise, wilson
 from rune_env.run.opponents import PoolError
 
+ROOT = Path(__file__).resolve().parents[1]
 RUNS_PER_TASK = 5
 GAMES_PER_TASK = 5
 
@@ -49,8 +52,10 @@ def build_parser(rules=None):
     add_count_argument(p, "--runs", 50, "runs per rank", high=MAX_EPISODES)
     add_count_argument(p, "--duels", 0, "duels against each --against agent", low=0,
                        high=100_000)
-    p.add_argument("--against", nargs="*", default=["agents/models/league_s0.pt"], metavar="A",
-                   help="the duel opponents (default: agents/models/league_s0.pt)")
+    # the default found from anywhere, not only from the repository's root
+    p.add_argument("--against", nargs="*", default=[str(ROOT / "agents" / "models" / "league_s0.pt")],
+                   metavar="A", help="the duel opponents (default: the repository's "
+                                     "agents/models/league_s0.pt)")
     add_seed_argument(p)
     add_opponents_argument(p, "what the runs play against")
     add_rules_argument(p)
@@ -136,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             scores = [x for chunk in run_tasks(play_games, tasks, a.ray, progress,
                                                 [n for *_, n in tasks]) for x in chunk]
             wins = sum(x == 1.0 for x in scores)
-            out["duels"][other] = {"games": len(scores), "wins": wins,
+            out["duels"][shown(Path(other)) if Path(other).exists() else other] = {"games": len(scores), "wins": wins,
                                    "draws": sum(x == 0.5 for x in scores),
                                    "score": sum(scores) / len(scores), "win_rate": wins / len(scores),
                                    "win_ci": list(wilson(wins, len(scores)))}

@@ -86,8 +86,16 @@ class ScriptParser(argparse.ArgumentParser):
         self.exit(2, f"error: {' '.join(message.split())}\n")
 
 
+_WARNED: set[str] = set()
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    print(f"warning: {message}", file=file or sys.stderr)
+    # once a process: the same file met again (a policy made as each rank's, each duel's,
+    # each league member's agent) says nothing new
+    text = str(message)
+    if text not in _WARNED:
+        _WARNED.add(text)
+        print(f"warning: {text}", file=file or sys.stderr)
 
 
 def _interrupted_hook(previous):
@@ -106,7 +114,8 @@ def _interrupted_hook(previous):
 def script_parser(doc: str | None, **kwargs) -> ScriptParser:
     """A ScriptParser whose --help shows `doc` (the script's docstring) in full, as written.
     Making one also makes the script's warnings one `warning: ...` line on stderr (a pool or a
-    policy of other rules, for instance), without Python's file and line, and a Ctrl-C one
+    policy of other rules, for instance), without Python's file and line, each said once, and a
+    Ctrl-C one
     `interrupted` line (the scripts write their files atomically, so nothing half-written is
     left)."""
     warnings.showwarning = _one_line_warning

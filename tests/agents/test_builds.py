@@ -125,3 +125,21 @@ def test_planner_report_fields_opponents_and_refuses_a_pool_of_other_rules(tmp_p
     r = script_main("planner_report", "--ranks", "--no-progress")
     assert (r.returncode, r.stdout, r.stderr) == (2, "", "error: nothing to do: no --ranks and no "
                                                         "--duels\n")
+
+
+def test_planner_report_duels_from_anywhere_and_warns_once(tmp_path):
+    """Run from outside the repository, the default opponent (the repository's league_s0.pt)
+    is found (a path relative to the root was 'no such policy file' elsewhere), named as the
+    repository names it, and its rules warning (it was trained under balance_v2) said once, not
+    once per duel task."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, str(repo / "scripts" / "planner_report.py"), "--agent",
+                        "greedy", "--ranks", "--duels", "6", "--no-progress"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "duels against agents/models/league_s0.pt: 6 games" in r.stdout
+    assert r.stderr.count("warning:") == 1 and "league_s0.pt: policy was trained under rules" \
+        in r.stderr
