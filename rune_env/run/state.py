@@ -339,8 +339,19 @@ def _check_content(state: RunState) -> None:
     ]
     for key, values, known in checks:
         for v in values:
-            if v not in known:
-                raise RunStateError(f"saved run: {key}: unknown {v!r}")
+            if not isinstance(v, str) or v not in known:      # a list is unhashable: not a name
+                raise RunStateError(f"saved run: {key}: unknown {shown(v)}")
+    # the shop has its fixed slots (a bought offer leaves None): the observation and the mask
+    # are written slot by slot into arrays of the rules' sizes, so a longer shop wrote past them
+    for key, offers, size in (("shop_runes", state.shop_runes, spec.run.shop_rune_offers),
+                              ("shop_artifacts", state.shop_artifacts,
+                               spec.run.shop_artifact_offers)):
+        if len(offers) != size:
+            raise RunStateError(f"saved run: {key}: {len(offers)} offers; the rules' shop has "
+                                f"{size}")
+    if not state.unlocked or len(set(state.unlocked)) != len(state.unlocked):
+        raise RunStateError("saved run: unlocked: the shop's kinds, at least one, each once")
+    _check_pending(state)
     if not 0 <= state.rank < len(spec.ranks):
         raise RunStateError(f"saved run: rank {state.rank} out of range")
     if len(state.hand) > state.hand_slots or state.hand_slots > spec.run.hand_slots_max:
@@ -350,6 +361,37 @@ def _check_content(state: RunState) -> None:
         raise RunStateError("saved run: more artifacts or artifact slots than the rules allow")
     if state.mana < 0 or state.lamps < 0 or state.round < 1:
         raise RunStateError("saved run: negative mana or lamps, or a round below 1")
+
+
+def _check_pending(state: RunState) -> None:
+    """A saved pending choice (and its queue) offers what the run could offer: 1 .. the rules'
+    number of options (a core choice: the cores), distinct, each one of its kind's names (a
+    reward: a category of REWARD_CATEGORIES, an artifact's naming a known artifact)."""
+    from .rewards import ARTIFACT, REWARD_CATEGORIES, RewardOption
+    if state.pending is None:
+        return
+    spec = state.rules.spec
+    most = {"core": len(spec.cores), "reward": spec.run.reward_choices,
+            "relic": spec.run.relic_choices}
+
+    def known(kind: str, option: str) -> bool:
+        if kind == "core":
+            return option in spec.cores
+        if kind == "relic":
+            return option in spec.relics
+        reward = RewardOption.parse(option)
+        return reward.category in REWARD_CATEGORIES and (
+            reward.artifact in spec.artifacts if reward.category == ARTIFACT
+            else reward.artifact is None)
+    for choice in [state.pending, *state.pending.queue]:
+        options = choice.options
+        if not 1 <= len(options) <= most[choice.kind] or len(set(map(shown, options))) != len(options):
+            raise RunStateError(f"saved run: pending {choice.kind} choice: 1..{most[choice.kind]} "
+                                f"distinct options, got {len(options)}")
+        for option in options:
+            if not isinstance(option, str) or not known(choice.kind, option):
+                raise RunStateError(f"saved run: pending {choice.kind} choice: unknown option "
+                                    f"{shown(option)}")
 
 
 def _jsonable(obj: Any) -> Any:

@@ -173,6 +173,25 @@ def _drop_run(key):
     (_edit_run("seed", -1), "'run'.*seed"),
     (_edit_run("actions_taken", [2**40]), "'run'.*actions_taken"),
     (_drop_run("rank"), "'run'.*rank"),
+    # the red team's edits (forty-ninth session): 50,000 shop offers were written past the
+    # compiled observation's and mask's arrays (SIGSEGV, a corrupted heap); the others failed
+    # later, inside a step, with an IndexError, numpy's ValueError or an AssertionError
+    (_edit_run("shop_runes", ["fire"] * 50_000), "shop_runes: 50000 offers; the rules' shop has 5"),
+    (_edit_run("shop_runes", ["fire"] * 100), "shop_runes: 100 offers"),
+    (_edit_run("shop_runes", ["fire"] * 4), "shop_runes: 4 offers"),
+    (_edit_run("shop_artifacts", [None, None]), "shop_artifacts: 2 offers; the rules' shop has 1"),
+    (_edit_run("unlocked", []), "unlocked: the shop's kinds, at least one"),
+    (_edit_run("unlocked", ["fire", "fire"]), "unlocked: the shop's kinds"),
+    (_edit_run("artifact_inventory", [["ward_stone"]]), r"artifact_inventory: unknown \['ward_stone'\]"),
+    (_edit_run("pending", {"kind": "core", "options": ["nope"]}), "pending core choice: unknown option 'nope'"),
+    (_edit_run("pending", {"kind": "core", "options": []}), "pending core choice: 1..5 distinct options, got 0"),
+    (_edit_run("pending", {"kind": "reward", "options": ["x"]}), "pending reward choice: unknown option 'x'"),
+    (_edit_run("pending", {"kind": "reward", "options": ["artifact:nope"]}), "unknown option 'artifact:nope'"),
+    (_edit_run("pending", {"kind": "reward", "options": ["mana:x"]}), "unknown option 'mana:x'"),
+    (_edit_run("pending", {"kind": "relic", "options": ["nope"]}), "pending relic choice: unknown option"),
+    (_edit_run("pending", {"kind": "reward", "options": ["mana", "mana"]}), "distinct options, got 2"),
+    (_edit_run("pending", {"kind": "reward", "options": ["mana"],
+                           "queue": [{"kind": "relic", "options": [1]}]}), "unknown option 1"),
 ], ids=lambda v: None if callable(v) else v[:40])
 def test_set_state_refuses_hostile_state_and_leaves_the_env_unchanged(edit, match):
     env = make(core="moon")
