@@ -233,6 +233,19 @@ def test_a_plain_file_past_the_size_limit_is_refused(tmp_path):
     refused(PoolError, lambda: load_pool(path, RULES), "big.json", "larger than 64 MiB")
 
 
+def test_an_unterminated_string_of_escaped_quotes_is_scanned_once(tmp_path):
+    """'"' + '\\"' * n has no closing quote: the shape scan (before the parser and every bound)
+    rescanned it to its end from each quote, 85 s for 160 KB and hours for 1 MB. Now one pass
+    (a few ms); the bound here (5 s for 120 KB, which took about 40 s) only catches the
+    quadratic scan again, it is no speed claim."""
+    import time
+    path = tmp_path / "quad.json"
+    path.write_text('"' + '\\"' * 60_000)
+    started = time.monotonic()
+    refused(BoardError, lambda: load_board(path, RULES), "quad.json", "not valid JSON")
+    assert time.monotonic() - started < 5
+
+
 def test_json_nested_200k_deep_is_refused_quickly(tmp_path):
     path = tmp_path / "deep.json"
     deep = "[" * 200_000 + "]" * 200_000
