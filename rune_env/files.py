@@ -258,10 +258,18 @@ def _check_unique_keys(node, source: str, error: type[Exception]) -> None:
         seen[ident] = key.start_mark.line + 1
 
 
+# A YAML number is built after composing: PyYAML builds a base-60 one (1:59:59...) by a loop
+# of big-integer products, quadratic in its length (minutes for 4 MB), and a long decimal one
+# through int(), so a number is refused by its length first. 100 characters is far above any
+# number a config writes (a float's repr is at most 24).
+MAX_YAML_NUMBER_CHARS = 100
+_YAML_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+
+
 def _check_yaml_nodes(root, source: str, error: type[Exception]) -> None:
     """Refuse a composed YAML document whose aliases expand past MAX_YAML_NODES nodes, nest past
-    MAX_YAML_DEPTH or refer to themselves, or one whose mapping gives a key twice
-    (`_check_unique_keys`). An alias is the same node object as its anchor, so
+    MAX_YAML_DEPTH or refer to themselves, one whose mapping gives a key twice
+    (`_check_unique_keys`), or one with a number longer than MAX_YAML_NUMBER_CHARS. An alias is the same node object as its anchor, so
     each node is measured once (memo by identity) and a bomb is caught before it is built."""
     measured: dict[int, tuple[int, int]] = {}     # id(node) -> (expanded nodes, depth)
     ancestors: set[int] = set()
@@ -274,6 +282,10 @@ def _check_yaml_nodes(root, source: str, error: type[Exception]) -> None:
         if not done:
             if isinstance(node, yaml.MappingNode):
                 _check_unique_keys(node, source, error)
+            elif isinstance(node, yaml.ScalarNode) and node.tag in _YAML_NUMBER_TAGS \
+                    and len(node.value) > MAX_YAML_NUMBER_CHARS:
+                raise error(f"{source}: a number of {len(node.value):,} characters at line "
+                            f"{node.start_mark.line + 1} (at most {MAX_YAML_NUMBER_CHARS})")
             ancestors.add(id(node))
             stack.append((node, True))
             for child in children:

@@ -428,6 +428,21 @@ def test_a_yaml_file_past_its_size_limit_is_refused(tmp_path):
     refused(RulesError, lambda: load_rules(path), "huge.yaml", "larger than 4 MiB")
 
 
+@pytest.mark.parametrize("number", [
+    "1" + ":59" * 200,        # base 60 to YAML 1.1: built by a quadratic loop (minutes at 4 MB)
+    "1" + "0" * 400,          # int() of it, then float(): OverflowError, a traceback
+    "0x" + "f" * 1000,
+    "1." + "5" * 200,
+])
+def test_a_number_of_more_than_100_characters_is_refused_before_it_is_built(tmp_path, number):
+    path = tmp_path / "long.yaml"
+    path.write_text(f"extends: default.yaml\nbattle:\n  duration_s: {number}\n")
+    refused(RulesError, lambda: load_rules(path), "long.yaml",
+            f"a number of {len(number):,} characters at line 3 (at most 100)")
+    from agents.train.config import ConfigError, read_yaml
+    refused(ConfigError, lambda: read_yaml(path), "long.yaml", "a number of")
+
+
 def test_a_few_aliases_still_load(tmp_path):
     """Aliases are bounded, not refused: a small file using them reads as safe_load reads it."""
     text = "extends: " + str(REPO / "configs" / "rules" / "default.yaml") + \
