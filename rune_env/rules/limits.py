@@ -93,12 +93,46 @@ def fastest_interval(spec) -> tuple[float, list[str]]:
 
 def check_battle_limits(spec, ms, error: type[Exception]) -> None:
     """Raise `error` (RulesError) naming the first number of `spec` that could stall a battle:
-    a time (`check_durations`) or a count repeated within a turn above MAX_REPEATS."""
+    a time (`check_durations`), a count repeated within a turn above MAX_REPEATS, or counts and
+    times that are each within their bounds but together make too long a battle
+    (`check_battle_work`)."""
     check_durations(spec, ms, error)
     for where, value in _counts(spec, ""):
         if value > MAX_REPEATS:
             raise error(f"{where}: {value} is more than {MAX_REPEATS} (repeated within one turn; "
                         f"the engines' work per turn is bounded)")
+    check_battle_work(spec, ms, error)
+
+
+# A side's casts in one battle at most: turns a side (the battle over the fastest interval) x
+# hits a cast x casts a turn (1 + extra casts). Each count alone is bounded, but they multiply:
+# 600 s, a turn every 1 ms, 1000 hits and 1000 extra casts passed every check and played one
+# battle for about 27 minutes (red team, forty-ninth session). The bound is the worst file the
+# other checks accepted at the shipped rules' counts (600,000 turns x 2 hits x 2 casts), which
+# plays in under a second on the fast engine (docs/ENVS.md); the defaults use 784.
+MAX_BATTLE_WORK = 2_400_000
+
+
+def _most(spec, key: str) -> tuple[int, str]:
+    """The largest value of a REPEATED_COUNTS key in the spec, and where (0, '' if none)."""
+    found = [(v, where) for where, v in _counts(spec, "")
+             if where.rsplit(".", 1)[-1].split("[")[0] == key]
+    return max(found, default=(0, ""))
+
+
+def check_battle_work(spec, ms, error: type[Exception]) -> None:
+    """Raise `error` when a side could cast more than MAX_BATTLE_WORK hits in one battle."""
+    seconds, _ = fastest_interval(spec)
+    turns = ms(spec.battle.duration_s) // max(1, ms(seconds))
+    hits, hits_at = _most(spec, "hits")
+    extra, extra_at = _most(spec, "extra_casts")
+    work = turns * max(1, hits) * (1 + extra)
+    if work > MAX_BATTLE_WORK:
+        raise error(f"battle.duration_s: {spec.battle.duration_s:g} s at the fastest turn "
+                    f"({ms(seconds)} ms: {turns:,} turns a side) x {hits} hits ({hits_at}) x "
+                    f"{1 + extra} casts a turn ({extra_at or 'no extra casts'}) is {work:,} hits "
+                    f"a battle; at most {MAX_BATTLE_WORK:,}: shorten the battle, slow the turns "
+                    f"or lower the counts")
 
 
 def check_durations(spec, ms, error: type[Exception]) -> None:

@@ -218,3 +218,30 @@ def test_an_override_that_breaks_the_rules_names_itself():
         load_rules(overrides={"run.lamps": -1})
     assert str(exc.value).startswith("run.lamps: Input should be greater than or equal to 1")
     assert str(exc.value).endswith(f"[{DEFAULT_RULES_PATH} with the override run.lamps]")
+
+
+def test_counts_and_times_that_multiply_past_the_battle_work_bound_are_refused(tmp_path):
+    """600 s at a turn every 1 ms (the fastest interval, 0.001 s x moon 0.8 x swift 0.85 x
+    hourglass 0.9 = 0.612 ms, rounds to 1 ms): 600,000 turns a side. At the shipped counts
+    (wind's 2 hits, thundercloud's 1 extra cast) that is 600,000 x 2 x 2 = 2,400,000 hits a
+    battle, the bound: accepted. 3 hits: 3,600,000, refused; the red team's 1000 hits and 1000
+    extra casts (each within MAX_REPEATS) played one battle for about 27 minutes."""
+    head = "extends: default.yaml\nbattle: {duration_s: 600, base_interval_s: 0.001}\n"
+    path = tmp_path / "at_bound.yaml"
+    path.write_text(head)
+    load_rules(path)
+    wind = yaml.safe_load(DEFAULT_RULES_PATH.read_text())["runes"]["wind"]
+    for hits, work in ((3, "3,600,000"), (1000, "1,200,000,000")):
+        path = tmp_path / f"hits{hits}.yaml"
+        path.write_text(head + yaml.safe_dump({"runes": {"wind": {**wind, "hits": hits}}}))
+        with pytest.raises(RulesError) as exc:
+            load_rules(path)
+        assert str(exc.value).startswith(
+            f"battle.duration_s: 600 s at the fastest turn (1 ms: 600,000 turns a side) x {hits} "
+            f"hits (runes.wind.hits) x 2 casts a turn (flows[6].extra_casts) is {work} hits a "
+            f"battle; at most 2,400,000")
+    # the same 1000 hits in a battle of the defaults' 60 s and intervals: 196 turns, accepted
+    path = tmp_path / "hits_default_times.yaml"
+    path.write_text("extends: default.yaml\n"
+                    + yaml.safe_dump({"runes": {"wind": {**wind, "hits": 1000}}}))
+    load_rules(path)
