@@ -161,14 +161,18 @@ def space_from_json(data, where: str, allow_dict: bool = True):
         if not isinstance(parts, list) or not 1 <= len(parts) <= MAX_DICT_PARTS or not all(
                 isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in parts):
             raise PolicyFileError(f"{where}.spaces must be 1..{MAX_DICT_PARTS} [name, space] pairs")
+        # all the parts together within MAX_INPUTS before any part's bounds are built: 64 parts
+        # of 10^7 entries each passed alone and built 6.6 GB of bounds before the network's
+        # size was refused (red team)
+        total = sum(_box_size(s, f"{where}.{name}") for name, s in parts
+                    if isinstance(s, dict) and s.get("type") == "Box")
+        if total > MAX_INPUTS:
+            raise PolicyFileError(f"{where}: its parts hold {total:,} entries together, more "
+                                  f"than {MAX_INPUTS:,}")
         return spaces.Dict({name: space_from_json(s, f"{where}.{name}", allow_dict=False)
                             for name, s in parts})
     shape = data["shape"]
-    if not isinstance(shape, list) or not 1 <= len(shape) <= 4:
-        raise PolicyFileError(f"{where}.shape must be a list of 1 to 4 sizes, got {shape!r}")
-    size = math.prod(_whole(s, f"{where}.shape", 1, MAX_INPUTS) for s in shape)
-    if size > MAX_INPUTS:
-        raise PolicyFileError(f"{where}: {size} entries, more than {MAX_INPUTS}")
+    size = _box_size(data, where)
     if data["dtype"] not in BOX_DTYPES:
         raise PolicyFileError(f"{where}.dtype must be one of {list(BOX_DTYPES)}, got {data['dtype']!r}")
     low = _bound_from_json(data["low"], size, f"{where}.low").reshape(shape)
@@ -176,6 +180,18 @@ def space_from_json(data, where: str, allow_dict: bool = True):
     if (low > high).any():
         raise PolicyFileError(f"{where}: a low bound above its high bound")
     return spaces.Box(low.astype(data["dtype"]), high.astype(data["dtype"]), dtype=np.dtype(data["dtype"]))
+
+
+def _box_size(data: dict, where: str) -> int:
+    """The entries of a Box description's shape (1 to 4 sizes, each and all at most
+    MAX_INPUTS); PolicyFileError naming `where` otherwise."""
+    shape = data.get("shape")
+    if not isinstance(shape, list) or not 1 <= len(shape) <= 4:
+        raise PolicyFileError(f"{where}.shape must be a list of 1 to 4 sizes, got {shown(shape)}")
+    size = math.prod(_whole(s, f"{where}.shape", 1, MAX_INPUTS) for s in shape)
+    if size > MAX_INPUTS:
+        raise PolicyFileError(f"{where}: {size} entries, more than {MAX_INPUTS}")
+    return size
 
 
 # -- the description -----------------------------------------------------------------------------

@@ -292,3 +292,20 @@ def test_expert_iteration_refuses_duel_policy_before_writing(tmp_path, capsys):
     assert len(err) == 1 and str(duel) in err[0] and "1780" in err[0] and "1031" in err[0]
     assert not out.exists()                 # no tb/, no iter_1/demos.npz
     script.check_observation_size(str(SOURCE), "archmage", None)   # a run policy passes
+
+
+def test_a_dict_observation_is_bounded_by_all_its_parts_together():
+    """64 parts of 10^7 entries each passed part by part and built 6.6 GB of bounds before the
+    network's size was refused (106 s); the parts' sum is checked first, from the shapes alone."""
+    import time
+    from agents.policy.file import MAX_INPUTS, space_from_json
+    part = {"type": "Box", "shape": [MAX_INPUTS], "dtype": "float32", "low": 0, "high": 1}
+    started = time.monotonic()
+    with pytest.raises(PolicyFileError) as exc:
+        space_from_json({"type": "Dict", "spaces": [[f"p{i}", part] for i in range(64)]}, "obs")
+    assert time.monotonic() - started < 5       # no bounds built (no speed claim)
+    _one_line_error(exc.value, "obs: its parts hold 640,000,000 entries together, more than "
+                               "10,000,000")
+    half = dict(part, shape=[MAX_INPUTS // 2])
+    space = space_from_json({"type": "Dict", "spaces": [["a", half], ["b", half]]}, "obs")
+    assert sum(s.shape[0] for s in space.spaces.values()) == MAX_INPUTS   # at the bound: taken
