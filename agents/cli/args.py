@@ -98,13 +98,33 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
         print(f"warning: {text}", file=file or sys.stderr)
 
 
+def _input_errors() -> tuple[type, ...]:
+    """The errors that name a bad input (a file, a number, a name) in one line: a script that
+    meets one where it did not expect it (a policy that does not fit the env, found at its first
+    action) still says it in that line."""
+    from rune_env.rules import BoardError, RulesError
+    from rune_env.run.opponents import PoolError
+    from rune_env.run.record import RecordError
+    from rune_env.run.state import RunStateError
+    found: list[type] = [BoardError, RulesError, PoolError, RecordError, RunStateError]
+    for module, name in (("agents.policy", "PolicyLoadError"),
+                         ("agents.train.config", "ConfigError")):
+        kind = getattr(sys.modules.get(module), name, None)
+        if kind is not None:
+            found.append(kind)
+    return tuple(found)
+
+
 def _interrupted_hook(previous):
     """sys.excepthook that says a Ctrl-C as one line, `interrupted`, not its traceback through
-    whatever the script was doing (the exit status stays Python's for SIGINT); any other
+    whatever the script was doing (the exit status stays Python's for SIGINT), and an uncaught
+    bad-input error (`_input_errors`) as its one `error: ...` line (exit status 1); any other
     uncaught exception goes to `previous`."""
     def hook(kind, value, tb):
         if issubclass(kind, KeyboardInterrupt):
             print("interrupted", file=sys.stderr)
+        elif issubclass(kind, _input_errors()):
+            print(f"error: {' '.join(str(value).split())}", file=sys.stderr)
         else:
             previous(kind, value, tb)
     hook.quiet_interrupts = True

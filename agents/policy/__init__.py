@@ -305,6 +305,8 @@ class PolicyAgent:
         space = getattr(self.model, "observation_space", None)
         shape = getattr(space, "shape", None)
         self.observation_size = int(shape[0]) if shape is not None and len(shape) == 1 else None
+        actions = getattr(getattr(self.model, "action_space", None), "n", None)
+        self.action_count = int(actions) if actions is not None else None
         # a masked policy is put in evaluation mode once, here, instead of at every predict()
         # (set_training_mode walks every module: a third of an action's time); `act` then runs
         # predict()'s own steps, the same arithmetic on the same tensors, so the same actions
@@ -378,8 +380,21 @@ class PolicyAgent:
             import torch
             torch.manual_seed(seed)
 
+    def _misfit(self, got: int, actions: int) -> PolicyLoadError:
+        return PolicyLoadError(
+            f"{self.name}: the policy reads {self.observation_size} observation entries and "
+            f"chooses among {self.action_count} actions; this env gives {got} entries and "
+            f"{actions} actions (a policy of another env, or of rules with other tables)")
+
     def act(self, observation, action_mask: np.ndarray, state=None) -> int:
         size = self.observation_size
+        actions = self.action_count
+        if isinstance(observation, np.ndarray) and size is not None and (
+                observation.shape[-1] > size
+                or (actions is not None and np.size(action_mask) > actions)):
+            # a policy made for another env: one line, not torch's or SB3's error from inside
+            # (a shorter observation is a duel policy's in a run: padded below)
+            raise self._misfit(observation.shape[-1], np.size(action_mask))
         if size is not None and isinstance(observation, np.ndarray) and observation.shape[-1] < size:
             # a duel-trained policy in a one-player run (a pool's drafter, an evaluation): the
             # run's observation is the first part of the duel's; the opponent part reads as

@@ -309,3 +309,30 @@ def test_a_dict_observation_is_bounded_by_all_its_parts_together():
     half = dict(part, shape=[MAX_INPUTS // 2])
     space = space_from_json({"type": "Dict", "spaces": [["a", half], ["b", half]]}, "obs")
     assert sum(s.shape[0] for s in space.spaces.values()) == MAX_INPUTS   # at the bound: taken
+
+
+@pytest.mark.parametrize("entries, actions", [(2000, 593), (1031, 700)])
+def test_a_policy_of_another_env_says_so_at_its_first_action(entries, actions):
+    """The shipped policy reads 1031 entries and chooses among 593 actions. An env giving more
+    entries or more actions is one line naming both shapes: SB3's 'Unexpected observation
+    shape' or an IndexError in torch came out of evaluate.py as a 28-line traceback (red team).
+    (Fewer entries are a duel policy's in a run, which reads the run's part, zeros after.)"""
+    agent = PolicyAgent(str(SOURCE))
+    assert (agent.observation_size, agent.action_count) == (1031, 593)
+    with pytest.raises(PolicyLoadError) as exc:
+        agent.act(np.zeros(entries, dtype=np.float32), np.ones(actions, dtype=bool))
+    _one_line_error(exc.value, str(SOURCE), "reads 1031 observation entries and chooses among "
+                    f"593 actions; this env gives {entries} entries and {actions} actions")
+
+
+def test_an_uncaught_bad_input_error_in_a_script_is_one_line():
+    """Raised where a script did not expect it (a policy's misfit at its first action), a
+    bad-input error is still one `error:` line (script_parser's hook), exit status 1."""
+    import subprocess
+    import sys
+    code = ("from agents.cli.args import script_parser\n"
+            "script_parser('x')\n"
+            "from agents.policy import PolicyLoadError\n"
+            "raise PolicyLoadError('f.pt: the policy reads\\n5 entries')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (1, "error: f.pt: the policy reads 5 entries\n")
