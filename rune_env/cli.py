@@ -28,7 +28,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from .files import write_bytes_atomic, write_text_atomic
+from .files import printable_line, write_bytes_atomic, write_text_atomic
 from .rules import BoardError, RulesError, load_board, load_rules
 
 RULES_HELP = "a rules YAML file (default: configs/rules/default.yaml)"
@@ -191,7 +191,7 @@ def _render(args: argparse.Namespace) -> int:
         write_bytes_atomic(out, board_png(board, rules, annotate=args.annotate))
     else:
         write_text_atomic(out, board_svg(board, rules, annotate=args.annotate))
-    print(f"wrote {out}: {what}")
+    print(printable_line(f"wrote {out}: {what}"))
     return 0
 
 
@@ -225,7 +225,8 @@ def _replay(args: argparse.Namespace) -> int:
     b = load_board(args.board_b, rules)
     page = replay_html(a, b, rules, names=(Path(args.board_a).stem, Path(args.board_b).stem))
     write_text_atomic(out, page)
-    print(f"wrote {out}: the replay of {Path(args.board_a).name} against {Path(args.board_b).name}")
+    print(printable_line(f"wrote {out}: the replay of {Path(args.board_a).name} against "
+                         f"{Path(args.board_b).name}"))
     return 0
 
 
@@ -332,7 +333,7 @@ def _quiet_stdout() -> None:
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    print(f"warning: {message}", file=file or sys.stderr)
+    print(f"warning: {printable_line(message)}", file=file or sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -347,11 +348,11 @@ def main(argv: list[str] | None = None) -> int:
         _quiet_stdout()
         return 1
     except (BoardError, RulesError, CommandError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable_line(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:      # an output file that cannot be written
         name = f"{exc.filename}: " if exc.filename else ""
-        print(f"error: {name}{exc.strerror or exc}", file=sys.stderr)
+        print(f"error: {printable_line(f'{name}{exc.strerror or exc}')}", file=sys.stderr)
         return 2
 
 

@@ -73,6 +73,16 @@ def shown(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def printable_line(text: Any, limit: int = 1000) -> str:
+    """`text` as one printable line for a terminal: whitespace runs as one space, any other
+    control character escaped as Python writes it (ESC as \\x1b, so a file's name or text cannot
+    move the cursor, retitle the window or recolour the screen), cut to `limit` characters (a
+    3 MB value in a rules file made a 3 MB error line)."""
+    out = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1]
+                  for c in " ".join(str(text).split()))
+    return out if len(out) <= limit else out[:limit - 3] + "..."
+
+
 # -- bounded reading ---------------------------------------------------------------------------
 # The input bounds below are not game numbers: they keep a hostile or broken file from costing
 # more than a few hundred MB and a few seconds before it is refused (issue 28). Each is far above
@@ -124,10 +134,15 @@ def read_text(path: Path, what: str, error: type[Exception], limit: int = MAX_FI
     traceback. A name ending in .gz is decompressed first, in bounded chunks (a file that is not
     valid gzip raises `error("<path>: not a valid gzip file, truncated or corrupt? (...)")`)."""
     path = Path(path)
+    label = f"cannot read {what}" if what else "cannot read"
+    # a FIFO blocks in open() until something writes to it (a hang, not an error); a device
+    # has no end of its own: only regular files are inputs
+    if path.exists() and not path.is_file():
+        kind = "a directory" if path.is_dir() else "not a regular file: a pipe or a device?"
+        raise error(f"{path}: {label} ({kind})")
     try:
         data = _read_bounded(path, limit, error)
     except OSError as exc:
-        label = f"cannot read {what}" if what else "cannot read"
         raise error(f"{path}: {label} ({exc.strerror or exc})") from None
     try:
         return data.decode("utf-8")

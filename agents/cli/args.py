@@ -95,7 +95,8 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     text = str(message)
     if text not in _WARNED:
         _WARNED.add(text)
-        print(f"warning: {text}", file=file or sys.stderr)
+        from rune_env.files import printable_line
+        print(f"warning: {printable_line(text)}", file=file or sys.stderr)
 
 
 def _input_errors() -> tuple[type, ...]:
@@ -124,7 +125,8 @@ def _interrupted_hook(previous):
         if issubclass(kind, KeyboardInterrupt):
             print("interrupted", file=sys.stderr)
         elif issubclass(kind, _input_errors()):
-            print(f"error: {' '.join(str(value).split())}", file=sys.stderr)
+            from rune_env.files import printable_line
+            print(f"error: {printable_line(value)}", file=sys.stderr)
         else:
             previous(kind, value, tb)
     hook.quiet_interrupts = True
@@ -243,7 +245,8 @@ def remove_made(made, contents: bool = False) -> None:
 
 def fail(message: str) -> int:
     """Report an error as one line on stderr; returns 2, the scripts' exit status for it."""
-    print(f"error: {' '.join(str(message).split())}", file=sys.stderr)
+    from rune_env.files import printable_line
+    print(f"error: {printable_line(message)}", file=sys.stderr)
     return 2
 
 

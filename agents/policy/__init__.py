@@ -116,16 +116,20 @@ def model_card(path: str | Path) -> dict | None:
     `.pt` (agents/models/*.json, a run's final_policy.json); for a run's `.zip` (final_model.zip
     or checkpoints/model_<N>_steps.zip), the run's final_policy.json. None if there is none or
     it is not valid JSON."""
-    import json
     path = Path(path)
     if path.suffix == ".pt":
         card = path.with_suffix(".json")
     else:
         card = next((d / "final_policy.json" for d in (path.parent, path.parent.parent)
                      if (d / "final_policy.json").is_file()), path.with_suffix(".json"))
-    try:
-        data = json.loads(card.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):   # nested too deep: the file check names it
+    from rune_env.files import load_json, read_text
+
+    from .file import MAX_CARD_BYTES
+    try:     # bounded: it is read before a checkpoint's trust is checked (a 3 GB sparse file
+        # beside an unsigned .zip took 6.4 GB and 22 s to refuse; a FIFO hung)
+        data = load_json(read_text(card, "card", ValueError, limit=MAX_CARD_BYTES), str(card),
+                         ValueError)
+    except (OSError, ValueError, RecursionError):   # the file check names a bad card
         return None
     return data if isinstance(data, dict) else None
 

@@ -85,10 +85,18 @@ def audit_round_boards(path: Path, rules: Rules, round_: int) -> list[LabelledBo
     families = _round_of(data["rounds"], round_, path, "the audit")["families"]
     out = []
     for name, fam in families.items():
+        if not isinstance(fam, dict) or not all(_is_number(fam.get(k, 0.0)) for k in
+                                                ("win_rate", "fast_kill_rate", "cost")):
+            raise BoardError(f"{path}: round {round_}'s family {name!r}: win_rate, "
+                             f"fast_kill_rate and cost are numbers")
         label = (f"{name}: win {100 * fam['win_rate']:.0f}%, fast kills "
                  f"{100 * fam.get('fast_kill_rate', 0.0):.0f}%, cost {fam['cost']}")
         out.append(_labelled(fam["board"], rules, label, f"{path} round {round_} {name}"))
     return out
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _is_metagame(data: dict) -> bool:
@@ -105,6 +113,13 @@ def metagame_round_boards(path: Path, rules: Rules, round_: int) -> list[Labelle
         raise BoardError(f"{path}: not the metagame's JSON (scripts/metagame.py --json)")
     mixture = _round_of({r["round"]: r for r in data["rounds"]}, round_, path,
                         "the metagame")["mixture"]
+    if not isinstance(mixture, list) or not all(
+            isinstance(m, dict) and _is_number(m.get("weight")) and 0 <= m["weight"] <= 1
+            and _is_number(m.get("cost")) for m in mixture):
+        # a weight of 66 million digits as text passed float() and the label multiplied the
+        # text by 100: 6.6 GB before the error (red team)
+        raise BoardError(f"{path}: round {round_}'s mixture: each entry a weight 0..1 and a cost, "
+                         f"as numbers")
     return _heaviest_first(mixture, lambda m: float(m["weight"]), rules,
                            f"{path} round {round_} mixture",
                            lambda k, m: f"round {round_} mixture #{k}: weight "

@@ -208,7 +208,7 @@ def test_goals_skip_a_round_without_boards_of_a_pool_built_in_memory(tmp_path):
     ({"rounds": {"1": {"families": ["f"]}}},
      "not an audit's JSON: round 1: 'list' object has no attribute 'items'"),
     ({"rounds": [{"round": 1, "mixture": [{"board": {}, "weight": "x"}]}]},
-     "not the metagame's JSON: round 1: could not convert string to float: 'x'"),
+     "round 1's mixture: each entry a weight 0..1 and a cost, as numbers"),
 ])
 def test_a_sheet_of_a_broken_audit_or_metagame_is_one_line(tmp_path, capsys, data, expected):
     path = tmp_path / "report.json"

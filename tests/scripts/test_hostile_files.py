@@ -339,3 +339,65 @@ def test_the_command_line_refuses_them_in_one_line(evil):
         assert r.returncode == 2 and not evil["marker"].exists()
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"error: {evil[kind]}: "), r.stderr
+
+
+# -- the red team's files (forty-ninth session) -------------------------------------------------
+BOARD = REPO / "configs" / "boards" / "node_links.json"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
+def test_a_pipe_or_a_device_as_an_input_file_is_refused_not_waited_on(tmp_path, cli_main):
+    """open() of a FIFO blocks until something writes to it: battle, --rules and --profile
+    hung. Only regular files are read."""
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    for argv in (["battle", str(fifo), str(BOARD)], ["battle", str(BOARD), str(BOARD), "--rules",
+                                                      str(fifo)]):
+        r = cli_main(*argv)
+        assert r.returncode == 2 and r.stderr.startswith(f"error: {fifo}: cannot read")
+        assert r.stderr.endswith("(not a regular file: a pipe or a device?)\n")
+    r = cli_main("battle", str(tmp_path), str(BOARD))
+    assert r.returncode == 2 and r.stderr.endswith("(a directory)\n")
+
+
+def test_control_characters_from_a_file_reach_the_terminal_escaped(tmp_path, cli_main):
+    """A file's name or text with a newline or an escape sequence (ESC ] 0; retitles the
+    window, ESC [31m recolours it) is printed escaped on one line; a 3 MB value makes an error
+    line of at most 1000 characters."""
+    from rune_env.files import printable_line
+    assert printable_line("a\nb\x1b[31mc\x07") == "a b\\x1b[31mc\\x07"
+    assert printable_line("x" * 5000) == "x" * 997 + "..."
+    bad = tmp_path / "bad\x1b]0;pwned\x07.json"
+    bad.write_text("{")
+    r = cli_main("battle", str(bad), str(BOARD))
+    assert r.returncode == 2 and "\x1b" not in r.stderr and "\\x1b]0;pwned\\x07" in r.stderr
+    assert r.stderr.count("\n") == 1
+    rules = tmp_path / "long.yaml"
+    rules.write_text("extends: default.yaml\nbattle:\n  base_hp: " + "x" * 300_000 + "\n")
+    r = cli_main("battle", str(BOARD), str(BOARD), "--rules", str(rules))
+    assert r.returncode == 2 and len(r.stderr) <= len("error: ") + 1000 + 1
+
+
+def test_a_metagame_weight_that_is_not_a_number_is_refused_before_it_is_used(tmp_path, cli_main):
+    """A weight of many digits as text passed float() and the label multiplied the text by 100
+    (6.6 GB for 66 MB)."""
+    meta = tmp_path / "meta.json"
+    meta.write_text(json.dumps({"rounds": [{"round": 1, "mixture": [
+        {"weight": "1" * 10_000, "cost": 1, "board": {"runes": {}}}]}]}))
+    r = cli_main("sheet", str(meta), "--round", "1", "-o", str(tmp_path / "s.png"))
+    assert r.returncode == 2 and "round 1's mixture: each entry a weight 0..1 and a cost, as " \
+                                 "numbers" in r.stderr
+    assert not (tmp_path / "s.png").exists()
+
+
+def test_the_card_beside_a_checkpoint_is_read_within_its_bound(tmp_path):
+    """The card beside a .zip is read before the checkpoint's trust is checked: a 3 GB sparse
+    card took 6.4 GB; now a card over MAX_CARD_BYTES is no card (the refusal is the trust's)."""
+    from agents.policy import model_card
+    from agents.policy.file import MAX_CARD_BYTES
+    card = tmp_path / "evil.json"
+    with open(card, "wb") as fh:
+        fh.truncate(3 * 2**30)         # sparse: no disk used
+    assert model_card(tmp_path / "evil.zip") is None
+    card.write_text(json.dumps({"rules_hash": "x", "pad": "y" * (MAX_CARD_BYTES // 2)}))
+    assert model_card(tmp_path / "evil.zip")["rules_hash"] == "x"
