@@ -220,7 +220,7 @@ def _trace_lines(state: RunState, summary: BattleSummary, opp: Board) -> list[li
                 freezes += 1
             elif typ == "curse" and ev["side"] != side:
                 curses += 1
-        parts = [f"{summary.casts[i]} casts",
+        parts = [f"{summary.casts[i]} cast{'' if summary.casts[i] == 1 else 's'}",
                  f"dealt {fmt(dealt)} damage"
                  + (f" ({fmt(absorbed)} into barrier)" if absorbed else "")]
         if healed:
@@ -241,9 +241,9 @@ def _trace_lines(state: RunState, summary: BattleSummary, opp: Board) -> list[li
             code = rune_code(*board.runes[cell]) if cell in board.runes else "?"
             parts.append(f"top rune {code} at {best} ({fmt(by_rune[best])})")
         text = wrap(f"  {who}: " + ", ".join(parts), WIDTH, "    ")
-        if len(text) > 2:
-            text = text[:2]
-            text[1] = text[1][:WIDTH - 4] + " ..."
+        if len(text) > 3:      # three lines hold every part of the longest battles seen
+            text = text[:3]
+            text[2] = text[2][:WIDTH - 4].rsplit(" ", 1)[0] + " ..."
         lines.append(text)
     return lines
 

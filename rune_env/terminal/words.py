@@ -243,7 +243,7 @@ def placement_warnings(rules: Rules, board: dict[int, tuple[str, int]]) -> list[
         elif k == "mimic":
             if any(kind(i) in casting for i in geo.inward[c]):
                 continue
-            where = "ring 1 has no inward rune (the core is none)" if not geo.inward[c] \
+            where = "ring 1 has nothing inward but the core" if not geo.inward[c] \
                 else f"no casting rune inward ({names(geo.inward[c])})"
             out.append(f"mimic at {name} does nothing: {where}")
         elif k == "node":
@@ -438,7 +438,9 @@ def info_lines(rules: Rules, name: str, state: RunState | None = None) -> list[s
                          f"{round_hp(rules, r) * m.hp_x:g} max HP)")
         if state is not None and cat == "boss rule":
             rounds = [str(r) for r, b in sorted(state.boss_schedule.items()) if key in b]
-            lines.append(f"  in this run: {'rounds ' + ', '.join(rounds) if rounds else 'never'}")
+            where = (f"round{'s' if len(rounds) > 1 else ''} " + ", ".join(rounds)) if rounds \
+                else "never"
+            lines.append(f"  in this run: {where}")
     elif cat == "artifact":
         a = spec.artifacts[key]
         sell = int(a.price * run.artifact_sell_x)

@@ -8,6 +8,7 @@ interface, not the rules' numbers, and read the frozen rules file, never RUNE_TE
 from __future__ import annotations
 
 import io
+import re
 import os
 import subprocess
 import sys
@@ -132,6 +133,9 @@ def test_info_explains_with_the_rules_numbers():
     jar = replies["info ember_jar"]
     assert "a relic" in jar and "fire and thunder power x1.2" in jar
     assert "max HP x1.3" in replies["info giant"] and "in this run" in replies["info giant"]
+    # the rounds in words: "round 15" for one, "rounds 5, 15" for more (it said "rounds 15")
+    said = replies["info giant"].split("in this run: ")[1].split("\n")[0]
+    assert re.fullmatch(r"never|round \d+|rounds \d+(, \d+)+", said), said
     assert "+10%" in replies["info base_stat"]
     assert "did you mean ward_stone?" in replies["info wardstone"]
     assert all(n in replies["info"] for n in ("moon", "ice", "ward_stone", "ember_jar", "giant"))
@@ -171,7 +175,7 @@ def test_placement_warnings():
     text = "\n".join(warnings)
     assert "amplify at 3:0 does nothing: it is in the outermost ring" in text
     assert "delay at 1:3 does nothing: no casting rune outward" in text
-    assert "mimic at 1:0 does nothing: ring 1 has no inward rune" in text
+    assert "mimic at 1:0 does nothing: ring 1 has nothing inward but the core" in text
     assert "node at 2:6 does nothing: it links 1 rune," in text      # the delay at 1:3
     screen = "\n".join(view(s))
     assert "! mimic at 1:0 does nothing" in screen and "2 supports do nothing more" in screen
