@@ -179,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     games = {n: sum(1 for r in results if n in r[:2]) for n in ratings}
     scores = {n: sum(r[2] if r[0] == n else 1 - r[2] for r in results if n in r[:2]) for n in ratings}
     ladder = sorted(ratings, key=ratings.get, reverse=True)
-    out = {"rules_hash": rules.hash, "ladder": [
+    out = {"rules_hash": rules.hash, "seed": a.seed, "episodes": a.episodes,
+           "samples": a.samples, "opponents": a.opponents or "the apprentice pool", "ladder": [
         {"name": n, "rating": ratings[n], "games": games[n],
          "score": scores[n] / games[n] if games[n] else None} for n in ladder]}
     try:
@@ -193,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         print(json.dumps(out))
     else:
+        print(f"rules {rules.hash}, seed {a.seed}, {a.episodes} drafting runs an agent, "
+              f"{a.samples} pool boards an agent board")
         print(f"{'#':>2} {'name':<40} {'rating':>7} {'games':>6} {'score':>6}")
         for i, row in enumerate(out["ladder"], 1):
             print(f"{i:>2} {row['name']:<40} {row['rating']:>7.0f} {row['games']:>6} "

@@ -10,6 +10,7 @@ the pictures are PNGs, the pools and the ladder record the file's rules hash."""
 from __future__ import annotations
 
 import os
+import json
 import re
 import shlex
 import subprocess
@@ -113,3 +114,9 @@ def test_the_documented_path_runs_under_the_rules_file_without_a_warning(tmp_pat
     assert calibration[-1] == "graded" or calibration[-1].startswith("not graded: ")
     ladder = (tmp_path / "my_ladder" / "ladder.json").read_text(encoding="utf-8")
     assert f'"rules_hash": "{rules.hash}"' in ladder
+    # what was played, recorded beside the ratings and printed above them (the docs' 10 runs,
+    # cut to TINY's 2; the default 4 samples; seed 0)
+    settings = json.loads(ladder)
+    assert {k: settings[k] for k in ("seed", "episodes", "samples")} == {
+        "seed": 0, "episodes": int(TINY["--episodes"]), "samples": 4}
+    assert outputs["scripts/ladder.py"][0].startswith(f"rules {rules.hash}, seed 0, ")
