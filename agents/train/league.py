@@ -415,6 +415,15 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
     if (problem := charts_problem()):     # the win-rate matrix is drawn at every snapshot
         raise ConfigError(f"the league's {problem}")
     state_file = run_dir / "league.json"
+    finished = run_dir / "eval.json"
+    if resume and finished.is_file():
+        # a finished league is not trained or evaluated again (as train.py's runs): its result
+        done = json.loads(read_text(finished, "league result", ConfigError))
+        if isinstance(done, dict) and isinstance(done.get("timesteps"), int) \
+                and done["timesteps"] >= cfg.total_timesteps:
+            say(f"{run_dir} is finished: its final policy has {done['timesteps']} steps "
+                f"(total_timesteps {cfg.total_timesteps}); nothing to do, nothing changed")
+            return done
     saved = json.loads(read_text(state_file, "league state", ConfigError)) \
         if resume and state_file.is_file() else None
     steps = int(saved.get("steps", 0)) if isinstance(saved, dict) else 0

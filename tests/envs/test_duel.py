@@ -418,6 +418,15 @@ def test_league_script_runs_resumes_and_reports(tmp_path):
     res = json.loads((run / "eval.json").read_text())
     assert res["against"]["greedy"]["games"] == 4 and "final" in res["ratings"]
     assert list((run / "tb").rglob("events.out.tfevents.*"))
+    # resumed when finished: said, nothing trained or evaluated again (it replayed its final
+    # evaluation), its result printed as before
+    before = (run / "eval.json").read_text()
+    p = _script(ROOT / "scripts" / "league.py", "--config", cfg, "--runs-dir", tmp_path,
+                "--total-timesteps", 512, "--resume", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    assert "is finished: its final policy has 512 steps" in p.stdout + p.stderr
+    assert (run / "eval.json").read_text() == before
+    assert json.loads(p.stdout.strip().splitlines()[-1])["against"] == summary["against"]
 
 
 @pytest.mark.outside_mutation_check
