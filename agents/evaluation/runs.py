@@ -24,6 +24,8 @@ from rune_env.rules.config import KINDS
 
 EVAL_SEED_BASE = TRAINING_SEED_LIMIT
 EVAL_SEED_STRIDE = 1_000_003
+# at most a stride of runs under one evaluation seed: one more would be the next seed's first run
+# (hence the odd bound the scripts' --episodes show, 1..1000003)
 MAX_EPISODES = EVAL_SEED_STRIDE
 EVAL_TAGS = ("battle_win_rate", "mean_wins", "clear_rate", "rounds_survived", "lamps_left",
              "mean_battle_duration")
