@@ -103,8 +103,8 @@ def format_explain(report: dict[str, Any]) -> str:
     if report["rest_turns"]:
         # D-50: a board with fewer turn cells than the minimum cycle rests; say what that costs
         n, m = report["turn_cells"], report["cycle_turns"]
-        lines.append(f"{report['rest_turns']} rest turns a cycle: {n} turn cell"
-                     f"{'s' if n != 1 else ''} in a cycle of at least {m} turns (each rune casts "
-                     f"once every {m * report['interval_ms']} ms; the erosions come after the "
-                     f"rest turns)")
+        lines.append(f"{report['rest_turns']} rest turns a cycle: a cycle lasts at least {m} "
+                     f"turns and this board casts in {n} of them ({n} casting rune"
+                     f"{' has' if n == 1 else 's have'} turns), so each casts once every "
+                     f"{m * report['interval_ms']} ms; the erosions come after the rest turns")
     return "\n".join(lines)
