@@ -35,6 +35,7 @@ from agents.evaluation.runs import evaluate
 from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.evaluation.runs import evaluate_by_name
 from agents.evaluation.ratings import fit_bradley_terry
+from agents.evaluation.labels import agent_label, tb_dir_name
 from agents.evaluation.runs import MAX_EPISODES
 from agents.cli.args import (MAX_SAMPLES, add_count_argument, add_json_argument,
                              add_opponents_argument, add_play_arguments, add_rules_argument,
@@ -148,6 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     except (PoolError, OSError, ValueError) as exc:
         return fail(f"--opponents: {exc}")
     agents = {}
+    # each agent shown as evaluate.py and the benchmark table name it (a policy file as
+    # <folder>/<stem>: models/apprentice_s0), in the table, ladder.json and TensorBoard
+    labels = {name: agent_label(name) for name in a.agents}
+    if len(set(labels.values())) < len(labels):
+        twice = sorted({lb for lb in labels.values() if list(labels.values()).count(lb) > 1})
+        return fail(f"--agents: two agents would both be named {twice[0]}")
     for name in a.agents:
         try:
             agents[name] = make_agent(name, rules, seed=a.seed, strict=a.strict)
@@ -175,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     if not results:
         return fail("no battles to rate: no round was reached by two agents, nor met a pool's "
                     "boards of the same round")
-    ratings = fit_bradley_terry(results)
+    ratings = {labels.get(n, n): r for n, r in fit_bradley_terry(results).items()}
+    results = [(labels.get(x, x), labels.get(y, y), s) for x, y, s in results]
     games = {n: sum(1 for r in results if n in r[:2]) for n in ratings}
     scores = {n: sum(r[2] if r[0] == n else 1 - r[2] for r in results if n in r[:2]) for n in ratings}
     ladder = sorted(ratings, key=ratings.get, reverse=True)
@@ -189,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail(f"--out {out_dir}: cannot write ladder.json ({exc.strerror or exc})")
     from torch.utils.tensorboard import SummaryWriter
     for n in ladder:
-        with SummaryWriter(str(out_dir / "tb" / n.replace("/", "_").replace(":", "_"))) as w:
+        with SummaryWriter(str(out_dir / "tb" / tb_dir_name(n).replace(":", "_"))) as w:
             w.add_scalar("ladder/rating", ratings[n], 0)
     if a.json:
         print(json.dumps(out))
