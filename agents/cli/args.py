@@ -37,6 +37,7 @@ import sys
 import warnings
 
 from rune_env.battle.engines import add_engine_argument, use_engine
+from rune_env.files import printable_line
 
 from .progress import add_progress_argument
 
@@ -95,7 +96,6 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     text = str(message)
     if text not in _WARNED:
         _WARNED.add(text)
-        from rune_env.files import printable_line
         print(f"warning: {printable_line(text)}", file=file or sys.stderr)
 
 
@@ -125,7 +125,6 @@ def _interrupted_hook(previous):
         if issubclass(kind, KeyboardInterrupt):
             print("interrupted", file=sys.stderr)
         elif issubclass(kind, _input_errors()):
-            from rune_env.files import printable_line
             print(f"error: {printable_line(value)}", file=sys.stderr)
         else:
             previous(kind, value, tb)
@@ -245,7 +244,6 @@ def remove_made(made, contents: bool = False) -> None:
 
 def fail(message: str) -> int:
     """Report an error as one line on stderr; returns 2, the scripts' exit status for it."""
-    from rune_env.files import printable_line
     print(f"error: {printable_line(message)}", file=sys.stderr)
     return 2
 

@@ -114,9 +114,10 @@ MAX_BATTLE_WORK = 2_400_000
 
 
 def _most(spec, key: str) -> tuple[int, str]:
-    """The largest value of a REPEATED_COUNTS key in the spec, and where (0, '' if none)."""
-    found = [(v, where) for where, v in _counts(spec, "")
-             if where.rsplit(".", 1)[-1].split("[")[0] == key]
+    """The largest value of a REPEATED_COUNTS key in the spec (a by-grade tuple's largest
+    item), and where (0, '' if none)."""
+    found = [(max(v, default=0) if isinstance(v, tuple) else v, where)
+             for where, k, v, _ in _fields(spec, "") if k == key and isinstance(v, (int, tuple))]
     return max(found, default=(0, ""))
 
 
