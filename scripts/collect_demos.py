@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     from agents.evaluation.demos import DemosError, collect_demos, load_demos, save_demos
     if a.check:
         try:
-            demos = load_demos(a.check, rules.hash, a.strict)
+            demos = load_demos(a.check, rules.hash, a.strict, rules_env_kwargs(a))
         except DemosError as exc:
             return fail(str(exc))
         print(json.dumps(demos.meta, indent=None if not a.json else 1, sort_keys=True))

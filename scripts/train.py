@@ -281,24 +281,33 @@ def resume(a, runs_dir: Path, progress: bool) -> int:
     if isinstance(loaded, str):
         return fail(loaded)
     model, source, steps = loaded
+    from agents.evaluation.demos import DemosError
+    from agents.train.keep import resumed_demos
+    from agents.train.resume import ResumeStateError, check_state, load_state, run_identity
+    try:          # before anything is written: the keep term's demonstrations, if it has one
+        demos = resumed_demos(cfg, run_dir)
+    except DemosError as exc:
+        return fail(f"{exc} (the keep term's demonstrations, saved when the run started)")
     seed_everything(cfg.seed)
-    if a.total_timesteps is not None:
-        write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_yaml(), sort_keys=False))
-    say(f"run: {run_dir}  (torch threads {cfg.torch_threads}; tensorboard --logdir {run_dir / 'tb'})")
-    say(f"resuming from {source} at {model.num_timesteps} steps, on to {cfg.total_timesteps}")
-    from agents.train.resume import ResumeStateError, load_state
+    venv = make_venv(cfg)
     try:
-        state = load_state(source, int(model.num_timesteps))
+        state = load_state(source, int(model.num_timesteps), run_identity(cfg))
+        check_state(state, venv, str(source))
     except ResumeStateError as exc:
         state = None
         say(f"not exact: {exc}; the envs start new episodes and the generators are reseeded, so "
             f"the run goes on but is no longer the uninterrupted one")
-    venv = make_venv(cfg)
     if state is None:
         model.set_env(venv)
+    if a.total_timesteps is not None:
+        write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(cfg.to_yaml(), sort_keys=False))
+    say(f"run: {run_dir}  (torch threads {cfg.torch_threads}; tensorboard --logdir {run_dir / 'tb'})")
+    say(f"resuming from {source} at {model.num_timesteps} steps, on to {cfg.total_timesteps}")
     try:
         res = train(cfg, run_dir, model, venv, True, TrainClock.before(run_dir, steps), progress,
-                    state)
+                    state, demos)
+    except ResumeStateError as exc:       # checked above: a state check_state missed
+        return fail(f"{source}: {exc}")
     except BaseException as exc:
         if from_ctrl_c(exc):
             return interrupted(run_dir)

@@ -238,10 +238,14 @@ def save_demos(demos: Demos, path: str | Path) -> None:
     write_bytes_atomic(Path(path), data.getvalue())
 
 
-def load_demos(path: str | Path, rules_hash: str | None = None, strict: bool = False) -> Demos:
+def load_demos(path: str | Path, rules_hash: str | None = None, strict: bool = False,
+               env_kwargs: dict | None = None) -> Demos:
     """The demonstrations of `path`, checked (keys, dtypes, shapes, metadata, every action legal
     under its mask), else a DemosError naming the file. Made under other rules than `rules_hash`:
-    a warning, or with `strict` a DemosError."""
+    a warning, or with `strict` a DemosError. With `env_kwargs` (the RuneRun-v0 options they
+    are to be used with), their observation size and action count must be that env's: checked
+    from the metadata before the arrays are read, so a file made for another env is one line
+    here, not a shape error inside torch (or masks unpacked to the file's own claimed width)."""
     path = Path(path)
     where = str(path)
     if not path.is_file():
@@ -254,13 +258,19 @@ def load_demos(path: str | Path, rules_hash: str | None = None, strict: bool = F
                 raise DemosError(f"{where}: not a demonstrations file (missing {', '.join(missing)})")
             if sum(i.file_size for i in members.values()) > MAX_DEMO_BYTES:
                 raise DemosError(f"{where}: larger than {MAX_DEMO_BYTES} bytes unpacked")
-            arrays = {k: _read_member(z, members[f"{k}.npy"], k, where) for k in KEYS}
+            encrypted = [k for k in KEYS if members[f"{k}.npy"].flag_bits & 0x1]
+            if encrypted:
+                raise DemosError(f"{where}: {encrypted[0]}.npy is encrypted (demonstrations are "
+                                 f"a plain .npz)")
+            meta = _meta(_read_member(z, members["meta.npy"], "meta", where), where)
+            if env_kwargs is not None:
+                check_fits(meta, env_kwargs, where)
+            arrays = {k: _read_member(z, members[f"{k}.npy"], k, where) for k in KEYS if k != "meta"}
     except DemosError:
         raise
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
         raise DemosError(f"{where}: not a demonstrations file ({' '.join(str(exc).split())})") from None
-    meta = _meta(arrays.pop("meta"), where)
-    demos = Demos(meta=meta, **{k: arrays[k] for k in ("obs", "masks", "actions", "rewards", "run_seeds")})
+    demos = Demos(meta=meta, **arrays)
     _check(demos, where)
     if rules_hash is not None and meta["rules_hash"] != rules_hash:
         message = (f"{where}: demonstrations made under rules {meta['rules_hash']}, not these "
@@ -269,6 +279,28 @@ def load_demos(path: str | Path, rules_hash: str | None = None, strict: bool = F
             raise DemosError(message)
         warnings.warn(message, stacklevel=2)
     return demos
+
+
+def env_sizes(env_kwargs: dict) -> tuple[int, int]:
+    """(flat observation size, action count) of RuneRun-v0 under `env_kwargs`."""
+    from rune_env.envs.run_env import RuneRunEnv
+    env = RuneRunEnv(**{**env_kwargs, "obs_mode": "flat"})
+    try:
+        return int(np.prod(env.observation_space.shape)), int(env.action_space.n)
+    finally:
+        env.close()
+
+
+def check_fits(meta: dict, env_kwargs: dict, where: str) -> None:
+    """DemosError unless demonstrations of metadata `meta` were recorded on an env with the
+    observation size and action count of RuneRun-v0 under `env_kwargs` (a policy learns from
+    them with that env's network: another size cannot be fitted, and masks of another width
+    mean other actions)."""
+    obs_size, actions = env_sizes(env_kwargs)
+    if (meta["obs_size"], meta["actions"]) != (obs_size, actions):
+        raise DemosError(f"{where}: recorded on an env of {meta['obs_size']} observation values "
+                         f"and {meta['actions']} actions; this one has {obs_size} and {actions} "
+                         f"(demonstrations of other rules or env options)")
 
 
 def _read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, key: str, where: str) -> np.ndarray:

@@ -20,7 +20,7 @@ from agents.policy import PolicyAgent
 from agents.policy.trust import save_checkpoint
 from rune_env.rules.config import KINDS
 
-from .resume import collect_state, restore_pending_log, save_state
+from .resume import collect_state, restore_pending_log, run_identity, save_state
 from .config import eval_rules
 from .run_dirs import TrainClock
 from .train_config import TrainConfig
@@ -74,11 +74,12 @@ class Checkpoints(BaseCallback):
     so that a resume starts a new rollout as the uninterrupted run does. Each is
     checkpoints/model_<steps>_steps.zip (SB3's names), written atomically and signed
     (agents/policy/trust.py), with its resume state beside it (agents/train/resume.py) and the
-    training seconds up to it (`clock`, train_seconds.json)."""
+    training seconds up to it (`clock`, train_seconds.json); `run`: the run's identity
+    (resume.run_identity), kept in each state."""
 
-    def __init__(self, every: int, save_path: str, clock: TrainClock):
+    def __init__(self, every: int, save_path: str, clock: TrainClock, run: str | None = None):
         super().__init__()
-        self.every, self.save_path, self.clock = every, Path(save_path), clock
+        self.every, self.save_path, self.clock, self.run = every, Path(save_path), clock, run
         self.last = 0
         self.peers: list = []        # the callbacks whose counters the resume state keeps
         self.pending_log: list = []  # a resumed run's logger scalars not yet written
@@ -105,7 +106,7 @@ class Checkpoints(BaseCallback):
             self.last = steps
             path = self.save_path / f"model_{steps}_steps.zip"
             # the state first: the zip's rename is what makes the checkpoint exist
-            save_state(collect_state(self.model, self.peers), path)
+            save_state(collect_state(self.model, self.peers, self.run), path)
             save_checkpoint(self.model, path)
             self.clock.record(steps)
 
@@ -265,7 +266,8 @@ def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress
     """The training's callbacks, in the order they hear each event (their resume states are kept
     by class name); the evaluations
     play under the config's own rules (its env_kwargs' rules and overrides)."""
-    ckpt = Checkpoints(cfg.checkpoint_every, str(run_dir / "checkpoints"), clock)
+    ckpt = Checkpoints(cfg.checkpoint_every, str(run_dir / "checkpoints"), clock,
+                       run_identity(cfg))
     # the evaluation first: a boundary's checkpoint then keeps its counter as of after it
     callbacks = [PeriodicEval(cfg.eval.every, cfg.eval.episodes, cfg.eval.seed, cfg.env_kwargs,
                               eval_rules(cfg.env_kwargs), run_dir,

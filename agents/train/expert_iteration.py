@@ -163,7 +163,7 @@ def run_expert_iteration(s: ExitSettings, out: Path, progress: bool = False,
     rows: list[dict[str, Any]] = []
     extra = None
     for path in s.extra_demos:       # of these rules only (a DemosError names the file)
-        d = load_demos(path, rules.hash, strict=True)
+        d = load_demos(path, rules.hash, strict=True, env_kwargs=env_kwargs)
         extra = d if extra is None else extra.extend(d)
     recent: list = []                # the last keep_demos iterations' demonstrations
     with SummaryWriter(str(out / "tb")) as w:

@@ -101,20 +101,34 @@ class KeepTerm:
         logger.record_mean("train/keep_accuracy", hits)
 
 
+def keep_on(cfg) -> bool:
+    """Whether training config `cfg` has a keep term."""
+    p = cfg.pretrain
+    return p is not None and (p.keep != 0 or (p.keep if p.keep_end is None else p.keep_end) != 0)
+
+
+def resumed_demos(cfg, run_dir: Path) -> Demos | None:
+    """The demonstrations a resumed run's keep term fits (run_dir/demos.npz, saved when the run
+    started), read and checked against the run's env; None without a keep term. A DemosError
+    naming the file if they cannot be used: raised before the resume writes anything."""
+    if not keep_on(cfg):
+        return None
+    from agents.evaluation.demos import load_demos
+    return load_demos(Path(run_dir) / DEMOS_FILE, env_kwargs=cfg.env_kwargs)
+
+
 def keep_term(cfg, model, run_dir: Path, demos: Demos | None = None) -> KeepTerm | None:
     """The keep term of training config `cfg` for `model`, installed (None without one): on the
-    demonstrations given (a new run: those it was cloned on, saved as run_dir/demos.npz), else
-    on run_dir/demos.npz (a resumed run)."""
+    demonstrations given (a new run: those it was cloned on, saved as run_dir/demos.npz; a
+    resumed run: `resumed_demos`), else on run_dir/demos.npz."""
+    if not keep_on(cfg):
+        return None
     p = cfg.pretrain
-    if p is None:
-        return None
     end = p.keep if p.keep_end is None else p.keep_end
-    if p.keep == 0 and end == 0:
-        return None
-    from agents.evaluation.demos import load_demos, save_demos
+    from agents.evaluation.demos import save_demos
     path = Path(run_dir) / DEMOS_FILE
     if demos is None:
-        demos = load_demos(path)
+        demos = resumed_demos(cfg, run_dir)
     elif not path.exists():
         save_demos(demos, path)
     return KeepTerm(model, demos, p.keep, end, p.batch_size, cfg.seed).install()

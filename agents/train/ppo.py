@@ -79,7 +79,7 @@ def train(cfg: TrainConfig, run_dir: Path, model, venv, resumed: bool, base_seco
     resumed run reads them from the run directory)."""
     from .callbacks import build_callbacks
     from .keep import keep_term
-    from .resume import collect_state, restore_state, save_state
+    from .resume import collect_state, restore_state, run_identity, save_state
     keep_term(cfg, model, run_dir, demos)     # hooked into the optimizer for this session
     model.tensorboard_log = str(run_dir / "tb")
     remaining = cfg.total_timesteps - model.num_timesteps
@@ -98,7 +98,8 @@ def train(cfg: TrainConfig, run_dir: Path, model, venv, resumed: bool, base_seco
     try:
         model.learn(total_timesteps=remaining, callback=callbacks, tb_log_name="run",
                     reset_num_timesteps=not resumed, progress_bar=False)
-        final_state = collect_state(model, callbacks)    # a larger total may resume from it
+        # a larger total may resume from it
+        final_state = collect_state(model, callbacks, run_identity(cfg))
     except KeyboardInterrupt:
         for cb in callbacks:          # give the terminal back (rich hides the cursor while drawing)
             if getattr(cb, "pbar", None) is not None:

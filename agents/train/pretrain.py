@@ -84,7 +84,7 @@ def demonstrations(cfg: PretrainConfig, seed: int, env_kwargs: dict, rules_hash:
     from agents.cli.progress import bar
     from agents.evaluation.demos import collect_demos, load_demos
     if cfg.demos is not None:
-        return load_demos(cfg.demos, rules_hash, cfg.strict)
+        return load_demos(cfg.demos, rules_hash, cfg.strict, env_kwargs)
     with bar(cfg.runs, f"demonstrations ({cfg.agent})", progress) as pb:
         return collect_demos(cfg.agent, cfg.runs, seed, demo_env_kwargs(cfg, env_kwargs),
                              cfg.jobs, pb)
@@ -229,7 +229,7 @@ def check_pretrain(cfg: PretrainConfig, env_kwargs: dict, rules_hash: str, sourc
             raise ConfigError(f"{source}: pretrain.init: {exc}") from None
     if cfg.demos is not None:
         try:
-            return load_demos(cfg.demos, rules_hash, cfg.strict)
+            return load_demos(cfg.demos, rules_hash, cfg.strict, env_kwargs)
         except DemosError as exc:
             raise ConfigError(f"{source}: pretrain.demos: {exc}") from None
     rules = resolve_rules(env_kwargs.get("rules"), env_kwargs.get("rules_overrides"))

@@ -43,7 +43,16 @@ STATE_SUFFIX = ".state.json"
 
 
 class ResumeStateError(ValueError):
-    """A resume state that cannot be used (missing, unsigned, of another step or version)."""
+    """A resume state that cannot be used (missing, unsigned, of another step, version or run)."""
+
+
+def run_identity(cfg) -> str:
+    """The identity of a training run's config (TrainConfig), kept in its resume states: a digest
+    of the config without total_timesteps (which a resume may raise). A state of another run, a
+    checkpoint copied from elsewhere, is then told apart from the run's own."""
+    import hashlib
+    data = {k: v for k, v in cfg.to_yaml().items() if k != "total_timesteps"}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 # -- arrays and generators as JSON ---------------------------------------------------------------
@@ -137,6 +146,30 @@ class ResumableEnv(gym.Wrapper):
                              for x in stack],
                 "env": _jsonable(env.get_state())}
 
+    def resume_state_problem(self, state: dict) -> str | None:
+        """Why `set_resume_state` would refuse `state` (or fail halfway), or None; changes
+        nothing."""
+        try:
+            stack, env = self._stack()
+        except ResumeStateError as exc:
+            return str(exc)
+        if not isinstance(state, dict) or not isinstance(state.get("wrappers"), list):
+            return "not an env state"
+        names = [type(x).__name__ for x in stack]
+        saved = [w[0] if isinstance(w, list) and len(w) == 2 else None for w in state["wrappers"]]
+        if names != saved:
+            return f"the env's wrappers {names} are not the saved ones {saved}"
+        for name, fields in state["wrappers"]:
+            if not isinstance(fields, dict) or not set(fields) <= set(_WRAPPER_FIELDS[name]):
+                return f"{name}'s saved fields are not the ones kept"
+        check = getattr(env, "check_state", None)
+        if check is not None:
+            try:
+                check(state.get("env"))
+            except ValueError as exc:
+                return " ".join(str(exc).split())[:300]
+        return None
+
     def set_resume_state(self, state: dict) -> None:
         stack, env = self._stack()
         names = [type(x).__name__ for x in stack]
@@ -150,10 +183,11 @@ class ResumableEnv(gym.Wrapper):
 
 
 # -- the model's state ---------------------------------------------------------------------------
-def collect_state(model, callbacks) -> dict:
-    """The resume state of `model` (with its env) and the callbacks, now (a rollout boundary)."""
+def collect_state(model, callbacks, run: str | None = None) -> dict:
+    """The resume state of `model` (with its env) and the callbacks, now (a rollout boundary);
+    `run`: the run's `run_identity`."""
     venv = model.get_env()
-    return {"format": STATE_FORMAT, "version": STATE_VERSION,
+    return {"format": STATE_FORMAT, "version": STATE_VERSION, "run": run,
             "num_timesteps": int(model.num_timesteps),
             "last_obs": pack_array(model._last_obs),
             "last_episode_starts": pack_array(model._last_episode_starts),
@@ -211,8 +245,10 @@ def save_state(state: dict, checkpoint: Path) -> Path:
     return path
 
 
-def load_state(checkpoint: Path, steps: int) -> dict:
-    """The resume state of `checkpoint` at `steps` timesteps, or ResumeStateError saying why not."""
+def load_state(checkpoint: Path, steps: int, run: str | None = None) -> dict:
+    """The resume state of `checkpoint` at `steps` timesteps, of the run whose `run_identity` is
+    `run` (a state saved without one, before identities were kept, is taken), or
+    ResumeStateError saying why not."""
     from agents.policy.trust import is_signed, pickle_trusted
     path = state_path(checkpoint)
     if not path.is_file():
@@ -228,13 +264,64 @@ def load_state(checkpoint: Path, steps: int) -> dict:
         raise ResumeStateError(f"{path}: not a {STATE_FORMAT} v{STATE_VERSION}")
     if state.get("num_timesteps") != steps:
         raise ResumeStateError(f"{path}: of {state.get('num_timesteps')} timesteps, not {steps}")
+    if run is not None and state.get("run") not in (None, run):
+        raise ResumeStateError(f"{path}: the state of another run (its config differs from this "
+                               f"run's config.yaml)")
     return state
+
+
+def check_state(state: dict, venv, where: str) -> None:
+    """ResumeStateError (one line, `where` naming the file) unless `restore_state` can put
+    `state` back on `venv` whole: checked before anything is changed or written, so a state that
+    does not fit (other env options, another number of envs) is refused, not half restored."""
+    def bad(what: str):
+        return ResumeStateError(f"{where}: {what}")
+    envs = state.get("envs")
+    if not isinstance(envs, list) or len(envs) != venv.num_envs:
+        raise bad(f"{len(envs) if isinstance(envs, list) else 'no'} envs saved, "
+                  f"{venv.num_envs} now")
+    space = venv.observation_space
+    try:
+        last_obs = unpack_array(state.get("last_obs"))
+        starts = unpack_array(state.get("last_episode_starts"))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise bad(f"its rollout position does not unpack ({' '.join(str(exc).split())[:200]})") \
+            from None
+    if not isinstance(last_obs, np.ndarray) or last_obs.shape != (venv.num_envs, *space.shape) \
+            or last_obs.dtype != space.dtype:
+        shape = getattr(last_obs, "shape", None)
+        raise bad(f"its observations have shape {shape}, these envs' {(venv.num_envs, *space.shape)}")
+    if not isinstance(starts, np.ndarray) or starts.shape != (venv.num_envs,):
+        raise bad("its episode starts are not one per env")
+    for key in ("episode_num", "n_updates"):
+        if type(state.get(key)) is not int or state[key] < 0:
+            raise bad(f"{key} must be a whole number >= 0")
+    for key in ("ep_info_buffer", "ep_success_buffer", "logger"):
+        if not isinstance(state.get(key, []), list):
+            raise bad(f"{key} must be a list")
+    if not isinstance(state.get("callbacks", {}), dict) or not isinstance(state.get("rng"), dict):
+        raise bad("callbacks and rng must be mappings")
+    for i, saved in enumerate(envs):
+        problem = venv.env_method("resume_state_problem", saved, indices=[i])[0]
+        if problem:
+            raise bad(f"env {i}: {problem}")
 
 
 def restore_state(model, venv, state: dict, callbacks) -> None:
     """Put `state` back: the envs (without a reset), the rollout position, SB3's counters and
     buffers, the callbacks' counters, and last the global generators (call it right before
-    `model.learn(..., reset_num_timesteps=False)`: nothing may draw from them in between)."""
+    `model.learn(..., reset_num_timesteps=False)`: nothing may draw from them in between).
+    `check_state` has checked it; what still fails is a ResumeStateError (one line)."""
+    try:
+        _restore(model, venv, state, callbacks)
+    except ResumeStateError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise ResumeStateError(f"the resume state cannot be put back ({type(exc).__name__}: "
+                               f"{' '.join(str(exc).split())[:200]})") from None
+
+
+def _restore(model, venv, state: dict, callbacks) -> None:
     if len(state["envs"]) != venv.num_envs:
         raise ResumeStateError(f"{len(state['envs'])} envs saved, {venv.num_envs} now")
     model.set_env(venv, force_reset=False)

@@ -506,12 +506,19 @@ class RuneRunEnv(gym.Env):
         and its keys, the rules hash, rank in range, core one of the cores or None, the generator
         state, the run through `RunState.from_json`, which bounds its counts), each a one-line
         ValueError naming the key; a refused state leaves the env as it was."""
-        kind = np.random.PCG64 if self._np_random is None else type(self._np_random.bit_generator)
-        rank, core, generator_state, state = check_saved_state(saved, self.rules, kind)
+        rank, core, generator_state, state = self._checked_state(saved)
         opponents = self._opponents_of(rank)
         self.rank, self.core, self.opponents = rank, core, opponents
         self.np_random.bit_generator.state = generator_state
         self.state = state
+
+    def check_state(self, saved: dict) -> None:
+        """`set_state`'s checks alone (a one-line ValueError naming the key), changing nothing."""
+        self._checked_state(saved)
+
+    def _checked_state(self, saved: dict):
+        kind = np.random.PCG64 if self._np_random is None else type(self._np_random.bit_generator)
+        return check_saved_state(saved, self.rules, kind)
 
     # -- rendering ------------------------------------------------------------------------------
     def render(self):

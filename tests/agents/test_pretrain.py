@@ -104,6 +104,53 @@ def test_a_broken_or_foreign_file_is_one_line(demo_file, tmp_path):
     assert r.returncode == 2 and "made under rules 0000000000000000" in r.stderr, r.stderr
 
 
+
+def test_demonstrations_of_another_env_are_refused_before_anything_is_written(demo_file, tmp_path):
+    """A file recorded on an env of another observation size, or whose masks claim another
+    number of actions (8 x 4096 = 32768: unpacked, 32 KB a step), is one line naming both sizes,
+    from collect_demos --check and from train.py's pretrain section, before a run directory is
+    made; an encrypted member is one line too (zipfile would ask for a password)."""
+    from agents.evaluation.demos import DemosError, load_demos
+    d = load_demos(demo_file)
+    n = len(d)
+    wide_meta = {**d.meta, "actions": 8 * 4096}
+    wide_masks = np.zeros((n, 4096), np.uint8)
+    wide_masks[np.arange(n), d.actions // 8] = 1 << (7 - d.actions % 8).astype(np.uint8)
+    narrow = _rewrite(demo_file, tmp_path / "narrow.npz", obs=d.obs[:, :-1],
+                      meta=np.frombuffer(json.dumps({**d.meta, "obs_size": d.meta["obs_size"] - 1})
+                                         .encode(), np.uint8))
+    wide = _rewrite(demo_file, tmp_path / "wide.npz", masks=wide_masks,
+                    meta=np.frombuffer(json.dumps(wide_meta).encode(), np.uint8))
+    load_demos(wide)                  # consistent in itself: its masks are legal for its actions
+    cases = {narrow: f"recorded on an env of {d.meta['obs_size'] - 1} observation values and "
+                     f"593 actions; this one has {d.meta['obs_size']} and 593",
+             wide: f"recorded on an env of {d.meta['obs_size']} observation values and 32768 "
+                   f"actions; this one has {d.meta['obs_size']} and 593"}
+    for path, words in cases.items():
+        r = run(COLLECT, "--check", path)
+        assert r.returncode == 2 and words in r.stderr and r.stderr.count("\n") == 1, r.stderr
+        cfg = tmp_path / "cfg.yaml"
+        cfg.write_text(yaml.safe_dump({"name": "clone", "env_kwargs": ENV,
+                                       "pretrain": {"demos": str(path)}}))
+        r = run(TRAIN, "--config", cfg, "--runs-dir", tmp_path / "runs", "--no-progress")
+        assert r.returncode == 2 and words in r.stderr and r.stderr.count("\n") == 1, r.stderr
+        assert not (tmp_path / "runs").exists()
+    # the encrypted flag (bit 0 of the flags, at byte 6 of a member's local header and byte 8
+    # of its central directory entry) set on obs.npy: refused unread
+    data = bytearray(demo_file.read_bytes())
+    with zipfile.ZipFile(demo_file) as z:
+        local = z.getinfo("obs.npy").header_offset
+    central = data.index(b"PK\x01\x02", data.index(b"obs.npy", local + 30))
+    while data[central + 46:central + 53] != b"obs.npy":
+        central = data.index(b"PK\x01\x02", central + 4)
+    data[local + 6] |= 1
+    data[central + 8] |= 1
+    locked = tmp_path / "locked.npz"
+    locked.write_bytes(bytes(data))
+    with pytest.raises(DemosError, match=r"locked.npz: obs.npy is encrypted"):
+        load_demos(locked)
+
+
 def _model(seed: int = 0):
     from agents.train.ppo import make_venv, new_model, seed_everything
     from agents.train.train_config import validate_config
@@ -345,6 +392,18 @@ def test_train_with_keep_logs_it_and_resumes_exactly(tmp_path):
     r = run(TRAIN, "--config", path, "--runs-dir", runs, "--run-name", "halves",
             "--total-timesteps", 512, "--no-progress")
     assert r.returncode == 0, r.stderr
+    # a resume whose kept demonstrations are broken: one line, before anything is written
+    import shutil
+    broken = runs / "broken"
+    shutil.copytree(runs / "halves", broken)
+    (broken / "demos.npz").write_bytes(b"not a zip")
+    config_before = (broken / "config.yaml").read_bytes()
+    r = run(TRAIN, "--resume", "--runs-dir", runs, "--run-name", "broken", "--total-timesteps",
+            1024, "--no-progress")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"error: {broken / 'demos.npz'}: not a demonstrations file") and \
+        r.stderr.rstrip().endswith("(the keep term's demonstrations, saved when the run started)")
+    assert (broken / "config.yaml").read_bytes() == config_before
     r = run(TRAIN, "--resume", "--runs-dir", runs, "--run-name", "halves", "--total-timesteps",
             1024, "--no-progress")
     assert r.returncode == 0, r.stderr

@@ -241,6 +241,65 @@ def test_a_checkpoint_without_its_resume_state_resumes_and_says_so(smoke, tmp_pa
     assert load_model(d / "final_model.zip").num_timesteps == 256
 
 
+
+def test_a_resume_state_of_another_run_is_not_put_back(smoke, tmp_path):
+    """A checkpoint and its state copied from a run with another config (here: the run's
+    config.yaml says another evaluation seed, so the state's run identity is not this run's)
+    resumes from new episodes, saying why, instead of putting another run's envs and counters
+    into this one."""
+    assert smoke["result"].returncode == 0, smoke["result"].stderr
+    d = copy_run(smoke, tmp_path)
+    for name in ("final_model.zip", "final_model.state.json", "eval.json",
+                 "checkpoints/model_256_steps.zip", "checkpoints/model_256_steps.state.json"):
+        (d / name).unlink()
+    cfg = yaml.safe_load((d / "config.yaml").read_text())
+    cfg["eval"]["seed"] += 1
+    (d / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    r = run(TRAIN, "--runs-dir", d.parent, "--resume", "--run-name", d.name, "--no-progress")
+    assert r.returncode == 0, r.stderr
+    state = d / "checkpoints" / "model_128_steps.state.json"
+    assert [line for line in r.stdout.splitlines() if line.startswith("not exact: ")] == \
+        [f"not exact: {state}: the state of another run (its config differs from this run's "
+         f"config.yaml); the envs start new episodes and the generators are reseeded, so the run "
+         f"goes on but is no longer the uninterrupted one"]
+
+
+def test_a_resume_state_that_does_not_fit_the_envs_is_refused_whole(tmp_path):
+    """check_state refuses, in one line and before anything is changed, a state saved with
+    another number of envs, observations of another shape, or an env state its env refuses (a
+    rank out of range); the envs keep their own state."""
+    from agents.train.ppo import make_venv, new_model, seed_everything
+    from agents.train.resume import ResumeStateError, check_state, collect_state
+    from agents.train.train_config import validate_config
+    cfg = validate_config({"env_kwargs": {"opponents": "generator"}, "n_envs": 2, "seed": 0,
+                           "vec_env": "dummy", "ppo": {"n_steps": 16, "batch_size": 16},
+                           "policy_kwargs": {"net_arch": [8]}}, "test")
+    seed_everything(0)
+    venv = make_venv(cfg)
+    model = new_model(cfg, venv)
+    model.learn(total_timesteps=32)
+    state = collect_state(model, [])
+    check_state(state, venv, "s.json")         # its own state fits
+    before = venv.env_method("get_state")
+
+    def refused(bad: dict, words: str) -> None:
+        with pytest.raises(ResumeStateError) as e:
+            check_state(bad, venv, "s.json")
+        assert str(e.value).startswith("s.json: ") and words in str(e.value), str(e.value)
+        assert "\n" not in str(e.value)
+        assert json.dumps(venv.env_method("get_state"), default=str) == \
+            json.dumps(before, default=str)
+
+    refused({**state, "envs": state["envs"][:1]}, "1 envs saved, 2 now")
+    one_env = {**state["last_obs"], "shape": [1, state["last_obs"]["shape"][1] * 2]}
+    refused({**state, "last_obs": one_env}, "its observations have shape (1, 2062)")
+    # env 1's run at rank 99: env 0's entry is fine, and env 0 must not be changed either
+    broken = json.loads(json.dumps(state["envs"]))
+    broken[1]["env"]["rank"] = 99
+    refused({**state, "envs": broken}, "env 1: ")
+    venv.close()
+
+
 # -- train.py: bad input ---------------------------------------------------------------------------
 BAD_CONFIGS = {
     "unknown key": ({"learning_rate": 0.001}, "learning_rate"),      # belongs under ppo:
