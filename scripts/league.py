@@ -94,11 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     new_run = new_run or not a.resume          # --force made it again; --resume of none made it
     from agents.policy import PolicyLoadError
     try:
-        write_text_atomic(run_dir / "config.yaml",
-                          yaml.safe_dump(cfg.model_dump(), sort_keys=False))
         say(f"league: {run_dir}  (tensorboard --logdir {run_dir / 'tb'})")
         res = run_league(cfg, run_dir, resume=a.resume, progress=progress_on(a.progress),
-                         league=league)      # its members loaded by the check, not again
+                         league=league,      # its members loaded by the check, not again
+                         on_start=lambda: write_text_atomic(
+                             run_dir / "config.yaml",
+                             yaml.safe_dump(cfg.model_dump(), sort_keys=False)))
     except (ConfigError, PolicyLoadError) as exc:   # refused before training (a checkpoint or
         if new_run:                                 # league.json that does not load): a run
             shutil.rmtree(run_dir, ignore_errors=True)     # this start made goes, so a rerun

@@ -19,6 +19,7 @@ is league.json; with each snapshot comes a checkpoint, and `--resume` continues 
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from pathlib import Path
 from typing import Any, Literal
@@ -26,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from rune_env.files import read_text, write_text_atomic
+from rune_env.files import load_json, read_text, shown, write_text_atomic
 
 from agents.cli.progress import bar, say
 from agents.cli.args import MAX_ENVS, MAX_ROLLOUT, MAX_RUNS, MAX_STEPS, MAX_THREADS, SEED_MAX
@@ -201,25 +202,86 @@ class League:
                 "scores": {k: list(v) for k, v in self.scores.items()},
                 "ratings_history": self.ratings_history}
 
-    def load_json(self, data: dict) -> int:
-        if data.get("version") != LEAGUE_VERSION:
-            raise ConfigError(f"league.json version {data.get('version')!r}; this rune-env "
-                              f"reads version {LEAGUE_VERSION}")
-        try:
-            self.members = dict(data["members"])
-            self.fixed = list(data["fixed"])
-            self.snapshots = list(data["snapshots"])
-            self.results = [(a, b, float(s)) for a, b, s in data["results"]]
-            self.scores = {k: deque(v, maxlen=self.cfg.pfsp.window) for k, v in data["scores"].items()}
-            self.ratings_history = list(data["ratings_history"])
-            steps = int(data["steps"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"league.json is malformed: {type(exc).__name__}: {exc}") from None
+    def load_json(self, data: Any, run_dir: Path) -> int:
+        """Take the league state `data` (league.json of `run_dir`, checked whole first:
+        `check_league_state`); returns its steps. The snapshots are the run's own files,
+        run_dir/members/<name>.pt (wherever league.json says they were: a moved run resumes,
+        and the file cannot name another)."""
+        steps = check_league_state(data, self.cfg)
+        self.members = {n: self.members[n] for n in self.fixed}
+        self.members.update({n: str(Path(run_dir) / "members" / f"{n}.pt")
+                             for n in data["snapshots"]})
+        self.snapshots = list(data["snapshots"])
+        self.results = [(a, b, float(s)) for a, b, s in data["results"]]
+        self.scores = {k: deque(v, maxlen=self.cfg.pfsp.window) for k, v in data["scores"].items()}
+        self.ratings_history = list(data["ratings_history"])
         # a finished league resumed to more steps: its old final member is replaced at the end
         self.members.pop(FINAL, None)
         self.results = [r for r in self.results if FINAL not in r[:2]]
         self.ratings_history = [h for h in self.ratings_history if FINAL not in h["ratings"]]
         return steps
+
+
+def check_league_state(data: Any, cfg: LeagueConfig) -> int:
+    """The steps of league state `data` (league.json, as `League.to_json` writes it) if it is one
+    this league can go on from, else a one-line ConfigError naming what is wrong: its version; its
+    steps, whole and at most cfg.total_timesteps; its fixed members the config's; its snapshots
+    distinct `snap_<steps>` names of at most its steps; every name in its results, scores and
+    ratings one of its members; every score in [0, 1]."""
+    def bad(what: str) -> ConfigError:
+        return ConfigError(f"league.json: {what}")
+
+    def whole(x) -> bool:
+        return type(x) is int and x >= 0
+    if not isinstance(data, dict):
+        raise bad("not a league state (a JSON object)")
+    if data.get("version") != LEAGUE_VERSION or type(data.get("version")) is not int:
+        raise bad(f"version {shown(data.get('version'), 40)}; this rune-env reads version "
+                  f"{LEAGUE_VERSION}")
+    missing = [k for k in ("steps", "members", "fixed", "snapshots", "results", "scores",
+                           "ratings_history") if k not in data]
+    if missing:
+        raise bad(f"lacks {', '.join(missing)}")
+    steps = data["steps"]
+    if not whole(steps) or steps > cfg.total_timesteps:
+        raise bad(f"steps {shown(steps, 40)}: a whole number of at most total_timesteps "
+                  f"({cfg.total_timesteps}; pass a larger --total-timesteps to go on)")
+    fixed = [m.name for m in cfg.members]
+    if data["fixed"] != fixed:
+        raise bad(f"its fixed members {shown(data['fixed'], 200)} are not the config's {fixed}")
+    snaps = data["snapshots"]
+    if not isinstance(snaps, list) or len(set(map(str, snaps))) != len(snaps) or not all(
+            isinstance(s, str) and (m := _SNAPSHOT.fullmatch(s)) and int(m[1]) <= steps
+            for s in snaps):
+        raise bad(f"snapshots must be distinct snap_<steps> names of at most {steps} steps")
+    members = data["members"]
+    names = set(fixed) | set(snaps)
+    if not isinstance(members, dict) or not names <= set(members) <= names | {FINAL} \
+            or not all(isinstance(v, str) for v in members.values()):
+        raise bad("members must map its fixed members and snapshots (and final) to agents")
+    names |= set(members)
+    results = data["results"]
+    if not isinstance(results, list) or not all(
+            isinstance(r, list) and len(r) == 3 and r[0] in names and r[1] in names
+            and r[0] != r[1] and _share(r[2]) for r in results):
+        raise bad("results must be [member, other member, score in [0, 1]] triples")
+    scores = data["scores"]
+    if not isinstance(scores, dict) or not set(scores) <= names or not all(
+            isinstance(v, list) and all(map(_share, v)) for v in scores.values()):
+        raise bad("scores must map members to lists of scores in [0, 1]")
+    history = data["ratings_history"]
+    if not isinstance(history, list) or not all(
+            isinstance(h, dict) and isinstance(h.get("ratings"), dict) for h in history):
+        raise bad("ratings_history must be a list of {steps, ratings} entries")
+    return steps
+
+
+_SNAPSHOT = re.compile(r"snap_(0|[1-9][0-9]{0,15})")
+
+
+def _share(x) -> bool:
+    """A score: a number in [0, 1] (JSON's numbers come back finite: rune_env.files.load_json)."""
+    return type(x) in (int, float) and 0 <= x <= 1
 
 
 class LeagueSampler:
@@ -388,10 +450,12 @@ def league_callback(cfg: LeagueConfig, league: League, run_dir: Path, progress: 
 
 
 def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress: bool = True,
-               league: League | None = None) -> dict:
+               league: League | None = None, on_start=None) -> dict:
     """Train the league's learner to cfg.total_timesteps (from the last snapshot with `resume`),
     export it, rate it against every member and evaluate it against the fixed ones. `league`:
-    the one `check_league(cfg)` returned, its members already loaded (else they load here). The
+    the one `check_league(cfg)` returned, its members already loaded (else they load here).
+    `on_start`, if given, is called once everything is checked, before anything is written (the
+    script writes config.yaml then: a refused resume leaves the run as it was). The
     run is the same either way: loading a member draws on (or, for a .zip, reseeds) the global
     generators, but nothing before the learner reads them, and the learner seeds them again."""
     from sb3_contrib import MaskablePPO
@@ -418,23 +482,32 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
     finished = run_dir / "eval.json"
     if resume and finished.is_file():
         # a finished league is not trained or evaluated again (as train.py's runs): its result
-        done = json.loads(read_text(finished, "league result", ConfigError))
+        done = load_json(read_text(finished, "league result", ConfigError), str(finished),
+                         ConfigError)
         if isinstance(done, dict) and isinstance(done.get("timesteps"), int) \
                 and done["timesteps"] >= cfg.total_timesteps:
             say(f"{run_dir} is finished: its final policy has {done['timesteps']} steps "
                 f"(total_timesteps {cfg.total_timesteps}); nothing to do, nothing changed")
             return done
-    saved = json.loads(read_text(state_file, "league state", ConfigError)) \
-        if resume and state_file.is_file() else None
-    steps = int(saved.get("steps", 0)) if isinstance(saved, dict) else 0
+    saved = load_json(read_text(state_file, "league state", ConfigError), str(state_file),
+                      ConfigError) if resume and state_file.is_file() else None
+    steps = check_league_state(saved, cfg) if saved is not None else 0
     ckpt = run_dir / "checkpoints" / f"league_{steps}.zip"
     resumed = bool(saved is not None and steps and ckpt.is_file())
     if resumed:
-        league.load_json(saved)
+        league.load_json(saved, run_dir)
         try:
             check_checkpoint(ckpt)     # a pickle: only the league's own (signed) checkpoint
         except UntrustedCheckpoint as exc:
             raise PolicyLoadError(str(exc)) from None
+        for name in league.snapshots:  # each loads (or is one line) before training goes on
+            try:
+                league.agent(name)
+            except (ValueError, OSError) as exc:
+                raise ConfigError(f"league.json: snapshot {name}: {exc}") from None
+    if on_start is not None:
+        on_start()
+    if resumed:
         venv = make_league_venv(cfg, league)
         model = MaskablePPO.load(ckpt, env=venv, device="cpu")
         say(f"resuming {run_dir} at {steps} steps ({len(league.members)} members)")

@@ -508,7 +508,7 @@ def test_pfsp_weights_favour_the_members_the_learner_does_not_beat():
     assert short.score("a") == 0.5
 
 
-def test_league_state_round_trips_and_rates_its_members():
+def test_league_state_round_trips_and_rates_its_members(tmp_path):
     league = _league()
     league.add_snapshot("snap_10", "x.pt")
     league.results = [("snap_10", "a", 1.0)] * 6 + [("snap_10", "a", 0.0)] * 2 + [("a", "b", 1.0)] * 8
@@ -517,7 +517,9 @@ def test_league_state_round_trips_and_rates_its_members():
     league.results.append(("final", "a", 1.0))
     data = json.loads(json.dumps(league.to_json(10)))
     again = _league()
-    assert again.load_json(data) == 10
+    assert again.load_json(data, tmp_path) == 10
+    # a snapshot is the run's own file, wherever league.json said it was ("x.pt")
+    assert again.members["snap_10"] == str(tmp_path / "members" / "snap_10.pt")
     # a resumed league drops the old final member: it is rated again at the new end
     assert "final" not in again.members and again.snapshots == ["snap_10"]
     assert len(again.results) == 16 and list(again.scores["a"]) == [1.0]
