@@ -370,8 +370,11 @@ def _meta(raw: np.ndarray, where: str) -> dict[str, Any]:
     if not isinstance(meta, dict) or (missing := [k for k in META_KEYS if k not in meta]):
         lacks = ", ".join(missing) if isinstance(meta, dict) else "a mapping"
         raise DemosError(f"{where}: meta.npy: meta lacks {lacks}")
-    if meta["format"] != FORMAT:
-        raise DemosError(f"{where}: meta.npy: format {meta['format']!r}, this code reads {FORMAT}")
+    if meta["format"] != FORMAT or type(meta["format"]) is not int:
+        raise DemosError(f"{where}: meta.npy: format {shown(meta['format'], 40)}, this code reads "
+                         f"{FORMAT}")
+    if not isinstance(meta["agent"], str):
+        raise DemosError(f"{where}: meta.npy: meta agent must be the agent's name (text)")
     for k in ("obs_size", "actions", "steps", "runs"):
         if not isinstance(meta[k], int) or isinstance(meta[k], bool) or meta[k] < 0:
             raise DemosError(f"{where}: meta.npy: meta {k} must be a whole number >= 0; got "

@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 
 from agents.cli.args import MAX_CPUS, MAX_ENVS, MAX_ROLLOUT, MAX_STEPS, MAX_THREADS, SEED_MAX
 from agents.evaluation.runs import MAX_EPISODES
+from agents.policy.file import MAX_LAYERS, MAX_WIDTH
 
 from .config import (RUN_NAME, ConfigError, Mapping, Number, Section, Whole, read_yaml,
                      validate_model)
@@ -46,14 +47,16 @@ class RLlibPPOConfig(Section):
 
 
 class ModelConfig(Section):
-    """The module's two MLPs (policy and value, the same hidden sizes)."""
-    net_arch: list[Whole] = Field([256, 256], min_length=1)
+    """The module's two MLPs (policy and value, the same hidden sizes), within the bounds of an
+    exported policy's network (agents/policy/file.py: at most MAX_LAYERS layers of MAX_WIDTH):
+    a config of a million-wide layer would otherwise allocate its weights in every worker."""
+    net_arch: list[Whole] = Field([256, 256], min_length=1, max_length=MAX_LAYERS)
     activation: Literal["tanh", "relu"] = "tanh"
 
     @model_validator(mode="after")
     def _sizes(self) -> "ModelConfig":
-        if any(h < 1 for h in self.net_arch):
-            raise ValueError(f"net_arch sizes must be >= 1; got {self.net_arch}")
+        if any(not 1 <= h <= MAX_WIDTH for h in self.net_arch):
+            raise ValueError(f"net_arch sizes must be in 1..{MAX_WIDTH}; got {self.net_arch}")
         return self
 
 

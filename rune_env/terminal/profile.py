@@ -62,10 +62,14 @@ class Profile:
         if not path.exists():
             return cls()
         data = load_json(read_text(path, "profile", ProfileError), str(path), ProfileError)
-        if not isinstance(data, dict) or data.get("version") != PROFILE_VERSION:
+        if not isinstance(data, dict) or type(data.get("version")) is not int \
+                or data["version"] != PROFILE_VERSION:
             raise ProfileError(f"{path}: not a version-{PROFILE_VERSION} rune-env profile")
-        try:
-            return cls(cleared_ranks=[str(x) for x in data["cleared_ranks"]],
-                       achievements=[str(x) for x in data["achievements"]])
-        except (KeyError, TypeError) as exc:
-            raise ProfileError(f"{path}: malformed profile ({exc})") from None
+        lists = {}
+        for key in ("cleared_ranks", "achievements"):
+            value = data.get(key)
+            # a list of names: a string or a mapping would be taken letter by letter or key by key
+            if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+                raise ProfileError(f"{path}: malformed profile ({key} must be a list of names)")
+            lists[key] = list(value)
+        return cls(**lists)

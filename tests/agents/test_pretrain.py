@@ -90,6 +90,11 @@ def test_a_broken_or_foreign_file_is_one_line(demo_file, tmp_path):
                  actions=np.full_like(actions, 592)): "illegal under its mask",
         _rewrite(demo_file, tmp_path / "pickle.npz",
                  meta=np.array([{"a": 1}], dtype=object)): "not a demonstrations file",
+        # true == 1 in Python; a mapping is no agent's name
+        _rewrite(demo_file, tmp_path / "format.npz", meta=np.frombuffer(
+            json.dumps({**meta, "format": True}).encode(), np.uint8)): "format True",
+        _rewrite(demo_file, tmp_path / "agent.npz", meta=np.frombuffer(
+            json.dumps({**meta, "agent": {"a": 1}}).encode(), np.uint8)): "meta agent must be",
     }
     for path, words in cases.items():
         r = run(COLLECT, "--check", path)

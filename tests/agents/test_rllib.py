@@ -51,6 +51,9 @@ def tiny_config(tmp_path: Path, base: Path = QUICK, **changes) -> Path:
     ({"env_id": "CartPole-v1"}, ["env_id", "rune_env/RuneDuel-v0"]),
     ({"ppo": {"train_batch_size": 64, "minibatch_size": 128}}, ["minibatch_size", "train_batch_size"]),
     ({"model": {"net_arch": [64, 0]}}, ["net_arch"]),
+    # an exported policy's bounds (16 layers of at most 16384): 2^24 wide was 64 GiB a worker
+    ({"model": {"net_arch": [2**24]}}, ["net_arch sizes must be in 1..16384"]),
+    ({"model": {"net_arch": [8] * 17}}, ["net_arch", "at most 16"]),
     ({"env_kwargs": {"rank": "wizard"}}, ["env_kwargs", "rank"]),
 ])
 def test_bad_config_is_one_error_line_and_writes_nothing(tmp_path, change, words, script_main):

@@ -349,6 +349,16 @@ def test_run_records_and_profiles_have_the_same_json_bounds(tmp_path):
     refused(ProfileError, lambda: Profile.load(path), "deep.json", "nested 200000 deep")
     path.write_text('{"version": NaN}')
     refused(ProfileError, lambda: Profile.load(path), "deep.json", "NaN")
+    # a string or a mapping where the names go would be read letter by letter or key by key
+    # ("apprentice" as 10 ranks cleared), and version true equals 1 in Python
+    for text, needle in [('{"version": 1, "cleared_ranks": "apprentice", "achievements": []}',
+                          "cleared_ranks must be a list of names"),
+                         ('{"version": 1, "cleared_ranks": [], "achievements": {"a": 1}}',
+                          "achievements must be a list of names"),
+                         ('{"version": true, "cleared_ranks": [], "achievements": []}',
+                          "not a version-1 rune-env profile")]:
+        path.write_text(text)
+        refused(ProfileError, lambda: Profile.load(path), "deep.json", needle)
 
 
 def test_a_hostile_pool_is_one_line_and_exit_2_in_the_scripts(tmp_path, capsys, imported):
