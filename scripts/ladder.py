@@ -8,8 +8,9 @@
 Each agent drafts N runs on evaluation seeds (apprentice runs against --opponents: by default
 apprentice's shipped pool, as RuneRun-v0); its board of every round fights (both seatings)
 the other agents' boards of the same seed and round, and K boards of the same round sampled from
-each pool. The results are fitted into Bradley-Terry ratings on an Elo scale (agents/evaluation/ratings.py);
-the ladder is printed, written to DIR/ladder.json (atomically) and to TensorBoard
+each pool. The results are fitted into Bradley-Terry ratings on an Elo scale (agents/evaluation/ratings.py),
+each with a 95% interval: a percentile bootstrap over the drafting runs (all the battles of run i
+of every agent are resampled together, --resamples times, seeded by --seed). The ladder is printed, written to DIR/ladder.json (atomically) and to TensorBoard
 (DIR/tb/<name>, tag ladder/rating). Rate at least two agents, or agents and pools. `--rules FILE`
 drafts, fights and rates under a rules file: pools drafted under it (scripts/make_opponents.py
 --rules) are read without a warning; the shipped pools are of the defaults, so under other rules
@@ -34,10 +35,10 @@ from agents.cli.progress import bar
 from agents.evaluation.runs import evaluate
 from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.evaluation.runs import evaluate_by_name
-from agents.evaluation.ratings import fit_bradley_terry
+from agents.evaluation.ratings import fit_bradley_terry, rating_intervals
 from agents.evaluation.labels import agent_label, tb_dir_name
 from agents.evaluation.runs import MAX_EPISODES
-from agents.cli.args import (MAX_SAMPLES, add_count_argument, add_json_argument,
+from agents.cli.args import (MAX_RESAMPLES, MAX_SAMPLES, add_count_argument, add_json_argument,
                              add_opponents_argument, add_play_arguments, add_rules_argument,
                              add_seed_argument, agent_name, apply_play_arguments, fail,
                              load_pool_once, parse_with_rules, rules_env_kwargs, script_parser)
@@ -57,22 +58,22 @@ def score(a: Board, b: Board, rules) -> list[float]:
 
 
 def matches(boards: dict, pools: dict, samples: int, rng):
-    """(agent, opponent, agent's board, opponent's board), one at a time: the list is never
-    built (runs x rounds x samples x pools pairs). Each agent meets every later agent on the
-    boards of the same run and round, then `samples` boards of each pool's round, drawn by
-    their counts."""
+    """(agent, opponent, agent's board, opponent's board, drafting run), one at a time: the list
+    is never built (runs x rounds x samples x pools pairs). Each agent meets every later agent
+    on the boards of the same run and round, then `samples` boards of each pool's round, drawn
+    by their counts."""
     names = list(boards)
     for i, x in enumerate(names):
         for y in names[i + 1:]:
             for key in sorted(set(boards[x]) & set(boards[y])):
-                yield x, y, boards[x][key], boards[y][key]
+                yield x, y, boards[x][key], boards[y][key], key[0]
         for pname, by_round in pools.items():
-            for (_, rnd), board in sorted(boards[x].items()):
+            for (run, rnd), board in sorted(boards[x].items()):
                 options, weights = by_round.get(rnd, ([], None))
                 if not options:
                     continue
                 for k in rng.choice(len(options), size=samples, p=weights / weights.sum()):
-                    yield x, pname, board, options[int(k)]
+                    yield x, pname, board, options[int(k)], run
 
 
 def count_matches(boards: dict, pools: dict, samples: int) -> int:
@@ -98,7 +99,9 @@ def build_parser(rules=None):
     add_count_argument(p, "--episodes", 20, "runs each agent drafts", high=MAX_EPISODES)
     add_count_argument(p, "--samples", 4, "pool boards per agent board, drawn by their counts",
                        metavar="K", high=MAX_SAMPLES)
-    add_seed_argument(p, "evaluation seed and the pool sampling's seed")
+    add_count_argument(p, "--resamples", 200, "bootstrap resamples of the drafting runs for the "
+                       "ratings' 95%% intervals (0: none)", high=MAX_RESAMPLES, low=0)
+    add_seed_argument(p, "evaluation seed, the pool sampling's and the bootstrap's seed")
     add_opponents_argument(p, "what the agents' drafting runs fight")
     add_rules_argument(p)
     add_json_argument(p, "the ladder as one JSON object instead of the table")
@@ -173,23 +176,29 @@ def main(argv: list[str] | None = None) -> int:
             boards[name] = {(i, b["round"]): Board.from_json(b["board"], rules)
                             for i, run in enumerate(res["runs"]) for b in run["battles"]}
     results: list[tuple[str, str, float]] = []
+    by_run: dict[int, list] = {}       # the bootstrap's clusters
     with bar(count_matches(boards, pools, a.samples), "battles", a.progress,
              unit="pair") as progress:
-        for x, y, board, other in matches(boards, pools, a.samples, rng):
+        for x, y, board, other, run in matches(boards, pools, a.samples, rng):
             for s in score(board, other, rules):
-                results.append((x, y, s))
+                results.append((labels.get(x, x), labels.get(y, y), s))
+                by_run.setdefault(run, []).append(results[-1])
             progress.update(1)
     if not results:
         return fail("no battles to rate: no round was reached by two agents, nor met a pool's "
                     "boards of the same round")
-    ratings = {labels.get(n, n): r for n, r in fit_bradley_terry(results).items()}
-    results = [(labels.get(x, x), labels.get(y, y), s) for x, y, s in results]
+    ratings = fit_bradley_terry(results)
+    with bar(a.resamples, "bootstrap", a.progress and a.resamples > 0) as progress:
+        intervals = rating_intervals([by_run[k] for k in sorted(by_run)], a.resamples, a.seed,
+                                     progress=progress)
     games = {n: sum(1 for r in results if n in r[:2]) for n in ratings}
     scores = {n: sum(r[2] if r[0] == n else 1 - r[2] for r in results if n in r[:2]) for n in ratings}
     ladder = sorted(ratings, key=ratings.get, reverse=True)
     out = {"rules_hash": rules.hash, "seed": a.seed, "episodes": a.episodes,
-           "samples": a.samples, "opponents": a.opponents or "the apprentice pool", "ladder": [
-        {"name": n, "rating": ratings[n], "games": games[n],
+           "samples": a.samples, "resamples": a.resamples,
+           "opponents": a.opponents or "the apprentice pool", "ladder": [
+        {"name": n, "rating": ratings[n],
+         "rating_ci": list(intervals[n]) if n in intervals else None, "games": games[n],
          "score": scores[n] / games[n] if games[n] else None} for n in ladder]}
     try:
         write_json_atomic(out_dir / "ladder.json", out)      # a killed run leaves the old file
@@ -199,16 +208,21 @@ def main(argv: list[str] | None = None) -> int:
     for n in ladder:
         with SummaryWriter(str(out_dir / "tb" / tb_dir_name(n).replace(":", "_"))) as w:
             w.add_scalar("ladder/rating", ratings[n], 0)
-    if a.json:
-        print(json.dumps(out))
-    else:
-        print(f"rules {rules.hash}, seed {a.seed}, {a.episodes} drafting runs an agent, "
-              f"{a.samples} pool boards an agent board")
-        print(f"{'#':>2} {'name':<40} {'rating':>7} {'games':>6} {'score':>6}")
-        for i, row in enumerate(out["ladder"], 1):
-            print(f"{i:>2} {row['name']:<40} {row['rating']:>7.0f} {row['games']:>6} "
-                  f"{row['score'] if row['score'] is not None else float('nan'):>6.3f}")
+    print(json.dumps(out) if a.json else ladder_table(out))
     return 0
+
+
+def ladder_table(out: dict) -> str:
+    """The ladder (ladder.json's content) as the terminal's table, under a line of its settings."""
+    lines = [f"rules {out['rules_hash']}, seed {out['seed']}, {out['episodes']} drafting runs an "
+             f"agent, {out['samples']} pool boards an agent board; 95% intervals: bootstrap of "
+             f"the runs ({out['resamples']} resamples)",
+             f"{'#':>2} {'name':<40} {'rating':>7} {'95% interval':>14} {'games':>6} {'score':>6}"]
+    for i, row in enumerate(out["ladder"], 1):
+        ci = "[{:.0f}, {:.0f}]".format(*row["rating_ci"]) if row["rating_ci"] else "-"
+        lines.append(f"{i:>2} {row['name']:<40} {row['rating']:>7.0f} {ci:>14} {row['games']:>6} "
+                     f"{row['score'] if row['score'] is not None else float('nan'):>6.3f}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ league/win_matrix, drawn by matplotlib: the train extra brings it, and without i
 stops before training with one `error: ...` line), members/snap_<steps>.pt (+ .json cards), checkpoints/league_<steps>.zip,
 league.json (members, rating duels, the learner's scores), and at the end final_policy.pt (+
 final_policy.json), final_model.zip and eval.json (the final agent against each fixed member:
-win and loss rates with 95% intervals; the ratings). The last line on stdout is eval.json's
+win and loss rates with 95% intervals; the ratings, each with a 95% bootstrap interval over the
+rating duels, ratings_ci). The last line on stdout is eval.json's
 summary as JSON.
 
 --resume continues a run from its last snapshot (its checkpoint and league.json); the duels in

@@ -62,6 +62,8 @@ MAX_BATTLES = 10**8
 MAX_SAMPLES = 1000
 # Repeats of one measurement (benchmark's passes) and things shown or checked one by one.
 MAX_REPEATS = 100_000
+# Bootstrap resamples (ladder's rating intervals): each refits the ratings, milliseconds apiece.
+MAX_RESAMPLES = 100_000
 # Environment and training steps: 10**10 is months of PPO at the speeds in docs/RESULTS.md.
 MAX_STEPS = 10**10
 # CPUs handed to Ray, envs of one training (each a process with vec_env subproc) and torch

@@ -19,7 +19,6 @@ is league.json; with each snapshot comes a checkpoint, and `--resume` continues 
 from __future__ import annotations
 
 import json
-import re
 from collections import deque
 from pathlib import Path
 from typing import Any, Literal
@@ -27,17 +26,17 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from rune_env.files import load_json, read_text, shown, write_text_atomic
+from rune_env.files import load_json, read_text, write_text_atomic
 
 from agents.cli.progress import bar, say
 from agents.cli.args import MAX_ENVS, MAX_ROLLOUT, MAX_RUNS, MAX_STEPS, MAX_THREADS, SEED_MAX
 
 from .config import (RUN_NAME, ConfigError, Mapping, Number, PolicyKwargs, Section, Whole,
                      read_yaml, sb3_policy_kwargs, validate_model)
+from .league_state import FINAL, LEAGUE_VERSION, check_league_state, resume_point  # noqa: F401
 from .train_config import PPOConfig
 
-LEAGUE_VERSION = 1
-FINAL = "final"       # the finished learner's member name (rated, never sampled)
+RATING_RESAMPLES = 200  # bootstrap resamples of the rating duels for eval.json's 95% intervals
 
 
 class MemberConfig(Section):
@@ -222,68 +221,6 @@ class League:
         return steps
 
 
-def check_league_state(data: Any, cfg: LeagueConfig) -> int:
-    """The steps of league state `data` (league.json, as `League.to_json` writes it) if it is one
-    this league can go on from, else a one-line ConfigError naming what is wrong: its version; its
-    steps, whole and at most cfg.total_timesteps; its fixed members the config's; its snapshots
-    distinct `snap_<steps>` names of at most its steps; every name in its results, scores and
-    ratings one of its members; every score in [0, 1]."""
-    def bad(what: str) -> ConfigError:
-        return ConfigError(f"league.json: {what}")
-
-    def whole(x) -> bool:
-        return type(x) is int and x >= 0
-    if not isinstance(data, dict):
-        raise bad("not a league state (a JSON object)")
-    if data.get("version") != LEAGUE_VERSION or type(data.get("version")) is not int:
-        raise bad(f"version {shown(data.get('version'), 40)}; this rune-env reads version "
-                  f"{LEAGUE_VERSION}")
-    missing = [k for k in ("steps", "members", "fixed", "snapshots", "results", "scores",
-                           "ratings_history") if k not in data]
-    if missing:
-        raise bad(f"lacks {', '.join(missing)}")
-    steps = data["steps"]
-    if not whole(steps) or steps > cfg.total_timesteps:
-        raise bad(f"steps {shown(steps, 40)}: a whole number of at most total_timesteps "
-                  f"({cfg.total_timesteps}; pass a larger --total-timesteps to go on)")
-    fixed = [m.name for m in cfg.members]
-    if data["fixed"] != fixed:
-        raise bad(f"its fixed members {shown(data['fixed'], 200)} are not the config's {fixed}")
-    snaps = data["snapshots"]
-    if not isinstance(snaps, list) or len(set(map(str, snaps))) != len(snaps) or not all(
-            isinstance(s, str) and (m := _SNAPSHOT.fullmatch(s)) and int(m[1]) <= steps
-            for s in snaps):
-        raise bad(f"snapshots must be distinct snap_<steps> names of at most {steps} steps")
-    members = data["members"]
-    names = set(fixed) | set(snaps)
-    if not isinstance(members, dict) or not names <= set(members) <= names | {FINAL} \
-            or not all(isinstance(v, str) for v in members.values()):
-        raise bad("members must map its fixed members and snapshots (and final) to agents")
-    names |= set(members)
-    results = data["results"]
-    if not isinstance(results, list) or not all(
-            isinstance(r, list) and len(r) == 3 and r[0] in names and r[1] in names
-            and r[0] != r[1] and _share(r[2]) for r in results):
-        raise bad("results must be [member, other member, score in [0, 1]] triples")
-    scores = data["scores"]
-    if not isinstance(scores, dict) or not set(scores) <= names or not all(
-            isinstance(v, list) and all(map(_share, v)) for v in scores.values()):
-        raise bad("scores must map members to lists of scores in [0, 1]")
-    history = data["ratings_history"]
-    if not isinstance(history, list) or not all(
-            isinstance(h, dict) and isinstance(h.get("ratings"), dict) for h in history):
-        raise bad("ratings_history must be a list of {steps, ratings} entries")
-    return steps
-
-
-_SNAPSHOT = re.compile(r"snap_(0|[1-9][0-9]{0,15})")
-
-
-def _share(x) -> bool:
-    """A score: a number in [0, 1] (JSON's numbers come back finite: rune_env.files.load_json)."""
-    return type(x) in (int, float) and 0 <= x <= 1
-
-
 class LeagueSampler:
     """One env's opponent sampler: PFSP over the league's sampled members, each member's agent
     made once per env (so no two envs share an agent's state)."""
@@ -463,10 +400,10 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
     from rune_env.duel import DuelEncoder
     from rune_env.envs.run_env import resolve_rules
 
-    from agents.policy import PolicyLoadError, export_policy
+    from agents.policy import export_policy
     from .callbacks import progress_callback
     from .ppo import seed_everything, set_torch_threads
-    from agents.policy.trust import UntrustedCheckpoint, check_checkpoint, save_checkpoint
+    from agents.policy.trust import save_checkpoint
     set_torch_threads(cfg.torch_threads)
     seed_everything(cfg.seed)
     if league is None:
@@ -489,22 +426,8 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
             say(f"{run_dir} is finished: its final policy has {done['timesteps']} steps "
                 f"(total_timesteps {cfg.total_timesteps}); nothing to do, nothing changed")
             return done
-    saved = load_json(read_text(state_file, "league state", ConfigError), str(state_file),
-                      ConfigError) if resume and state_file.is_file() else None
-    steps = check_league_state(saved, cfg) if saved is not None else 0
-    ckpt = run_dir / "checkpoints" / f"league_{steps}.zip"
-    resumed = bool(saved is not None and steps and ckpt.is_file())
-    if resumed:
-        league.load_json(saved, run_dir)
-        try:
-            check_checkpoint(ckpt)     # a pickle: only the league's own (signed) checkpoint
-        except UntrustedCheckpoint as exc:
-            raise PolicyLoadError(str(exc)) from None
-        for name in league.snapshots:  # each loads (or is one line) before training goes on
-            try:
-                league.agent(name)
-            except (ValueError, OSError) as exc:
-                raise ConfigError(f"league.json: snapshot {name}: {exc}") from None
+    steps, ckpt = resume_point(cfg, league, state_file) if resume else (0, None)
+    resumed = ckpt is not None
     if on_start is not None:
         on_start()
     if resumed:
@@ -537,8 +460,12 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
     rate_member(league, FINAL, final_steps, progress)
     log_final_ratings(league, run_dir, final_steps)
     res = final_evaluation(cfg, league, run_dir / "final_policy.pt", progress)
-    res.update({"timesteps": final_steps, "ratings": league.ratings(), "rules_hash": rules.hash,
-                "members": league.members})
+    from agents.evaluation.ratings import rating_intervals
+    # each rating duel is its own game (its own seeds): the bootstrap resamples them one by one
+    res.update({"timesteps": final_steps, "ratings": league.ratings(),
+                "ratings_ci": rating_intervals([[r] for r in league.results], RATING_RESAMPLES,
+                                               cfg.seed),
+                "rules_hash": rules.hash, "members": league.members})
     write_text_atomic(run_dir / "league.json", json.dumps(league.to_json(final_steps)) + "\n")
     write_text_atomic(run_dir / "final_policy.json", json.dumps(
         {"checkpoint": "final_model.zip", "timesteps": final_steps, "seed": cfg.seed,

@@ -417,6 +417,9 @@ def test_league_script_runs_resumes_and_reports(tmp_path):
     assert set(summary["against"]) == {"greedy", "apprentice_s0"}
     res = json.loads((run / "eval.json").read_text())
     assert res["against"]["greedy"]["games"] == 4 and "final" in res["ratings"]
+    assert set(res["ratings_ci"]) == set(res["ratings"])
+    assert all(lo <= res["ratings"][n] + 1e-6 and res["ratings"][n] <= hi + 1e-6
+               for n, (lo, hi) in res["ratings_ci"].items())
     assert list((run / "tb").rglob("events.out.tfevents.*"))
     # resumed when finished: said, nothing trained or evaluated again (it replayed its final
     # evaluation), its result printed as before

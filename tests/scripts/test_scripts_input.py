@@ -360,4 +360,8 @@ def test_ladder_names_policies_as_evaluate_does_and_refuses_two_of_one_name(tmp_
     assert r.returncode == 0, r.stderr
     assert {row["name"] for row in json.loads(r.stdout)["ladder"]} == {"greedy",
                                                                       "models/apprentice_s0"}
+    # each rating with its bootstrap interval over the drafting runs (one run here: every
+    # resample is that run, so the interval is the rating itself)
+    for row in json.loads(r.stdout)["ladder"]:
+        assert row["rating_ci"] == pytest.approx([row["rating"], row["rating"]])
     assert (out / "tb" / "models_apprentice_s0").is_dir()
