@@ -79,10 +79,6 @@ def main(argv: list[str] | None = None) -> int:
         rank = rank_index(rules, a.rank if not a.rank.isdigit() else int(a.rank))
     except ValueError as exc:
         return fail(f"--rank: {exc}")
-    twice = sorted({n for n in a.agents if a.agents.count(n) > 1})
-    if twice:     # its boards would be drafted twice under one name: --runs says how many
-        return fail(f"--agents: {', '.join(twice)} given twice (pass --runs for more of its "
-                    f"boards)")
     out = Path(a.out)
     if out.exists() and not out.is_dir() and not a.force:
         return fail(f"{out} exists (pass --force to replace it)")
