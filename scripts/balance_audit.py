@@ -13,11 +13,11 @@ the reference boards' baseline against themselves. The fast_kill family hunts th
 knockouts instead: amplify towers, then a hill climb, chosen by their fast kills (knockouts won
 before the opponent's second turn). Every board's fast-kill rate and fastest knockout are in its
 row; a reported board with a fast kill on the report set gets a HOLE line (JSON: "holes"); the
-exit status does not change. The method is in agents/audit/ (its docstring).
+exit status does not change. The method is in agents/design/audit/ (its docstring).
 
 The report ends with the verdicts: whether each limit docs/BALANCE.md holds the defaults to is
 met (one rune at most 20% and two runes at most 55% from round 3 on, no hole in any round;
-`agents/audit/verdicts.py`). With a rules file other than the defaults it also audits the
+`agents/design/audit/verdicts.py`). With a rules file other than the defaults it also audits the
 defaults (or `--against FILE`; `--against none` skips it) with the same settings and seed and
 lists what moved: each family's win and fast-kill rate there and here (JSON: "verdicts",
 "against").

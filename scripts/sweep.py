@@ -6,7 +6,7 @@
                             [--force] [--json] [--no-progress]
 
 The sweep YAML (keys in configs/sweeps/README.md; read into the typed `SweepConfig` of
-agents/train/sweep.py) names a training config (`base`), fixed `overrides` and a search `space` over
+agents/train/sweep/) names a training config (`base`), fixed `overrides` and a search `space` over
 train-config keys by dotted path (seed, ppo.learning_rate, ppo.ent_coef, ppo.n_steps,
 policy_kwargs.net_arch, ...). Every trial's config is resolved and validated before Ray starts:
 an unknown key, a wrong type or a value out of range, in the sweep or in any trial's config, is

@@ -30,7 +30,7 @@ _PROCESS_TMP: Path | None = None
 if multiprocessing.current_process().name == "MainProcess":
     _PROCESS_TMP = Path(tempfile.mkdtemp(prefix="rune-tests-"))
     atexit.register(shutil.rmtree, _PROCESS_TMP, ignore_errors=True)
-    # The key that signs the checkpoints the tests save (agents/trust.py): a fresh one per
+    # The key that signs the checkpoints the tests save (agents/policy/trust.py): a fresh one per
     # process, never the user's own (~/.config/rune-env/checkpoint.key); the scripts the tests
     # start inherit it.
     os.environ["RUNE_ENV_KEY_FILE"] = str(_PROCESS_TMP / "checkpoint.key")

@@ -25,7 +25,7 @@ Cells are linear ids in casting order (see rune_env/rules/geometry.py); names us
 
 A new group is added here (`groups_spec`, and `name_of` if its name is not "kind arg"), with its
 row in `legal.RULES` (when it is legal), its effect in `loop.EFFECTS` (what it does), its block
-of the compiled mask (rune_env/envs/compiled.py) and its command in rune_env/play.py.
+of the compiled mask (rune_env/envs/compiled.py) and its command in rune_env/terminal/play.py.
 """
 from __future__ import annotations
 

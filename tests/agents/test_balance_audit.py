@@ -1,4 +1,4 @@
-"""The balance audit (agents/audit/, scripts/balance_audit.py): its command line, its
+"""The balance audit (agents/design/audit/, scripts/balance_audit.py): its command line, its
 reference sets, its costs, and what it finds under the shipped rules.
 
 These tests read the shipped rules files (configs/rules/default.yaml and seed_literal.yaml), not

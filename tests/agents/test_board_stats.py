@@ -1,4 +1,4 @@
-"""agents/board_stats.py and scripts/board_stats.py: the boards agents and pools take into battle.
+"""agents/evaluation/board_stats.py and scripts/board_stats.py: the boards agents and pools take into battle.
 
 A tiny pool written here, whose weighted statistics are worked out by hand below; a baseline agent
 (greedy, 2 short runs) whose boards are sane and the same on a second collection; the script run

@@ -1,5 +1,5 @@
 """Shipped artefacts: the exported policy format (float16, no value head) and its card
-(agents/export.py, scripts/export_policy.py); policies of other rules warn like pools; the
+(agents/train/export.py, scripts/export_policy.py); policies of other rules warn like pools; the
 compressed pool files (rune_env/files.py) and which shipped pool the envs pick per rules."""
 from __future__ import annotations
 

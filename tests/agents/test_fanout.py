@@ -1,4 +1,4 @@
-"""--ray [ADDRESS]: the many-run scripts' independent runs as Ray tasks (agents/fanout.py).
+"""--ray [ADDRESS]: the many-run scripts' independent runs as Ray tasks (agents/cli/fanout.py).
 
 The results must equal a local run's, bit for bit in the JSON. These tests start a local Ray
 with 2 CPUs; without Ray installed (the ray extra) they are skipped, except the check that a

@@ -1,4 +1,4 @@
-"""The fast masked distribution (agents/masking.py) against sb3-contrib's MaskableCategorical.
+"""The fast masked distribution (agents/train/masking.py) against sb3-contrib's MaskableCategorical.
 
 Both are the same distribution: over the legal actions, softmax of the logits; masked actions
 probability 0, log-probability -1e8, no entropy, no gradient. The fast one never exponentiates a

@@ -128,7 +128,7 @@ def test_train_writes_its_run_directory(smoke):
     assert [p.name for p in (d / "tb").iterdir()] == ["run_1"]
     assert list((d / "tb" / "run_1").glob("events.out.tfevents.*"))
     # checkpoints every 128 timesteps (the rollout boundaries at 128 and 256), each with its
-    # signature (agents/trust.py) and its signed resume state (agents/resume.py), no temp file left
+    # signature (agents/policy/trust.py) and its signed resume state (agents/train/resume.py), no temp file left
     assert sorted(p.name for p in (d / "checkpoints").iterdir()) == \
         [f"model_{n}_steps.{ext}" for n in (128, 256)
          for ext in ("state.json", "state.json.sig", "zip", "zip.sig")]

@@ -1,5 +1,5 @@
 """Smoke tests of the scripts: benchmark, mutation check (listing and the mutations it makes;
-their logic is agents/bench.py and agents/mutation.py). The benchmark's training rows and the
+their logic is agents/devtools/bench.py and agents/devtools/mutation.py). The benchmark's training rows and the
 scripts that write TensorBoard need torch (the `train` extra): those tests skip without it."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The balance audit's candidate boards: the families (one rune, two runes, mono-kind, tricks) and
 the open search (the shared hill climb of `agents.search.boards`). Each family and why it is
-complete is described in the package docstring (`agents/audit/__init__.py`).
+complete is described in the package docstring (`agents/design/audit/__init__.py`).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The balance audit round by round and as a whole: each family's best board chosen on the choose
 set and measured on the report set, the report (JSON and text). The method is described in the
-package docstring (`agents/audit/__init__.py`).
+package docstring (`agents/design/audit/__init__.py`).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The balance audit's measuring side: its settings, the reference boards and their split into
 choose and report sets, what a board costs, and the scores of boards against a set of opponents
 (`Evaluator`, on the fast engine). The method is described in the package docstring
-(`agents/audit/__init__.py`).
+(`agents/design/audit/__init__.py`).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The balance audit's fast_kill family: tower boards built greedily, and the fast-kill hill
 climb. What a fast kill is, and why towers, is in the package docstring
-(`agents/audit/__init__.py`).
+(`agents/design/audit/__init__.py`).
 """
 from __future__ import annotations
 
