@@ -190,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         rank = check_rank(rules, a.rank, "--rank")
     except ValueError as exc:
         return fail(str(exc))
-    if a.out is not None and (problem := check_output(a.out, "--out")):
+    inputs = [*a.pools, *a.agents]      # an --out that is one of them would overwrite it
+    if a.out is not None and (problem := check_output(a.out, "--out", inputs=inputs)):
         return fail(problem)
     try:
         # PoolError, an unknown agent and PolicyLoadError (missing, corrupt) are ValueErrors

@@ -17,8 +17,10 @@ as the next one
 (agents/train/expert_iteration.py). Writes DIR/iter_<i>/demos.npz, DIR/iter_<i>/policy.pt (with
 its card), DIR/expert_iteration.json and TensorBoard exit/* in DIR/tb; prints a line per
 iteration (one JSON object with --json). Same arguments, same files. A bad argument is one
-`error: ...` line and exit status 2; an existing DIR is refused unless --force. Progress bars go
-to stderr.
+`error: ...` line and exit status 2; an existing DIR is refused unless --force, and --force
+replaces only a folder this script made (its .expert-iteration mark or expert_iteration.json in
+it). A run stopped midway keeps the iterations it finished and drops the one it was in (the
+whole DIR if none had finished). Progress bars go to stderr.
 
 docs/RESULTS.md, "Sampled search and expert iteration": three iterations from distill v2 s1 at
 archmage, 3,000 runs each, raise its mean wins a run from 0.281 to 0.295, 0.313 and 0.324, two
@@ -27,6 +29,7 @@ more to 0.343 and 0.344 (evaluation seeds 0-3, 800 runs; the planner 0.435).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -126,6 +129,27 @@ def check_observation_size(policy: str, rank, rules_path: str | None) -> None:
                          f"the one-player run (not a duel's)")
 
 
+MARK = ".expert-iteration"          # in every folder this script makes as --out
+RESULT = "expert_iteration.json"    # the iterations finished so far
+
+
+def drop_unfinished(out: Path) -> None:
+    """After a stop (Ctrl-C, an error): the iteration folders past the last finished one (listed
+    in expert_iteration.json) go, and the whole folder if none finished, so nothing
+    half-written is left; the finished iterations stay, as the docstring says."""
+    done = 0
+    try:
+        done = len(json.loads((out / RESULT).read_text(encoding="utf-8"))["iterations"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    if not done:
+        shutil.rmtree(out, ignore_errors=True)
+        return
+    for folder in out.glob("iter_*"):
+        if folder.name.removeprefix("iter_").isdigit() and int(folder.name[5:]) > done:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     a, rules = parse_with_rules(build_parser, argv)
     from agents.train.expert_iteration import ExitSettings, run_expert_iteration, teacher_name
@@ -144,20 +168,29 @@ def main(argv: list[str] | None = None) -> int:
         make_agent(teacher_name(a.policy, s), rules)        # the policy loads, the knobs hold
         check_observation_size(a.policy, a.rank, s.rules)   # before anything is written
         from agents.evaluation.demos import load_demos
-        for path in a.extra_demos:                          # data of these rules, whole
-            load_demos(path, rules.hash, strict=True)
+        for path in a.extra_demos:          # data of these rules and this env, whole
+            load_demos(path, rules.hash, strict=True,
+                       env_kwargs={"rank": a.rank, **({"rules": s.rules} if s.rules else {})})
     except (ValueError, OSError) as exc:
         return fail(str(exc))
     out = Path(a.out) if a.out else Path("runs") / f"exit_{Path(a.policy).stem}_s{a.seed}"
     from agents.cli.args import check_output_dir
     if (problem := check_output_dir(out, "--out")):
         return fail(problem)
-    if out.exists():
+    if os.path.lexists(out):
         if not a.force:
             return fail(f"{out} exists (--force replaces it)")
+        if out.is_symlink() or not any((out / m).is_file() for m in (MARK, RESULT)):
+            return fail(f"{out} exists and is not an expert_iteration.py output (no {RESULT} "
+                        f"or {MARK} in it): not replaced even with --force; pick another --out")
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    rows = run_expert_iteration(s, out, progress_on(a.progress), lines=not a.json)
+    (out / MARK).touch()           # --force may replace this folder later, and nothing else
+    try:
+        rows = run_expert_iteration(s, out, progress_on(a.progress), lines=not a.json)
+    except BaseException:
+        drop_unfinished(out)
+        raise
     if a.json:
         print(json.dumps({"out": str(out), "rules_hash": rules.hash, "iterations": rows},
                          indent=1))

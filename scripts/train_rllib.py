@@ -15,7 +15,9 @@ The run directory, like train.py's: DIR/<name>__s<seed>__<UTC time>/, or DIR/NAM
 first). It holds config.yaml, tb/ (TensorBoard: rllib/* (episode return and length of the
 runners), learner/* (RLlib's policy and value losses, entropy, KL, gradient norm),
 time/steps_per_second, eval/* at each evaluation and at the end), checkpoints/algo_<steps>/
-(RLlib checkpoints; --resume continues from the newest), eval_history.jsonl (the periodic
+(RLlib checkpoints, each signed as a whole in algo_<steps>.sig: they are pickles, so --resume
+restores the newest only if a training run on this machine saved it as it is, or with
+--trust-pickle; agents/policy/trust.py), eval_history.jsonl (the periodic
 evaluations), final_policy.pt with final_policy.json (the trained module exported as the
 project's policy format: evaluate.py --agents runs/<run>/final_policy.pt, ladders and pools
 play it as they play an SB3 drafter), eval.json (the final evaluation) and train_seconds.json.
@@ -39,8 +41,8 @@ import yaml
 
 from agents.cli.fanout import ray_problem
 from agents.cli.progress import add_progress_argument, progress_on, say
-from agents.cli.args import (MAX_CPUS, MAX_STEPS, check_runs_dir, fail, int_in, script_parser,
-                             seed_int)
+from agents.cli.args import (MAX_CPUS, MAX_STEPS, add_trust_pickle_argument, apply_trust_pickle,
+                             check_runs_dir, fail, int_in, script_parser, seed_int)
 from agents.train.config import ConfigError
 from agents.train.run_dirs import claim_run_dir, default_run_name, open_named_run
 
@@ -69,6 +71,7 @@ def build_parser():
                         "a local Ray started for this run)")
     p.add_argument("--num-cpus", type=int_in(1, MAX_CPUS), dest="num_cpus", metavar="N",
                    help=f"CPUs of the local Ray, 1..{MAX_CPUS} (default: every core; ignored with --ray)")
+    add_trust_pickle_argument(p)
     add_progress_argument(p)
     return p
 
@@ -100,6 +103,16 @@ def main(argv: list[str] | None = None) -> int:
     problem = ray_problem()
     if problem:
         return fail(problem.replace("--ray", "train_rllib.py"))
+    apply_trust_pickle(a)
+    if a.resume and a.run_name:     # RLlib's checkpoints are pickles: this machine's, or trusted
+        from agents.policy.trust import UntrustedCheckpoint, check_checkpoint_dir
+        from agents.train.rllib import latest_algo_checkpoint
+        ckpt, _ = latest_algo_checkpoint(Path(a.runs_dir) / a.run_name)
+        try:
+            if ckpt is not None:
+                check_checkpoint_dir(ckpt)
+        except UntrustedCheckpoint as exc:
+            return fail(str(exc))
     run_dir = run_directory(a, cfg.name, cfg.seed)
     if isinstance(run_dir, str):
         return fail(run_dir)

@@ -120,11 +120,20 @@ def _input_errors() -> tuple[type, ...]:
 
 def _interrupted_hook(previous):
     """sys.excepthook that says a Ctrl-C as one line, `interrupted`, not its traceback through
-    whatever the script was doing (the exit status stays Python's for SIGINT), and an uncaught
+    whatever the script was doing (the exit status stays Python's for SIGINT), a closed output
+    pipe as nothing (exit status 1), and an uncaught
     bad-input error (`_input_errors`) as its one `error: ...` line (exit status 1); any other
     uncaught exception goes to `previous`."""
     def hook(kind, value, tb):
-        if issubclass(kind, KeyboardInterrupt):
+        if issubclass(kind, BrokenPipeError):
+            # the reader went away (`... | head`): nothing more to say to it, and no traceback;
+            # stdout goes to /dev/null so Python's own flush at exit does not fail again
+            import os
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+        elif issubclass(kind, KeyboardInterrupt):
             print("interrupted", file=sys.stderr)
         elif issubclass(kind, _input_errors()):
             print(f"error: {printable_line(value)}", file=sys.stderr)
@@ -170,15 +179,25 @@ def _cannot_write_in(folder) -> bool:
     return False
 
 
-def check_output(path, option: str, suffixes: tuple[str, ...] | None = None) -> str | None:
+def check_output(path, option: str, suffixes: tuple[str, ...] | None = None,
+                 inputs=()) -> str | None:
     """Why a file cannot be written at `path` (None if it can, as far as can be told before the
-    work): `path` is a directory, its name does not end in one of `suffixes` (e.g. (".png",
-    ".svg", ".pdf"); any name without them), or its nearest existing folder is a file or cannot
-    be written in (tried, not guessed: nothing is left there)."""
+    work): `path` is a directory, is one of the files `inputs` names (the run would overwrite
+    what it reads), its name does not end in one of `suffixes` (e.g. (".png", ".svg", ".pdf");
+    any name without them), or its nearest existing folder is a file or cannot be written in
+    (tried, not guessed: nothing is left there)."""
+    import os
     from pathlib import Path
     path = Path(path)
     if not path.name or path.is_dir():
         return f"{option} {path}: is a directory (give a file name)"
+    for given in inputs:
+        try:
+            same = os.path.samefile(path, given)
+        except OSError:             # either missing: not the same file
+            same = False
+        if same:
+            return f"{option} {path}: is the input {given} (it would be overwritten)"
     if suffixes and path.suffix.lower() not in suffixes:
         return (f"{option} {path}: the file's name must end in {', '.join(suffixes[:-1])}"
                 f"{' or ' if len(suffixes) > 1 else ''}{suffixes[-1]}")
@@ -486,12 +505,12 @@ def pool_for_rank_warnings(pool, path, rules, rank: str) -> list[str]:
     missing = [r for r in range(1, last + 1) if r not in pool.rounds]
     if missing:
         out.append(f"{path}: no ghosts of round{'s' if len(missing) > 1 else ''} "
-                   f"{_round_ranges(missing)}, which {rank}'s runs reach without draws (1-{last}): "
+                   f"{round_ranges(missing)}, which {rank}'s runs reach without draws (1-{last}): "
                    f"there they meet the budget drafter")
     return out
 
 
-def _round_ranges(rounds: list[int]) -> str:
+def round_ranges(rounds: list[int]) -> str:
     """[1, 2, 3, 5] -> '1-3, 5'."""
     spans: list[list[int]] = []
     for r in rounds:

@@ -16,6 +16,11 @@ not share the key file) needs that switch; an exported policy (`.pt`) never does
 
 Saving is atomic too: the zip goes to a temp name in the same folder, its signature is written,
 then the zip is renamed, so the name a resume reads never holds half a checkpoint.
+
+RLlib's checkpoints (train_rllib.py's checkpoints/algo_<steps>/) are directories of pickles, and
+restoring one unpickles them all. Such a directory is signed as a whole (`sign_directory`): its
+`<name>.sig` lists every file's relative path, size and HMAC, itself under an HMAC of that list,
+and it loads (`check_checkpoint_dir`) only if every file is listed, matches, and none is added.
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ SIGNATURE_FORMAT = "rune-env-checkpoint-signature"
 SIGNATURE_SUFFIX = ".sig"
 _DOMAIN = b"rune-env checkpoint v1\0"    # so the key signs nothing but checkpoints
 _MAX_SIGNATURE_BYTES = 4096
+_MAX_DIRECTORY_SIGNATURE_BYTES = 1 << 20     # an RLlib checkpoint's listing: a few dozen files
 
 
 class UntrustedCheckpoint(ValueError):
@@ -119,6 +125,66 @@ def is_signed(path: Path) -> bool:
     return (isinstance(data, dict) and data.get("format") == SIGNATURE_FORMAT
             and data.get("bytes") == size and isinstance(data.get("hmac_sha256"), str)
             and hmac.compare_digest(data["hmac_sha256"], digest))
+
+
+def _listing(key: bytes, folder: Path) -> dict[str, list]:
+    """Every regular file under `folder` (relative POSIX path -> [HMAC, bytes]); a symlink or
+    anything but a file or a folder is listed as such, so it never matches a signature."""
+    out: dict[str, list] = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).as_posix()
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            out[rel] = ["not a regular file", -1]
+        elif path.is_file():
+            out[rel] = list(_digest(key, path))
+    return out
+
+
+def _listing_mac(key: bytes, files: dict) -> str:
+    return hmac.new(key, _DOMAIN + json.dumps(files, sort_keys=True).encode(),
+                    hashlib.sha256).hexdigest()
+
+
+def sign_directory(folder: Path, named: Path) -> None:
+    """Sign the files of the directory `folder` as the checkpoint directory `named` (its
+    `<name>.sig` beside it): each file's HMAC and size, and an HMAC of the whole list."""
+    from rune_env.files import write_text_atomic
+    key = _key(create=True)
+    files = _listing(key, Path(folder))
+    write_text_atomic(signature_path(Path(named)), json.dumps(
+        {"format": SIGNATURE_FORMAT, "version": 1, "kind": "directory", "files": files,
+         "hmac_sha256": _listing_mac(key, files),
+         "note": "written by rune-env's training on the machine whose key signed it "
+                 "(agents/policy/trust.py)"}, indent=1) + "\n")
+
+
+def is_signed_directory(folder: Path) -> bool:
+    """Whether the directory `folder` is exactly the one its signature lists, under this key."""
+    key, sig = _key(create=False), signature_path(Path(folder))
+    if key is None or not Path(folder).is_dir():
+        return False
+    try:
+        if sig.stat().st_size > _MAX_DIRECTORY_SIGNATURE_BYTES:
+            return False
+        data = json.loads(sig.read_text(encoding="utf-8"))
+        files = _listing(key, Path(folder))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return (isinstance(data, dict) and data.get("format") == SIGNATURE_FORMAT
+            and data.get("kind") == "directory" and isinstance(data.get("hmac_sha256"), str)
+            and data.get("files") == files
+            and hmac.compare_digest(data["hmac_sha256"], _listing_mac(key, files)))
+
+
+def check_checkpoint_dir(folder) -> None:
+    """Raise UntrustedCheckpoint unless the RLlib checkpoint directory `folder` may be restored
+    (signed here as it is, or pickles trusted)."""
+    if not (pickle_trusted() or is_signed_directory(Path(folder))):
+        raise UntrustedCheckpoint(
+            f"{folder}: an RLlib checkpoint is a directory of pickled Python, which runs code when "
+            f"restored, and this one is not exactly what a training run on this machine saved (no "
+            f"valid {Path(folder).name}{SIGNATURE_SUFFIX} beside it, or a file in it changed, "
+            f"added or missing); pass --trust-pickle if you trust whoever made it")
 
 
 def pickle_trusted() -> bool:

@@ -10,7 +10,7 @@ p (1 - p) (those it beats half the time), "uniform" = 1; plus `pfsp.floor` so th
 dropped for good.
 
 At each snapshot the new member plays `rating_games` duels against every other member; the
-ratings of all members are a Bradley-Terry fit of those duels on an Elo scale (agents/ratings).
+ratings of all members are a Bradley-Terry fit of those duels on an Elo scale (agents/evaluation/ratings.py).
 TensorBoard (runs/<name>/tb) gets the learner's curves (SB3's, and league/score/<member>,
 league/weight/<member>), the ratings over time (league/rating/<member>) and the win-rate matrix
 as an image (league/win_matrix). The league's state (members, results, the learner's scores)
@@ -87,6 +87,27 @@ def read_league_config(path: str | Path, overrides: dict | None = None) -> Leagu
     return cfg
 
 
+def check_duel_learner(cfg: DuelLearnerConfig, source: str):
+    """The rules of a duel learner's config (the league's, the best response's), once its
+    duel_kwargs build a DuelVsAgent and its learner fits on it (train_config.check_learner_size);
+    a ConfigError naming `source` otherwise."""
+    from rune_env.duel import DuelVsAgent
+    from rune_env.envs.run_env import resolve_rules
+    from rune_env.rules import RulesError
+
+    from .train_config import check_learner_size
+    try:
+        rules = resolve_rules(cfg.duel_kwargs.get("rules"), cfg.duel_kwargs.get("rules_overrides"))
+        env = DuelVsAgent({"check": None}, **cfg.duel_kwargs)
+    except (TypeError, ValueError, KeyError, OSError, RulesError) as exc:
+        raise ConfigError(f"{source}: duel_kwargs: {' '.join(str(exc).split())}") from None
+    try:
+        check_learner_size(cfg.ppo, cfg.n_envs, cfg.policy_kwargs, env, source)
+    finally:
+        env.close()
+    return rules
+
+
 def check_league(cfg: LeagueConfig, source: str = "the league config"):
     """What a league run needs before its directory is made, each a ConfigError naming `source`
     (the config file): duel_kwargs that RuneDuelEnv takes (known keys, values it accepts), every
@@ -94,14 +115,7 @@ def check_league(cfg: LeagueConfig, source: str = "the league config"):
     a PolicyLoadError is), and matplotlib for the win-rate matrix. Returns the League (its rules
     those played), its members' networks loaded, for `run_league` to use rather than load them
     again."""
-    from rune_env.duel import DuelVsAgent
-    from rune_env.envs.run_env import resolve_rules
-    from rune_env.rules import RulesError
-    try:
-        rules = resolve_rules(cfg.duel_kwargs.get("rules"), cfg.duel_kwargs.get("rules_overrides"))
-        DuelVsAgent({"check": None}, **cfg.duel_kwargs).close()
-    except (TypeError, ValueError, KeyError, OSError, RulesError) as exc:
-        raise ConfigError(f"{source}: duel_kwargs: {' '.join(str(exc).split())}") from None
+    rules = check_duel_learner(cfg, source)
     league = League(cfg, rules)
     for m in cfg.members:
         try:

@@ -343,6 +343,8 @@ def train_rllib(cfg: RLlibConfig, run_dir: Path, resume: bool = False, progress:
     if resume:
         ckpt, steps = latest_algo_checkpoint(run_dir)
         if ckpt is not None:
+            from agents.policy.trust import check_checkpoint_dir
+            check_checkpoint_dir(ckpt)         # pickles: only this machine's, or --trust-pickle
             algo.restore_from_path(str(ckpt.resolve()))
             say(f"resumed from {ckpt} ({steps} steps)")
     module_id = MAIN_POLICY if cfg.duel else "default_policy"
@@ -416,6 +418,8 @@ def _save(algo, run_dir: Path, steps: int, seconds: float) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.parent.mkdir(parents=True, exist_ok=True)
     algo.save_to_path(str(tmp.resolve()))
+    from agents.policy.trust import sign_directory
+    sign_directory(tmp, final)            # its files as saved: --resume restores only these
     shutil.rmtree(final, ignore_errors=True)
     tmp.rename(final)
     times = read_json(run_dir / "train_seconds.json")

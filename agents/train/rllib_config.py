@@ -3,6 +3,7 @@ configs/rllib/README.md), read and checked without Ray, so a bad config is one `
 whether or not the ray extra is installed. agents/train/rllib.py builds RLlib's PPO from it."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,6 +15,7 @@ from agents.policy.file import MAX_LAYERS, MAX_WIDTH
 
 from .config import (RUN_NAME, ConfigError, Mapping, Number, Section, Whole, read_yaml,
                      validate_model)
+from .train_config import MAX_COEF, MAX_GRAD_NORM, MAX_LEARNING_RATE
 
 RUN_ENVS = ("rune_env/RuneRun-v0", "rune_env/RuneDraft-v0")
 DUEL_ENV = "rune_env/RuneDuel-v0"
@@ -23,17 +25,17 @@ ENV_IDS = RUN_ENVS + (DUEL_ENV,)
 # -- the config ----------------------------------------------------------------------------------
 class RLlibPPOConfig(Section):
     """RLlib PPO's training settings (`PPOConfig.training`), with RLlib's names."""
-    lr: Number = Field(3e-4, gt=0)
+    lr: Number = Field(3e-4, gt=0, le=MAX_LEARNING_RATE)
     gamma: Number = Field(0.99, ge=0, le=1)
     lambda_: Number = Field(0.95, ge=0, le=1)
-    clip_param: Number = Field(0.2, gt=0)
-    vf_clip_param: Number = Field(10.0, gt=0)
-    entropy_coeff: Number = Field(0.01, ge=0)
-    vf_loss_coeff: Number = Field(0.5, ge=0)
-    grad_clip: Number | None = Field(0.5, gt=0)
+    clip_param: Number = Field(0.2, gt=0, le=MAX_COEF)
+    vf_clip_param: Number = Field(10.0, gt=0, le=MAX_GRAD_NORM)
+    entropy_coeff: Number = Field(0.01, ge=0, le=MAX_COEF)
+    vf_loss_coeff: Number = Field(0.5, ge=0, le=MAX_COEF)
+    grad_clip: Number | None = Field(0.5, gt=0, le=MAX_GRAD_NORM)
     use_kl_loss: bool = False
-    kl_coeff: Number = Field(0.2, ge=0)
-    kl_target: Number = Field(0.01, gt=0)
+    kl_coeff: Number = Field(0.2, ge=0, le=MAX_COEF)
+    kl_target: Number = Field(0.01, gt=0, le=MAX_COEF)
     train_batch_size: Whole = Field(2048, ge=2, le=MAX_ROLLOUT)     # env steps per training iteration
     minibatch_size: Whole = Field(256, ge=2, le=MAX_ROLLOUT)
     num_epochs: Whole = Field(4, ge=1, le=10_000)
@@ -113,11 +115,33 @@ def check_env(cfg: RLlibConfig, source: str) -> None:
     try:
         if cfg.duel:
             from rune_env.duel import parallel_env
-            parallel_env(**cfg.env_kwargs).close()
+            env = parallel_env(**cfg.env_kwargs)
+            agent = env.possible_agents[0]
+            obs_space, actions = env.observation_space(agent), env.action_space(agent)
         else:
             import gymnasium as gym
 
             import rune_env  # noqa: F401  (registers the Gymnasium ids)
-            gym.make(cfg.env_id, **cfg.env_kwargs).close()
+            env = gym.make(cfg.env_id, **cfg.env_kwargs)
+            obs_space, actions = env.observation_space, env.action_space
+        env.close()
     except (TypeError, ValueError, KeyError) as exc:
         raise ConfigError(f"{source}: env_kwargs: {exc}") from None
+    from gymnasium import spaces
+
+    from .train_config import MAX_ROLLOUT_BYTES
+    parts = obs_space.spaces.values() if isinstance(obs_space, spaces.Dict) else [obs_space]
+    values = sum(math.prod(p.shape) for p in parts)
+    batch = cfg.ppo.train_batch_size * (4 * values + 4 * int(actions.n) + 64)
+    if batch > MAX_ROLLOUT_BYTES:      # RLlib holds a whole training batch
+        raise ConfigError(f"{source}: ppo.train_batch_size {cfg.ppo.train_batch_size}: a batch "
+                          f"would hold {batch / 2**30:.1f} GiB ({values} observation values a "
+                          f"step), more than {MAX_ROLLOUT_BYTES // 2**30} GiB")
+    if cfg.duel:                       # the evaluation opponent, before anything trains
+        from agents import make_agent
+        from rune_env.envs.run_env import resolve_rules
+        try:
+            make_agent(cfg.eval.opponent, resolve_rules(cfg.env_kwargs.get("rules"),
+                                                        cfg.env_kwargs.get("rules_overrides")))
+        except (ValueError, OSError) as exc:
+            raise ConfigError(f"{source}: eval.opponent: {' '.join(str(exc).split())}") from None

@@ -18,21 +18,29 @@ from .config import (RUN_NAME, ConfigError, Mapping, Number, PolicyKwargs, Secti
 from .pretrain import PretrainConfig
 
 
+# Upper bounds of PPO's numbers: far past any setting that learns (PPO's are about 3e-4, 0.2, 0.01,
+# 0.5, 0.5), short of those that overflow: a learning rate of 1e300 was a torch overflow inside
+# Adam after the run directory was written, 1e30 NaN logits.
+MAX_LEARNING_RATE = 1.0
+MAX_COEF = 100.0            # clip ranges, loss coefficients, the KL target
+MAX_GRAD_NORM = 1e6
+
+
 class PPOConfig(Section):
     """MaskablePPO's keyword arguments; a key left out keeps SB3's default."""
-    learning_rate: Number | None = Field(None, gt=0)
+    learning_rate: Number | None = Field(None, gt=0, le=MAX_LEARNING_RATE)
     n_steps: Whole | None = Field(None, ge=1, le=MAX_ROLLOUT)
     batch_size: Whole | None = Field(None, ge=2, le=MAX_ROLLOUT)
     n_epochs: Whole | None = Field(None, ge=1, le=10_000)
     gamma: Number | None = Field(None, ge=0, le=1)
     gae_lambda: Number | None = Field(None, ge=0, le=1)
-    clip_range: Number | None = Field(None, gt=0)
-    clip_range_vf: Number | None = Field(None, gt=0)
+    clip_range: Number | None = Field(None, gt=0, le=MAX_COEF)
+    clip_range_vf: Number | None = Field(None, gt=0, le=MAX_COEF)
     normalize_advantage: StrictBool | None = None
-    ent_coef: Number | None = Field(None, ge=0)
-    vf_coef: Number | None = Field(None, ge=0)
-    max_grad_norm: Number | None = Field(None, gt=0)
-    target_kl: Number | None = Field(None, gt=0)
+    ent_coef: Number | None = Field(None, ge=0, le=MAX_COEF)
+    vf_coef: Number | None = Field(None, ge=0, le=MAX_COEF)
+    max_grad_norm: Number | None = Field(None, gt=0, le=MAX_GRAD_NORM)
+    target_kl: Number | None = Field(None, gt=0, le=MAX_COEF)
     stats_window_size: Whole | None = Field(None, ge=1, le=MAX_ROLLOUT)
 
     def kwargs(self) -> dict[str, Any]:
@@ -104,7 +112,8 @@ def read_config(path: str | Path, overrides: dict | None = None) -> TrainConfig:
 
 
 def check_env(cfg: TrainConfig, source: str) -> None:
-    """Build one env of the config, so a bad env_id or env_kwargs fails before anything is written."""
+    """Build one env of the config, so a bad env_id or env_kwargs fails before anything is
+    written; then the learner's size on it (`check_learner_size`)."""
     import gymnasium as gym
 
     import rune_env  # noqa: F401 - registers the envs
@@ -114,4 +123,45 @@ def check_env(cfg: TrainConfig, source: str) -> None:
         raise ConfigError(f"{source}: env_id {cfg.env_id!r}: {exc}") from None
     except (TypeError, ValueError, OSError) as exc:
         raise ConfigError(f"{source}: env_kwargs: {exc}") from None
-    env.close()
+    try:
+        check_learner_size(cfg.ppo, cfg.n_envs, cfg.policy_kwargs, env, source)
+    finally:
+        env.close()
+
+
+# The rollout buffer's bound: SB3 allocates it whole when the model is built (observations,
+# the legal-action masks as float32, rewards and the rest, for n_steps x n_envs steps). 8 GiB
+# is a third of this project's machines; the shipped configs use at most 0.3 GiB.
+MAX_ROLLOUT_BYTES = 8 * 2**30
+
+
+def check_learner_size(ppo: PPOConfig, n_envs: int, policy_kwargs: dict, env, source: str) -> None:
+    """A ConfigError naming `source` unless a MaskablePPO learner of these settings fits on `env`
+    (built: its spaces give the sizes): its rollout buffer, n_steps x n_envs x (observation +
+    mask + 64 bytes), at most MAX_ROLLOUT_BYTES, and its network (policy_kwargs' net_arch, SB3's
+    64 x 64 by default) at most an exported policy's MAX_PARAMETERS. Each counted per se is in
+    bounds (n_steps 10^7, 16 layers of 16,384), but together they allocated 22 GiB and 4.3e9
+    weights, or trained a policy its own loader refused."""
+    import math
+
+    from gymnasium import spaces
+
+    from agents.policy.file import MAX_PARAMETERS, _chain
+    obs = env.observation_space
+    parts = obs.spaces.values() if isinstance(obs, spaces.Dict) else [obs]
+    inputs = sum(math.prod(p.shape) for p in parts)
+    actions = int(env.action_space.n)
+    n_steps = ppo.n_steps if ppo.n_steps is not None else 2048
+    rollout = n_steps * n_envs * (4 * inputs + 4 * actions + 64)
+    if rollout > MAX_ROLLOUT_BYTES:
+        raise ConfigError(f"{source}: ppo.n_steps x n_envs = {n_steps} x {n_envs}: the rollout "
+                          f"buffer would hold {rollout / 2**30:.1f} GiB ({inputs} observation "
+                          f"values and {actions} mask entries a step), more than "
+                          f"{MAX_ROLLOUT_BYTES // 2**30} GiB")
+    arch = policy_kwargs.get("net_arch", {"pi": [64, 64], "vf": [64, 64]})
+    pi, vf = (arch.get("pi", []), arch.get("vf", [])) if isinstance(arch, dict) else (arch, arch)
+    weights = _chain(inputs, list(pi), actions) + _chain(inputs, list(vf), 1)
+    if weights > MAX_PARAMETERS:
+        raise ConfigError(f"{source}: policy_kwargs.net_arch: the network would have {weights:,} "
+                          f"parameters on this env ({inputs} inputs, {actions} actions), more "
+                          f"than an exported policy may ({MAX_PARAMETERS:,})")

@@ -79,7 +79,7 @@ def test_one_rank_is_no_verdict_and_a_short_pool_of_another_rank_is_said(tmp_pat
         f"draws (1-12): there they meet the budget drafter"]
 
 
-def test_round_ranges_are_written_as_spans():
-    from agents.cli.args import _round_ranges
-    assert _round_ranges([1, 2, 3, 5, 7, 8]) == "1-3, 5, 7-8"
-    assert _round_ranges([4]) == "4"
+def testround_ranges_are_written_as_spans():
+    from agents.cli.args import round_ranges
+    assert round_ranges([1, 2, 3, 5, 7, 8]) == "1-3, 5, 7-8"
+    assert round_ranges([4]) == "4"

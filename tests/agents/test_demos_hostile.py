@@ -194,7 +194,11 @@ def test_run_seeds_outside_the_training_seeds_are_refused(tmp_path, seed):
 
 
 def test_collect_demos_check_says_a_hostile_file_in_one_line(tmp_path):
-    parts = members(demos())
+    d = demos()
+    # sized as the default env's (1031 observation values, 593 actions), so the file passes
+    # --check's comparison with the env and meets the header check
+    d.meta.update(obs_size=1031, actions=593)
+    parts = members(d)
     parts["obs"] = header("<f4", (10**11, 1031)) + b"\0" * 64
     path = npz(tmp_path / "huge.npz", parts)
     r = subprocess.run([sys.executable, str(REPO / "scripts" / "collect_demos.py"), "--check",

@@ -78,6 +78,30 @@ def test_a_missing_policy_or_an_existing_folder_is_refused(tmp_path):
     (tmp_path / "x").mkdir()
     r = run(*TINY, "--out", tmp_path / "x")
     assert r.returncode == 2 and "exists (--force replaces it)" in r.stderr, r.stderr
+    # --force replaces only this script's own output: a folder of anything else is kept
+    (tmp_path / "x" / "thesis.tex").write_text("chapter 1")
+    r = run(*TINY, "--out", tmp_path / "x", "--force")
+    assert r.returncode == 2 and "is not an expert_iteration.py output" in r.stderr, r.stderr
+    assert (tmp_path / "x" / "thesis.tex").read_text() == "chapter 1"
+
+
+def test_a_stop_keeps_the_finished_iterations_and_drops_the_rest(tmp_path):
+    """drop_unfinished after a stop: with iteration 1 of 3 listed as finished, iter_2 (begun)
+    goes and iter_1 stays; with none finished the whole folder goes."""
+    import importlib.util
+    import json
+    spec = importlib.util.spec_from_file_location("exit_script", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = tmp_path / "out"
+    for name in ("iter_1", "iter_2"):
+        (out / name).mkdir(parents=True)
+    (out / mod.RESULT).write_text(json.dumps({"iterations": [{"iteration": 1}]}))
+    mod.drop_unfinished(out)
+    assert sorted(p.name for p in out.iterdir()) == ["expert_iteration.json", "iter_1"]
+    (out / mod.RESULT).unlink()
+    mod.drop_unfinished(out)
+    assert not out.exists()
 
 
 def test_the_teacher_is_named_with_its_knobs():

@@ -1,4 +1,4 @@
-"""RLlib (agents/rllib.py, scripts/train_rllib.py): the masking module, the export to the
+"""RLlib (agents/train/rllib.py, scripts/train_rllib.py): the masking module, the export to the
 project's policy format, training on RuneRun-v0 and in the duel, and the acceptance run (RLlib
 PPO beats the random agent with 95% intervals apart on 200 runs).
 
@@ -54,6 +54,13 @@ def tiny_config(tmp_path: Path, base: Path = QUICK, **changes) -> Path:
     # an exported policy's bounds (16 layers of at most 16384): 2^24 wide was 64 GiB a worker
     ({"model": {"net_arch": [2**24]}}, ["net_arch sizes must be in 1..16384"]),
     ({"model": {"net_arch": [8] * 17}}, ["net_arch", "at most 16"]),
+    # a batch of 10^7 steps of 1031 observation values: 62 GiB; lr 1e300 overflowed in Adam
+    ({"ppo": {"train_batch_size": 10**7, "minibatch_size": 256}},
+     ["ppo.train_batch_size 10000000: a batch would hold 61.", "more than 8 GiB"]),
+    ({"ppo": {"lr": 1e300}}, ["ppo.lr"]),
+    # the duel's evaluation opponent is checked before Ray starts (it failed after training)
+    ({"env_id": "rune_env/RuneDuel-v0", "env_kwargs": {"rank": "apprentice"},
+      "eval": {"every": 0, "opponent": "nobody"}}, ["eval.opponent", "unknown agent 'nobody'"]),
     ({"env_kwargs": {"rank": "wizard"}}, ["env_kwargs", "rank"]),
 ])
 def test_bad_config_is_one_error_line_and_writes_nothing(tmp_path, change, words, script_main):
@@ -217,12 +224,24 @@ def test_train_rllib_is_reproducible_and_resumes(tiny_run):
               "--no-progress")
     assert r.returncode == 0, r.stderr
     assert (runs / "a" / "final_policy.pt").read_bytes() == (runs / "b" / "final_policy.pt").read_bytes()
+    # a copy whose checkpoint had a pickle replaced (anyone's bytes: they would run as code) is
+    # refused in one line before Ray starts; the signed original resumes
+    import shutil
+    shutil.copytree(runs / "b", runs / "c")
+    (ckpt,) = (runs / "c" / "checkpoints").glob("algo_*[0-9]")
+    assert (ckpt.parent / f"{ckpt.name}.sig").is_file()
+    pkl = sorted(ckpt.rglob("*.pkl"))[0]
+    pkl.write_bytes(pkl.read_bytes() + b"\x00")
+    r = train("--config", cfg, "--runs-dir", runs, "--run-name", "c", "--resume",
+              "--total-timesteps", 1024, "--num-cpus", 2, "--no-progress")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "an RLlib checkpoint is a directory of pickled Python" in r.stderr
     r = train("--config", cfg, "--runs-dir", runs, "--run-name", "b", "--resume",
               "--total-timesteps", 1024, "--num-cpus", 2, "--no-progress")
     assert r.returncode == 0, r.stderr
     assert "resumed from" in r.stdout
     assert json.loads(r.stdout.strip().splitlines()[-1])["timesteps"] >= 1024
-    assert len(list((runs / "b" / "checkpoints").glob("algo_*"))) == 2
+    assert len(list((runs / "b" / "checkpoints").glob("algo_*[0-9]"))) == 2   # (and their .sig)
     r = train("--config", cfg, "--runs-dir", runs, "--run-name", "a", "--no-progress")
     assert r.returncode == 2 and "exists" in r.stderr
 
@@ -231,7 +250,7 @@ def test_train_rllib_is_reproducible_and_resumes(tiny_run):
 @needs_ray
 def test_train_rllib_self_play_in_the_duel(tmp_path):
     """The duel through RLlib's PettingZoo wrapper, both seats one policy; the exported policy
-    plays duels (agents/duels.py) and runs."""
+    plays duels (agents/evaluation/duels.py) and runs."""
     from agents.evaluation.duels import play_match
     from agents.policy import PolicyAgent
 

@@ -1,4 +1,4 @@
-"""scripts/sweep.py: Tune sweeps of train.py runs (agents/sweep.py).
+"""scripts/sweep.py: Tune sweeps of train.py runs (agents/train/sweep/).
 
 Without Ray (the ray extra) the end-to-end sweeps are skipped; what does not need Ray runs
 either way: the config errors (one `error: ...` line naming the key, exit status 2, nothing
@@ -85,6 +85,15 @@ BAD = {
     "threads over cpus": ({"overrides": {"torch_threads": 2}}, "torch_threads 2 > cpus_per_trial"),
     "missing base": ({"base": "configs/train/nope.yaml"}, "nope.yaml"),
     "bad policy_kwargs": ({"overrides": {"policy_kwargs.net_arh": [64]}}, "net_arh"),
+    # numpy's own errors as tracebacks before; a reduction factor near 1 listed 23 million rungs
+    "uniform past a float": ({"space": {"ppo.ent_coef": {"uniform": [-1e308, 1e308]}}},
+                             "spans more than a float holds"),
+    "randint past int64": ({"space": {"seed": {"randint": [0, 10**20]}}},
+                           "within a 64-bit integer's range"),
+    "asha factor near 1": ({"scheduler": "asha", "asha": {"reduction_factor": 1.000001}},
+                           "asha.reduction_factor must be >= 1.1"),
+    "drawn learning rate past 1": ({"space": {"ppo.learning_rate": {"uniform": [2, 3]}}},
+                                   "ppo.learning_rate must be <= 1"),
 }
 
 

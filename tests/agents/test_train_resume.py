@@ -318,6 +318,15 @@ BAD_CONFIGS = {
     "bad rank": ({"env_kwargs": {"rank": 9, "opponents": "generator"}}, "rank"),
     "bad env option": ({"env_kwargs": {"colour": "red"}}, "colour"),
     "bad env id": ({"env_id": "rune_env/Nope-v0"}, "env_id"),
+    # each count within its bound, together too big: 10^7 steps x 2 envs of 1031 observation
+    # values and 593 mask entries is 122 GiB (it allocated 22 GiB with one env, then died);
+    # 16 layers of 16384 are 4.3e9 weights (and 2 of 8192 trained a policy its loader refused)
+    "rollout too big": ({"ppo": {"n_steps": 10_000_000}},
+                        "ppo.n_steps x n_envs = 10000000 x 2: the rollout buffer would hold 122."),
+    "network too big": ({"policy_kwargs": {"net_arch": [8192, 8192]}},
+                        "policy_kwargs.net_arch: the network would have 156,009,042 parameters"),
+    "learning rate past 1": ({"ppo": {"learning_rate": 1e300}}, "ppo.learning_rate"),
+    "entropy past 100": ({"ppo": {"ent_coef": 1e6}}, "ppo.ent_coef"),
 }
 
 

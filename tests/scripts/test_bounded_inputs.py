@@ -128,7 +128,7 @@ COUNTS = [
     ("export_policy", ["x.zip", "--check", HUGE], "--check", "0..1000003"),
     ("train", ["--config", "configs/train/quick.yaml", "--total-timesteps", str(10**11)],
      "--total-timesteps", "1..10000000000"),
-    ("exploit", ["--target", "greedy", "--games", HUGE], "--games", "1..1000000"),
+    ("exploit", ["--target", "greedy", "--games", HUGE], "--games", "1..100000"),
 ]
 
 

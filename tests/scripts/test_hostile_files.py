@@ -401,3 +401,51 @@ def test_the_card_beside_a_checkpoint_is_read_within_its_bound(tmp_path):
     assert model_card(tmp_path / "evil.zip") is None
     card.write_text(json.dumps({"rules_hash": "x", "pad": "y" * (MAX_CARD_BYTES // 2)}))
     assert model_card(tmp_path / "evil.zip")["rules_hash"] == "x"
+
+
+def test_a_signed_checkpoint_directory_is_exactly_what_was_saved(tmp_path, monkeypatch):
+    """RLlib's checkpoints are directories of pickles (train_rllib.py --resume restores them):
+    signed as a whole, one loads only if every file is the one saved; a file changed, added,
+    removed or turned into a symlink, or a listing edited, unsigns it (--trust-pickle aside)."""
+    import os
+    import shutil
+    from agents.policy.trust import (TRUST_ENV, UntrustedCheckpoint, check_checkpoint_dir,
+                                     is_signed_directory, sign_directory, signature_path)
+    monkeypatch.setenv("RUNE_ENV_KEY_FILE", str(tmp_path / "key"))
+    monkeypatch.delenv(TRUST_ENV, raising=False)
+    made = tmp_path / "algo_8.tmp"
+    (made / "learner").mkdir(parents=True)
+    (made / "state.pkl").write_bytes(b"pickle bytes")
+    (made / "learner" / "module.pt").write_bytes(b"weights")
+    final = tmp_path / "algo_8"
+    sign_directory(made, final)
+    made.rename(final)
+    assert is_signed_directory(final)
+    check_checkpoint_dir(final)
+
+    def tampered(change) -> bool:
+        copy = tmp_path / "copy" / "algo_8"
+        shutil.rmtree(copy.parent, ignore_errors=True)
+        shutil.copytree(final, copy)
+        shutil.copy(signature_path(final), signature_path(copy))
+        assert is_signed_directory(copy)
+        change(copy)
+        return not is_signed_directory(copy)
+    assert tampered(lambda d: (d / "state.pkl").write_bytes(b"pickle byteZ"))
+    assert tampered(lambda d: (d / "extra.pkl").write_bytes(b"new"))
+    assert tampered(lambda d: (d / "learner" / "module.pt").unlink())
+    assert tampered(lambda d: ((d / "state.pkl").unlink(),
+                               os.symlink(final / "state.pkl", d / "state.pkl")))
+
+    def drop_from_both(d):          # the file and its line in the listing: the listing's HMAC
+        import json                 # no longer matches it
+        sig = json.loads(signature_path(d).read_text())
+        del sig["files"]["state.pkl"]
+        signature_path(d).write_text(json.dumps(sig))
+        (d / "state.pkl").unlink()
+    assert tampered(drop_from_both)
+    (final / "state.pkl").write_bytes(b"evil")
+    with pytest.raises(UntrustedCheckpoint, match="algo_8: an RLlib checkpoint is a directory"):
+        check_checkpoint_dir(final)
+    monkeypatch.setenv(TRUST_ENV, "1")        # --trust-pickle
+    check_checkpoint_dir(final)

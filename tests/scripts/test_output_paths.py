@@ -179,11 +179,14 @@ LEAGUE_CASES = [
     ({"duel_kwargs": {"nosuch": 1}}, ["duel_kwargs", "nosuch"]),
     ({"members": [{"name": "x", "agent": "nosuch"}]}, ["members: x", "nosuch"]),
     ({"members": [{"name": "x", "agent": "{tmp}/m.zip"}]}, ["members: x", "--trust-pickle"]),
+    # the duel learner's rollout: 10^7 steps x 1 env of the duel's 1780 observation values
+    ({"ppo": {"n_steps": 10_000_000}}, ["ppo.n_steps x n_envs = 10000000 x 1", "GiB"]),
 ]
 
 
 @pytest.mark.parametrize("changes,needles", LEAGUE_CASES,
-                         ids=["nan", "negative", "rank", "unknown_key", "agent", "pickled"])
+                         ids=["nan", "negative", "rank", "unknown_key", "agent", "pickled",
+                              "rollout"])
 def test_league_checks_before_its_run_directory(script_main, tmp_path, changes, needles):
     with zipfile.ZipFile(tmp_path / "m.zip", "w") as z:     # a checkpoint no run here signed
         z.writestr("data", "{}")
@@ -232,3 +235,36 @@ def test_benchmark_train_config_model_checked_first(script_main, tmp_path):
     r = script_main("benchmark", "--train-config", path, "--train-steps", "10")
     # refused with the config (policy_kwargs are checked as an exported policy keeps them)
     assert_one_line_error(r, "--train-config", "policy_kwargs: net_arch must be a whole number")
+
+
+def test_an_output_that_is_an_input_is_refused(script_main, tmp_path):
+    """board_stats.py --out naming the pool it reads replaced the pool with its report; the same
+    file by another path (a symlink) too. Refused in one line, the pool untouched."""
+    import shutil
+    pool = tmp_path / "pool.json.gz"
+    shutil.copy(REPO / "configs" / "opponents" / "apprentice.json.gz", pool)
+    before = pool.read_bytes()
+    (tmp_path / "link.json.gz").symlink_to(pool)
+    for out in (pool, tmp_path / "link.json.gz"):
+        r = script_main("board_stats", "--pools", pool, "--out", out, "--no-progress")
+        assert r.returncode == 2 and "(it would be overwritten)" in r.stderr, r.stderr
+        assert r.stderr.count("\n") == 1
+    assert pool.read_bytes() == before
+
+
+def test_exploit_replaces_only_its_own_results(script_main, tmp_path):
+    """exploit.py --run-name NAME deleted whatever NAME was (and NAME.partial) to write its
+    result there. An existing NAME is now kept unless --force, and --force replaces only an
+    exploit.py result (exploit.json in it); a NAME.partial that is not an unfinished run of its
+    own (its .exploit-partial mark) is kept too. All refused before anything trains."""
+    thesis = tmp_path / "thesis"
+    (thesis / "ch1").mkdir(parents=True)
+    r = script_main("exploit", "--target", "greedy", "--runs-dir", tmp_path, "--run-name", "thesis")
+    assert r.returncode == 2 and "thesis exists (pass --force to replace it)" in r.stderr, r.stderr
+    r = script_main("exploit", "--target", "greedy", "--runs-dir", tmp_path, "--run-name", "thesis",
+                    "--force")
+    assert r.returncode == 2 and "is not an exploit.py result (no exploit.json in it)" in r.stderr
+    (tmp_path / "notes.partial").mkdir()
+    r = script_main("exploit", "--target", "greedy", "--runs-dir", tmp_path, "--run-name", "notes")
+    assert r.returncode == 2 and "is not an unfinished exploit.py run" in r.stderr, r.stderr
+    assert (thesis / "ch1").is_dir() and (tmp_path / "notes.partial").is_dir()

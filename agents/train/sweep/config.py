@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_origin
 
@@ -65,6 +66,11 @@ class Dimension(_Strict):
                 raise ValueError(f"{kind}: [lo, hi] needs lo < hi; got [{lo}, {hi}]")
             if kind == "loguniform" and lo <= 0:
                 raise ValueError(f"loguniform: [lo, hi] needs 0 < lo; got [{lo}, {hi}]")
+            if kind == "uniform" and not math.isfinite(hi - lo):
+                raise ValueError(f"uniform: [lo, hi] spans more than a float holds; got [{lo}, {hi}]")
+            if kind == "randint" and not (-2**63 <= lo and hi <= 2**63 - 1):
+                raise ValueError(f"randint: [lo, hi] must lie within a 64-bit integer's range; "
+                                 f"got [{lo}, {hi}]")
         return self
 
     @property
@@ -77,7 +83,9 @@ class ASHAConfig(_Strict):
     A trial can be stopped at each rung grace_period * reduction_factor**k < max_t if its metric
     is below the best 1/reduction_factor of the trials that reached that rung."""
     grace_period: Whole | None = Field(None, ge=1)   # default: the trials' eval.every
-    reduction_factor: Number = Field(3.0, gt=1)
+    # at least 1.1: rungs grace_period x factor^k up to max_t, about 240 at most then (1.000001
+    # listed 23 million rungs, 1 + 1e-12 never finished)
+    reduction_factor: Number = Field(3.0, ge=1.1, le=1000)
     max_t: Whole | None = Field(None, ge=1)          # default: the trials' total_timesteps
 
 
