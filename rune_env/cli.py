@@ -211,7 +211,7 @@ def _sheet(args: argparse.Namespace) -> int:
     contact_sheet(shown, rules, title, annotate=args.annotate,
                   columns=args.columns).save(picture, format="PNG")
     write_bytes_atomic(out, picture.getvalue())
-    print(f"wrote {out}: {len(shown)} boards of round {args.round}"
+    print(f"wrote {out}: {len(shown)} board{'s' if len(shown) != 1 else ''} of round {args.round}"
           + (f" (the first {args.max} of {len(boards)})" if len(boards) > len(shown) else ""))
     return 0
 

@@ -321,6 +321,21 @@ def _check_yaml_nodes(root, source: str, error: type[Exception]) -> None:
         measured[id(node)] = (size, depth)
 
 
+def yaml_problem(exc: Exception) -> str:
+    """PyYAML's error as one phrase in the file's own terms: "at line L, column C: <problem>
+    (<context> at line L', column C')" (PyYAML's str() names the text "<unicode string>", since
+    the file is read first and parsed from a string)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is None or not problem:
+        return " ".join(str(exc).replace('in "<unicode string>", ', "").split())
+    out = f"at line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    context, where = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and where is not None:
+        out += f" ({context} at line {where.line + 1}, column {where.column + 1})"
+    return " ".join(out.split())
+
+
 def safe_load_yaml(text: str, source: str, error: type[Exception]) -> Any:
     """`yaml.safe_load(text)` (no tags that build objects) within bounds: at most MAX_YAML_BYTES,
     aliases expanding to at most MAX_YAML_NODES values, nesting at most MAX_YAML_DEPTH, no key

@@ -8,8 +8,10 @@ heuristic drafter fares against the default opponents.
 Per round 1..12: N battles between boards the drafter builds in that round of a run (runs played
 with lamps that never run out, so every round is reached) and that round's default opponent:
 median duration, share ending at the timeout, share ending in overdrive (after 20 s), seals per
-battle (both sides), the drafter's win rate. Then N whole apprentice runs: battle win rate, mean
-wins, clear rate; and win rates by core, by rune kind on the board and by relic held.
+battle (both sides), the drafter's win rate with its Wilson 95% interval (each battle is of its
+own run). Then N whole apprentice runs: battle win rate, mean wins, clear rate (with its Wilson
+95% interval); and win rates by core, by rune kind on the board and by relic held (battles of
+the same runs, so counts beside them, not intervals). The rules hash and seed head the table.
 
 With the dice variant (`--variant dice`, or a rules file with `variant: dice`; RULES.md section 12)
 every battle gets a seed from its run's generator, and the per-round table gains two columns: the
@@ -29,6 +31,7 @@ from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 
 from rune_env.battle.engine import battle as reference_battle
+from agents.evaluation.runs import wilson
 from agents.cli.progress import add_progress_argument, bar
 from agents.cli.args import (add_count_argument, add_jobs_argument,
                              add_json_argument, add_rules_argument, add_seed_argument, fail,
@@ -88,6 +91,12 @@ def _rate(rows: list[dict]) -> float:
     return sum(r["outcome"] == "win" for r in rows) / len(rows) if rows else float("nan")
 
 
+def _rate_ci(rows: list[dict]) -> list[float]:
+    """The Wilson 95% interval of `_rate` (the per-round battles are of separate runs, so
+    independent; the whole runs' clear rate likewise)."""
+    return list(wilson(sum(r["outcome"] == "win" for r in rows), len(rows)))
+
+
 def _played(pool, tasks, progress) -> list[dict]:
     """Every task's battles, in task order; `progress` (a bar) moves by one per task done.
     `tasks` is read lazily, at most WINDOW tasks ahead of the results (Executor.map would
@@ -121,8 +130,8 @@ def report(rules_path: str | None, battles: int, runs: int, seed: int, jobs: int
             per_round = _played(pool, tasks_rounds, b)
         with bar(runs, "whole runs", progress) as b:
             whole = _played(pool, tasks_runs, b)
-    out: dict = {"rules_hash": rules.hash, "variant": variant, "rounds": {}, "runs": {}, "by_core": {},
-                 "by_kind": {}, "by_relic": {}}
+    out: dict = {"rules_hash": rules.hash, "seed": seed, "variant": variant, "rounds": {}, "runs": {},
+                 "by_core": {}, "by_kind": {}, "by_relic": {}}
     for rnd in range(1, ROUNDS + 1):
         rows = [b for b in per_round if b["round"] == rnd]
         times = [b["time"] for b in rows]
@@ -133,6 +142,7 @@ def report(rules_path: str | None, battles: int, runs: int, seed: int, jobs: int
             "overdrive_share": sum(t > od_start for t in times) / len(rows) if rows else None,
             "seals_per_battle": statistics.fmean(b["seals"] for b in rows) if rows else None,
             "win_rate": _rate(rows),
+            "win_ci": _rate_ci(rows),
         }
         if variant == "dice":
             for reason in ("burst", "burn"):
@@ -145,6 +155,7 @@ def report(rules_path: str | None, battles: int, runs: int, seed: int, jobs: int
         "battle_win_rate": _rate(fought),
         "mean_wins": statistics.fmean(e["wins"] for e in ends) if ends else None,
         "clear_rate": sum(e["cleared"] for e in ends) / len(ends) if ends else None,
+        "clear_ci": list(wilson(sum(e["cleared"] for e in ends), len(ends))),
     }
     for key, field in (("by_core", "core"), ("by_kind", "kinds"), ("by_relic", "relics")):
         groups: dict[str, list] = {}
@@ -158,21 +169,23 @@ def report(rules_path: str | None, battles: int, runs: int, seed: int, jobs: int
 
 def format_report(rep: dict) -> str:
     dice = rep.get("variant") == "dice"
-    lines = ["round  battles  median_s  timeout  overdrive  seals  win_rate"
+    lines = [f"rules {rep['rules_hash']}, seed {rep['seed']}",
+             "round  battles  median_s  timeout  overdrive  seals  win_rate      95% interval"
              + ("    burst     burn" if dice else "")]
     for rnd, r in rep["rounds"].items():
+        ci = "[{:.1%}, {:.1%}]".format(*r["win_ci"])
         lines.append(f"{rnd:>5}  {r['battles']:>7}  {r['median_duration']:>8.2f}  "
                      f"{r['timeout_share']:>7.1%}  {r['overdrive_share']:>9.1%}  "
-                     f"{r['seals_per_battle']:>5.2f}  {r['win_rate']:>8.1%}"
+                     f"{r['seals_per_battle']:>5.2f}  {r['win_rate']:>8.1%}  {ci:>16}"
                      + (f"  {r['burst_share']:>7.1%}  {r['burn_share']:>7.1%}" if dice else ""))
     runs = rep["runs"]
     lines.append("")
     lines.append(f"whole apprentice runs: {runs['runs']}  battle win rate {runs['battle_win_rate']:.1%}"
-                 f"  mean wins {runs['mean_wins']:.2f}  clear rate {runs['clear_rate']:.1%}")
+                 f"  mean wins {runs['mean_wins']:.2f}  clear rate {runs['clear_rate']:.1%} "
+                 + "[{:.1%}, {:.1%}]".format(*runs["clear_ci"]))
     for key in ("by_core", "by_kind", "by_relic"):
         parts = [f"{k} {v['win_rate']:.0%} ({v['battles']})" for k, v in rep[key].items()]
         lines.append(f"{key}: " + ", ".join(parts))
-    lines.append(f"rules {rep['rules_hash']}")
     return "\n".join(lines)
 
 

@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         checked = make_agent(a.agent, rules, seed=a.seed, strict=a.strict)
     except ValueError as exc:       # an unknown name, a policy file that does not load
         return fail(str(exc))
-    out: dict = {"agent": a.agent, "episodes": a.episodes, "rules_hash": rules.hash, "ranks": {}}
+    out: dict = {"agent": a.agent, "episodes": a.episodes, "seed": a.seed, "rules_hash": rules.hash,
+                 "ranks": {}}
     with bar(2 * a.episodes * len(ranks), "calibrating", a.progress) as progress:
         for rank in ranks:
             pool = pools[rank]
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         print(json.dumps(out))
     else:
-        print(f"agent {a.agent}, {a.episodes} runs per cell, rules {rules.hash}")
+        print(f"agent {a.agent}, {a.episodes} runs per cell, seed {a.seed}, rules {rules.hash}")
         print(f"{'rank':<11} {'pool win rate':>14} {'95% CI':>14} {'battles':>8} {'clear rate':>11} "
               f"{'95% CI':>14}")
         for rank, r in out["ranks"].items():

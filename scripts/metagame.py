@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from agents.cli.args import (add_rules_argument, check_output, check_output_dir, fail, int_in,
@@ -55,7 +56,11 @@ def build_parser():
                    help="seed of the drafted boards and the searches, 0..2**32-1 (default 0)")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write the mixtures as DIR/meta_<rules hash>.json.gz (default: not "
-                        "written)")
+                        "written); an existing file is kept unless --force")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing DIR/meta_<rules hash>.json.gz (default: keep it and "
+                        "stop before anything is solved; configs/meta holds the shipped ones, "
+                        "which the planner and the recipes' metagame agent read)")
     p.add_argument("--charts", action="store_true",
                    help="also draw PNGs beside the pool in --out: the mixture's core and kind "
                         "shares by round, and the support's payoff matrices (needs matplotlib, "
@@ -117,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         out_path = Path(a.out) / f"meta_{rules.hash}.json.gz"
         if Path(a.out).exists() and not Path(a.out).is_dir():
             return fail(f"--out {a.out}: not a directory")
+        if out_path.exists() and not a.force:
+            return fail(f"--out {a.out}: {out_path} exists (pass --force to replace it)")
         if (problem := check_output(out_path, "--out")):
             return fail(problem)
     if a.charts and a.out is None:
@@ -141,6 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     if out_path is not None:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         save_pool(mixture_pool(results, rules, settings), out_path, compact=True)
+        missed = [r.round for r in results if not r.passed]
+        if missed:     # the planner and the recipes' metagame agent field it as it is
+            warnings.warn(f"{out_path}: round{'s' if len(missed) > 1 else ''} "
+                 f"{', '.join(map(str, missed))} did not reach the target (a "
+                 f"fresh best response beats the mixture by more than it should): the pool is "
+                 f"written, but its boards there are beatable; more --iterations or "
+                 f"--search-budget, or without --quick")
     if a.charts:
         data = [r.to_json(rules) for r in results]
         title = f"rules {rules.hash}, seed {a.seed}"

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
-from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml, write_text_atomic
+from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml, write_text_atomic, yaml_problem
 
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=-]*")
 
@@ -164,10 +164,7 @@ def read_yaml(path: str | Path, overrides: dict | None = None) -> Any:
     try:
         data = safe_load_yaml(text, str(path), ConfigError)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        what = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{path}: not valid YAML{where}: {what}") from None
+        raise ConfigError(f"{path}: not valid YAML {yaml_problem(exc)}") from None
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     if data is None and given:      # a file of comments only: --seed and the rest still hold
         data = {}

@@ -18,11 +18,11 @@ in the header; the sheet puts them in a grid under a title line.
 """
 from __future__ import annotations
 
-import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import read_text
+from ..files import load_json, read_text
 from ..rules.board import Board, BoardError
 from ..rules.config import Rules
 
@@ -39,14 +39,22 @@ def _labelled(data: dict, rules: Rules, label: str, source: str) -> LabelledBoar
 
 
 def _read_json(path: Path) -> dict:
+    """The file's JSON object, read within the project's bounds (`rune_env.files.load_json`:
+    nesting, size, finite numbers; a 200,000-deep array was a RecursionError)."""
     text = read_text(path, "file", BoardError)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BoardError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    data = load_json(text, str(path), BoardError)
     if not isinstance(data, dict):
         raise BoardError(f"{path}: expected a JSON object")
     return data
+
+
+def _warn_other_rules(data: dict, rules: Rules, path: Path, what: str) -> None:
+    """The warning a pool of other rules gets, for an audit's or the metagame's JSON: its boards
+    are drawn (and priced) under `rules`, not the rules they were found under."""
+    made = data.get("rules_hash")
+    if isinstance(made, str) and made != rules.hash:
+        warnings.warn(f"{path}: {what} was made under rules {made[:40]}, the current rules are "
+                      f"{rules.hash}", stacklevel=3)
 
 
 def _round_of(rounds: dict, round_: int, path: Path, what: str):
@@ -139,9 +147,11 @@ def round_boards(path: Path, rules: Rules, round_: int) -> tuple[str, list[Label
     rounds = data.get("rounds")
     if isinstance(rounds, dict) and all(isinstance(v, dict) and "families" in v
                                         for v in rounds.values()):
+        _warn_other_rules(data, rules, path, "the audit")
         return "audit", _some(_entries(audit_round_boards, path, rules, round_, "an audit's"),
                               path, round_)
     if _is_metagame(data):
+        _warn_other_rules(data, rules, path, "the metagame")
         return "metagame", _some(_entries(metagame_round_boards, path, rules, round_,
                                           "the metagame's"), path, round_)
     raise BoardError(f"{path}: neither a pool file (\"format\": \"{POOL_FORMAT}\"), an "

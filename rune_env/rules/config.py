@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import yaml
 from pydantic import ValidationError
 
-from ..files import MAX_YAML_BYTES, read_text, safe_load_yaml
+from ..files import MAX_YAML_BYTES, read_text, safe_load_yaml, yaml_problem
 from ..resources import default_rules_path  # configs/: the checkout's, or the wheel's package data
 from .messages import validation_message
 # the schema's public names stay importable from here, where the callers have always found them
@@ -51,8 +51,7 @@ def _read_yaml(path: Path) -> dict:
     try:
         data = safe_load_yaml(text, str(path), RulesError)
     except yaml.YAMLError as exc:
-        detail = " ".join(str(exc).split())
-        raise RulesError(f"{path}: not valid YAML ({detail})") from None
+        raise RulesError(f"{path}: not valid YAML {yaml_problem(exc)}") from None
     if not isinstance(data, dict):
         raise RulesError(f"{path}: a rules file is a YAML mapping at the top level")
     return data

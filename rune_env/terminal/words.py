@@ -285,10 +285,12 @@ def _rune_effect(rules: Rules, kind: str) -> list[str]:
                 f"{plural(r.outermost_wards, 'ward')}"]
     if kind == "amplify":
         factors = [1.0 + r.increase * x for x in rules.spec.grades.power_x]
+        cap = spec.runes.amplify.max_factor      # D-54: a rune's amplifies together, at most
         return [f"multiplies the power of its outward-adjacent casting runes by 1 + "
                 f"{r.increase:g} x its grade x its resonance: "
                 f"{_by_grade([round(f, 6) for f in factors])} at grade {g}; several amplifies "
-                f"multiply again"]
+                f"multiply again" + ("" if cap is None else
+                                     f", up to {_x(cap)} in all on one rune (the amplify cap)")]
     if kind == "resonator":
         return ["never casts; counts as any kind in a resonance pattern"]
     if kind == "delay":

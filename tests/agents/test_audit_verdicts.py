@@ -1,4 +1,4 @@
-"""The audit's verdicts and its comparison with other rules (agents/audit/verdicts.py), on
+"""The audit's verdicts and its comparison with other rules (agents/design/audit/verdicts.py), on
 hand-made round results (the verdicts read only each family's report-set rates and the holes),
 and the script's --against end to end on one quick round."""
 from __future__ import annotations
@@ -16,8 +16,9 @@ from agents.design.audit.verdicts import format_moved, format_verdicts, moved, v
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _family(win, fast=0.0, ci=(0.0, 1.0), name="x"):
-    return NS(family=name, report=NS(win_rate=win, ci=ci, fast_kill_rate=fast))
+def _family(win, fast=0.0, ci=None, name="x"):
+    """A family's report set: its win rate, with an interval of just that rate unless given."""
+    return NS(family=name, report=NS(win_rate=win, ci=ci or (win, win), fast_kill_rate=fast))
 
 
 def _round(r, holes=(), **families):
@@ -55,6 +56,23 @@ def test_no_hole_holds_and_names_the_rounds():
     assert [v.holds for v in verdicts(report)] == [True, True, True]
     assert verdicts(report)[-1].detail == "none in rounds 3"
 
+
+
+def test_a_limit_the_intervals_do_not_show_is_unclear():
+    """Two runes at 52% [44%, 59%] in round 3 (the designer's report: it said `holds`) and 40%
+    [30%, 50%] in round 4: the rates hold (<= 55%), round 3's interval reaches past 55%, so the
+    verdict is `unclear`, naming round 3; one rune at 10% [5%, 18%] is shown (18% <= 20%)."""
+    report = NS(rounds=[
+        _round(3, one_rune=_family(0.1, ci=(0.05, 0.18)), two_rune=_family(0.52, ci=(0.44, 0.59))),
+        _round(4, one_rune=_family(0.0), two_rune=_family(0.4, ci=(0.3, 0.5)))])
+    one, two, _ = verdicts(report)
+    assert (one.holds, one.shown, one.word) == (True, True, "holds")
+    assert (two.holds, two.shown, two.word) == (True, False, "unclear")
+    assert two.detail == ("highest 52% [44%, 59%] in round 3; not shown: the interval reaches "
+                          "past 55% in round 3 (more battles narrow it)")
+    assert two.to_json()["shown"] is False and one.to_json()["shown"] is True
+    assert "  unclear  two_rune wins at most 55% from round 3 on: highest 52%" in \
+        format_verdicts([one, two])
 
 def test_moved_lists_rows_past_the_threshold_largest_first():
     """Round 3: two_rune 30% -> 50% (+20), one_rune 1% -> 3% (+2, under 5 points: not listed);

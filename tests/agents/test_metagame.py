@@ -1,4 +1,4 @@
-"""The metagame tools (agents/metagame): the matrix-game solver on games solved by hand, the
+"""The metagame tools (agents/design/metagame): the matrix-game solver on games solved by hand, the
 double oracle on a finite table, exploitability's disjoint split, and the scripts' --quick runs
 (same seed, same JSON)."""
 from __future__ import annotations
@@ -152,7 +152,10 @@ def test_metagame_quick_same_seed_same_json(capsys, tmp_path):
     argv = ["--quick", "--rounds", "3", "--iterations", "2", "--json", "--no-progress",
             "--out", str(tmp_path)]
     first = _json_of(capsys, script.main, argv)
-    second = _json_of(capsys, script.main, argv)
+    # the pool it wrote is kept (configs/meta holds the shipped ones): --force replaces it
+    assert script.main(argv) == 2
+    assert "exists (pass --force to replace it)" in capsys.readouterr().err
+    second = _json_of(capsys, script.main, argv + ["--force"])
     for run in (first, second):
         for r in run["rounds"]:
             r.pop("seconds")

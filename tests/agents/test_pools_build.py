@@ -1,4 +1,4 @@
-"""The graded opponent pools' tooling (agents/pools.py): the recipe file (configs/ranks.yaml) and
+"""The graded opponent pools' tooling (agents/design/pools/): the recipe file (configs/ranks.yaml) and
 its validation, scripts/build_pools.py (a tiny real build, the min_trained_share refusal,
 determinism), ghost counts (tally, the compact pool file, sampling by count, old pools without
 counts), and make_opponents' CLI on the shared functions."""
@@ -438,6 +438,25 @@ def test_metagame_ghosts_share_the_runs_by_weight_within_the_ranks_budget():
             assert g["agent"] == "metagame" and board.round == rnd
             assert board_cost(board, RULES) <= opponent_budget(RULES, rnd, effects)
 
+
+
+def test_a_metagame_without_the_recipes_rounds_names_them(tmp_path, monkeypatch):
+    """A metagame solved for rounds 3 and 6 alone (`metagame.py --quick`) and a recipe drafting
+    rounds 1-6: the error named round 1's budget ("no metagame board a mentor run could field
+    (budget 11)"); it names the rounds the file lacks and the command that makes them."""
+    import agents.search.reference as reference
+    shipped = load_pool(reference.meta_path(RULES), RULES)
+    quick = Pool(rules_hash=RULES.hash, rank=shipped.rank,
+                 rounds={r: shipped.rounds[r] for r in (3, 6)}, provenance={})
+    path = tmp_path / f"meta_{RULES.hash}.json.gz"
+    save_pool(quick, path, compact=True)
+    monkeypatch.setattr(reference, "meta_path", lambda rules: path)
+    with pytest.raises(ValueError) as caught:
+        pools.metagame_ghosts(RULES, 3, runs=4, max_round=6)
+    assert str(caught.value) == (
+        f"metagame: {path} has no boards of rounds 1-2, 4-5 (it was made for rounds 3, 6; a "
+        f"recipe drafts rounds 1-6: scripts/metagame.py --rules FILE --rounds 1-6 --out "
+        f"{tmp_path} --force)")
 
 def test_a_recipe_may_draw_ghosts_from_the_metagame(tmp_path):
     text = GOOD.replace('agents: [{agent: "greedy:0.5", runs: 2}]',

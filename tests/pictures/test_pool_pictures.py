@@ -87,7 +87,7 @@ def test_sheet_of_a_pool_and_of_an_audit(pool_file, tmp_path, capsys):
     assert what == "audit" and [b.label for b in boards] == [
         "one_rune: win 25%, fast kills 0%, cost 4", "fast_kill: win 100%, fast kills 90%, cost 10"]
     assert cli.main(["sheet", str(path), "--round", "6", "-o", str(out), "--max", "1"]) == 0
-    assert "1 boards of round 6 (the first 1 of 2)" in capsys.readouterr().out
+    assert "1 board of round 6 (the first 1 of 2)" in capsys.readouterr().out
     assert cli.main(["sheet", str(path), "--round", "6", "-o", str(tmp_path / "s.svg")]) == 2
     with pytest.raises(SystemExit) as exit_:       # argparse's own check: one line, status 2
         cli.main(["sheet", str(path), "--round", "6", "-o", str(out), "--max", "0"])
@@ -109,7 +109,7 @@ def test_sheet_of_the_metagame_json(tmp_path, capsys):
         "round 3 mixture #0: weight 75.0%, cost 10", "round 3 mixture #1: weight 25.0%, cost 4"]
     out = tmp_path / "meta.png"
     assert cli.main(["sheet", str(path), "--round", "6", "-o", str(out)]) == 0
-    assert capsys.readouterr().out == f"wrote {out}: 1 boards of round 6\n"
+    assert capsys.readouterr().out == f"wrote {out}: 1 board of round 6\n"
     lay = Layout.of(RULES.radius)
     width, height = Image.open(out).size
     assert width == lay.width and height > 34 + lay.height
@@ -118,6 +118,15 @@ def test_sheet_of_the_metagame_json(tmp_path, capsys):
     path.write_text(json.dumps({"rounds": [{"round": 3}]}), encoding="utf-8")
     assert cli.main(["sheet", str(path), "--round", "3", "-o", str(out)]) == 2
     assert "nor the metagame's (scripts/metagame.py --json)" in capsys.readouterr().err
+    # a metagame of other rules: drawn, with the warning a pool of other rules gets
+    path.write_text(json.dumps({**meta, "rules_hash": "0123456789abcdef"}), encoding="utf-8")
+    with pytest.warns(UserWarning, match=r"meta.json: the metagame was made under rules "
+                                         r"0123456789abcdef, the current rules are "):
+        assert round_boards(path, RULES, 3)[0] == "metagame"
+    # JSON within the project's bounds: 200,000 brackets deep was a RecursionError
+    path.write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
+    assert cli.main(["sheet", str(path), "--round", "3", "-o", str(out)]) == 2
+    assert "JSON nested 200000 deep" in capsys.readouterr().err
 
 
 def test_a_sheet_that_fails_midway_leaves_the_old_file(pool_file, tmp_path, monkeypatch, capsys):

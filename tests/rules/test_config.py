@@ -312,6 +312,11 @@ def test_extends_merges_mappings_and_replaces_lists(tmp_path):
     ("extends: self.yaml\n", "extends: a cycle"),
     ("extends: base.yaml\nbattle:\n  base_hpp: 3\n", r"battle\.base_hpp"),
     ("extends: base.yaml\nfreeze:\n  max_frozen: -2\n", r"freeze\.max_frozen"),
+    # a YAML mistake in the file's terms: its line and column, not PyYAML's "<unicode string>"
+    # (an open brace on line 2 at column 7, the parser stopped on line 3 at column 6)
+    ("extends: base.yaml\nfire: {damage: 8\nice: 3\n",
+     r"self\.yaml: not valid YAML at line 3, column 4: expected ',' or '\}', but got ':' "
+     r"\(while parsing a flow mapping at line 2, column 7\)$"),
 ])
 def test_extends_errors_name_the_problem(tmp_path, text, message):
     _write(tmp_path / "base.yaml", FROZEN_RULES.read_text(encoding="utf-8"))

@@ -309,6 +309,23 @@ def test_progress_never_in_json_output(tmp_path, files, name):
     assert BAR.search(r.stderr), r.stderr       # the bar went to stderr
 
 
+def test_a_closed_output_pipe_is_no_traceback():
+    """`script.py | head -1`: the reader closes the pipe while the script still prints. That was
+    `BrokenPipeError: [Errno 32] Broken pipe` with its traceback (balance_report.py,
+    board_stats.py); a script made with script_parser now stops without a word on stderr.
+    Here a script prints 200,000 lines (more than any pipe buffers) and the reader takes one."""
+    code = ("import sys\nfrom agents.cli.args import script_parser\nscript_parser(None)\n"
+            "for i in range(200_000):\n    print('line', i)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=REPO)
+    assert proc.stdout.readline() == "line 0\n"
+    proc.stdout.close()
+    stderr = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert stderr == "", stderr
+    assert proc.returncode == 1
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
 def test_ctrl_c_is_one_line_and_leaves_no_output(tmp_path):
     """A script stopped by Ctrl-C says `interrupted` (it printed a 35-60 line traceback through

@@ -151,6 +151,23 @@ def test_info_explains_with_the_rules_numbers():
     assert "interval_x" not in text and "power_x_by_kind" not in text
 
 
+
+def test_info_amplify_states_the_cap():
+    """D-54: a rune's amplifies together multiply its power by at most runes.amplify.max_factor.
+    `info amplify` said only "x1.75/x2.35/x3.4 at grade I/II/III; several amplifies multiply
+    again", the rules before the cap, whatever the cap. It names the cap of the rules in play
+    (x2 or x1.5 set on the frozen rules, which have none) and no cap where there is none."""
+    def said(rules) -> str:
+        return " ".join(" ".join(info_lines(rules, "amplify")).split())
+    frozen = load_rules(FROZEN_RULES)
+    assert frozen.spec.runes.amplify.max_factor is None
+    uncapped = said(frozen)
+    assert uncapped.endswith("several amplifies multiply again") and "cap" not in uncapped
+    for cap in (2, 1.5):
+        text = said(load_rules(FROZEN_RULES, {"runes.amplify.max_factor": cap}))
+        assert text.endswith(f"several amplifies multiply again, up to x{cap:g} in all on one "
+                             f"rune (the amplify cap)"), text
+
 def test_cores_are_shown_in_words():
     rc, out, _ = run_play("choose moon\nquit\n", seed=2)
     assert rc == 0

@@ -10,7 +10,9 @@ budgets of 10-20 mana, where the drafter's own boards are small) the best one-ru
 at most 20% of its battles and the best two-rune board at most 55% (the first balance step's
 acceptance), and in no round does a reported board knock out reference boards before their
 second turn (a hole, `RoundAudit.holes`). A limit is judged on the report set's win rate, the
-figure the tables print; its 95% interval is shown beside it.
+figure the tables print; its 95% interval is shown beside it. A limit that holds on the win
+rates but not on their intervals (some round's interval reaches past the limit: the battles
+cannot tell) is said so: `unclear`, with the rounds, and `shown: false` in the JSON.
 """
 from __future__ import annotations
 
@@ -28,9 +30,15 @@ class Verdict:
     limit: str
     holds: bool
     detail: str
+    shown: bool = True     # holds with every interval inside the limit (not just the rates)
 
     def to_json(self) -> dict:
-        return {"limit": self.limit, "holds": self.holds, "detail": self.detail}
+        return {"limit": self.limit, "holds": self.holds, "shown": self.holds and self.shown,
+                "detail": self.detail}
+
+    @property
+    def word(self) -> str:
+        return "FAILS" if not self.holds else ("holds" if self.shown else "unclear")
 
 
 def _pct(x: float) -> str:
@@ -53,7 +61,12 @@ def verdicts(report: AuditReport) -> list[Verdict]:
         detail = best if not over else (
             f"over in round{'s' if len(over) > 1 else ''} "
             f"{', '.join(str(ra.round) for ra in over)}; {best}")
-        out.append(Verdict(limit, not over, detail))
+        reach = [ra.round for ra in rounds if ra.families[family].report.ci[1] > cap]
+        if reach and not over:
+            detail += (f"; not shown: the interval reaches past {_pct(cap)} in round"
+                       f"{'s' if len(reach) > 1 else ''} {', '.join(map(str, reach))} (more "
+                       f"battles narrow it)")
+        out.append(Verdict(limit, not over, detail, shown=not reach))
     holed = [ra for ra in report.rounds if ra.holes]
     if holed:
         worst = max(holed, key=lambda ra: max(f.report.fast_kill_rate for f in ra.holes))
@@ -76,7 +89,7 @@ WHY = {HOLES_LIMIT: "the shipped defaults fail it too: docs/BALANCE.md, \"The am
 def format_verdicts(vs: list[Verdict]) -> str:
     lines = ["verdicts (docs/BALANCE.md's limits):"]
     for v in vs:
-        lines.append(f"  {'holds' if v.holds else 'FAILS'}  {v.limit}: {v.detail}")
+        lines.append(f"  {v.word}  {v.limit}: {v.detail}")
         if not v.holds and v.limit in WHY:
             lines.append(f"         ({WHY[v.limit]})")
     return "\n".join(lines)

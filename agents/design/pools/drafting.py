@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import SAMPLED_PREFIX, SCHEDULE_PREFIX, is_builtin, make_agent
+from agents.cli.args import round_ranges
 from agents.cli.progress import CountRuns, bar
 from agents.evaluation.runs import eval_run_seed
 from rune_env.run.opponents import Pool, ghost_count
@@ -150,6 +151,13 @@ def metagame_ghosts(rules, rank: int, runs: int, max_round: int) -> list[dict]:
     pool = load_pool(path, rules, strict=True)
     effects = rank_effects(rules, rank)
     rank_name = rules.spec.ranks[rank].id
+    missing = [r for r in range(1, max_round + 1) if not pool.boards(r, rules)]
+    if missing:
+        raise ValueError(f"{METAGAME}: {path} has no boards of round"
+                         f"{'s' if len(missing) > 1 else ''} {round_ranges(missing)} (it was "
+                         f"made for rounds {round_ranges(sorted(pool.rounds))}; "
+                         f"a recipe drafts rounds 1-{max_round}: scripts/metagame.py --rules FILE "
+                         f"--rounds 1-{max_round} --out {path.parent} --force)")
     out = []
     for rnd in range(1, max_round + 1):
         budget = opponent_budget(rules, rnd, effects)

@@ -16,7 +16,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, ValidationError, V
 from agents import SCHEDULE_PREFIX, make_agent
 from agents.cli.args import MAX_RUNS
 from agents.cli.provenance import REPO
-from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml
+from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml, yaml_problem
 
 from .drafting import METAGAME, NO_SCHEDULES, is_trained
 
@@ -275,7 +275,7 @@ def load_recipes(path: str | Path, rules, root: Path = REPO) -> dict[str, RankRe
     try:
         data = safe_load_yaml(text, source, RecipeError)
     except yaml.YAMLError as exc:
-        raise RecipeError(f"{source}: not valid YAML ({exc})") from None
+        raise RecipeError(f"{source}: not valid YAML {yaml_problem(exc)}") from None
     names = [r.id for r in rules.spec.ranks]
     context = {"rules": rules, "root": root, "ranks": names,
                "round_cap": rules.spec.run.round_cap}
