@@ -2,6 +2,7 @@
 and a factory from names ("random", "scripted", "greedy", "planner", or a model path)."""
 from __future__ import annotations
 
+from rune_env.files import ascii_number
 from rune_env.rules import default_rules
 
 from .baselines import GreedyAgent, RandomAgent, ScriptedAgent
@@ -30,7 +31,7 @@ def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False
         return GreedyAgent(rules, seed)
     if name.startswith("greedy:"):      # greedy:0.2 = greedy with 20% random actions
         try:
-            noise = float(name.split(":", 1)[1])
+            noise = float(ascii_number(name.split(":", 1)[1]))
         except ValueError:
             raise ValueError(f"agent {name!r}: greedy:NOISE needs a number, e.g. greedy:0.2") from None
         if not 0.0 <= noise <= 1.0:

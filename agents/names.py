@@ -1,5 +1,6 @@
 """The words of an agent's name, one home for each: what `agents.make_agent` reads, what the
 agents it builds parse the rest of their name by, and what the pool tools check names against."""
+from rune_env.files import ascii_number
 
 BASELINES = ("random", "scripted", "greedy")
 PLANNER = "planner"               # agents.search.planner: planner, planner:KEY=VALUE,... or
@@ -24,6 +25,8 @@ def parse_knobs(name: str, body: str, kinds: dict, what: str, example: str,
         if key in values:       # the last would win silently: one of the two is a mistake
             raise ValueError(f"agent {name!r}: the knob {key} is given twice")
         try:
+            if kinds[key] is not str:
+                ascii_number(value)     # planner:boards=١٠٠ was read as 100
             values[key] = kinds[key](value.strip())
         except ValueError:
             need = (wanted or {}).get(key, "a number")

@@ -28,7 +28,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from .files import printable_line, write_bytes_atomic, write_text_atomic
+from .files import ascii_number, printable_line, write_bytes_atomic, write_text_atomic
 from .rules import BoardError, RulesError, load_board, load_rules
 
 RULES_HELP = "a rules YAML file (default: configs/rules/default.yaml)"
@@ -53,7 +53,7 @@ SEED_MAX = 2**32 - 1
 def _non_negative(text: str) -> int:
     """An integer >= 0 (an index)."""
     try:
-        value = int(text)
+        value = int(ascii_number(text))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
     if value < 0:
@@ -64,7 +64,7 @@ def _non_negative(text: str) -> int:
 def _seed(text: str) -> int:
     """A seed: an integer 0..SEED_MAX."""
     try:
-        value = int(text)
+        value = int(ascii_number(text))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer 0..2**32-1, got {text!r}") from None
     if not 0 <= value <= SEED_MAX:
@@ -76,7 +76,7 @@ def _bounded(low: int, high: int):
     """An argparse type: a whole number in low..high."""
     def check(text: str) -> int:
         try:
-            value = int(text)
+            value = int(ascii_number(text))
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
         if not low <= value <= high:

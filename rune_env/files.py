@@ -321,6 +321,16 @@ def _check_yaml_nodes(root, source: str, error: type[Exception]) -> None:
         measured[id(node)] = (size, depth)
 
 
+def ascii_number(text: str) -> str:
+    """`text` stripped, for int() or float() to read, if it is ASCII; else a ValueError. Python
+    reads any script's digits as numbers ('٣' as 3, '²' passes isdigit()); a number on a command
+    line or in an agent's name is written in ASCII, as the docs and the files say."""
+    text = str(text).strip()
+    if not text.isascii():
+        raise ValueError(f"{text!r} is not a number written in ASCII digits")
+    return text
+
+
 def yaml_problem(exc: Exception) -> str:
     """PyYAML's error as one phrase in the file's own terms: "at line L, column C: <problem>
     (<context> at line L', column C')" (PyYAML's str() names the text "<unicode string>", since

@@ -93,13 +93,18 @@ def episodes_at(pairs: list[str], ranks: list[str], default: int, rules) -> dict
     """--at RANK=N ... -> rank -> runs; ValueError naming a bad pair."""
     from agents.evaluation.labels import rank_name
     out = {r: default for r in ranks}
+    given: set[str] = set()
     for pair in pairs:
         name, eq, n = pair.partition("=")
-        if not eq or not n.strip().isdigit() or not 1 <= int(n) <= MAX_RUNS:
+        n = n.strip()
+        if not eq or not (n.isascii() and n.isdigit()) or not 1 <= int(n) <= MAX_RUNS:
             raise ValueError(f"--at {pair!r}: RANK=N with N a whole number 1..{MAX_RUNS}")
         rank = rank_name(name, rules, "--at")
         if rank not in out:
             raise ValueError(f"--at {pair!r}: {rank} is not among --ranks")
+        if rank in given:           # the last would win silently: one of the two is a mistake
+            raise ValueError(f"--at {pair!r}: {rank} is given twice")
+        given.add(rank)
         out[rank] = int(n)
     return out
 

@@ -36,7 +36,7 @@ def build_parser():
     p.add_argument("--labels", nargs="+", default=None, metavar="LABEL",
                    help="a legend label per run (default: the run directories' names)")
     p.add_argument("--line", nargs="+", default=[], metavar="VALUE:LABEL",
-                   help="levels to draw, e.g. 0.676:greedy (default: none)")
+                   help="levels to draw, e.g. 0.676:greedy, each VALUE within +-1e12 (default: none)")
     p.add_argument("--max-steps", type=int_in(1, MAX_STEPS), default=None, metavar="N",
                    help=f"draw steps up to N, 1..{MAX_STEPS} (default: all)")
     p.add_argument("--out", default=str(ROOT / "runs" / "curves.png"), metavar="FILE",
@@ -45,24 +45,60 @@ def build_parser():
     return p
 
 
+# An event file's record: its length (8 bytes, little-endian), that length's CRC (4), the data,
+# the data's CRC (4). TensorBoard reads a record's claimed length in one read, so a 28-byte file
+# claiming 2^36 bytes was a MemoryError; a training run's records are scalars and PNG images of
+# kilobytes. A longer claim is refused before TensorBoard reads the file.
+MAX_EVENT_RECORD = 64 * 2**20
+
+
+def check_event_file(path: Path) -> None:
+    """ValueError (one line naming the file) unless `path` is a regular file whose records
+    each claim at most MAX_EVENT_RECORD bytes (a last record cut short by a kill is fine:
+    TensorBoard stops there). A FIFO would block the read."""
+    import struct
+    if not path.is_file():
+        raise ValueError(f"{path}: not a regular file (a pipe or a device?)")
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        pos = 0
+        while pos + 12 <= size:
+            fh.seek(pos)
+            (length,) = struct.unpack("<Q", fh.read(8))
+            if length > MAX_EVENT_RECORD:
+                raise ValueError(f"{path}: a record at byte {pos} claims {length:,} bytes (at "
+                                 f"most {MAX_EVENT_RECORD:,}): not a TensorBoard event file, or "
+                                 f"a corrupt one")
+            pos += 12 + length + 4
+
+
 def scalars(run: Path, tag: str) -> list[tuple[int, float]]:
     """(step, value) of `tag` in the run's PPO TensorBoard (every tb/ sub-run but pretrain/),
-    sorted by step; ValueError when the run has none."""
+    sorted by step; ValueError when the run has none, or an event file is not one
+    (`check_event_file`)."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     tb = run / "tb"
     if not tb.is_dir():
         raise ValueError(f"{run}: not a training run (no tb/)")
     points: dict[int, float] = {}
-    for d in sorted({p.parent for p in tb.rglob("events.out.tfevents.*")}):
+    files = sorted(tb.rglob("events.out.tfevents.*"))
+    for path in files:
+        check_event_file(path)
+    tags: set[str] = set()
+    for d in sorted({p.parent for p in files}):
         if d.name == "pretrain":
             continue
         ea = EventAccumulator(str(d), size_guidance={"scalars": 0})
         ea.Reload()
+        tags |= set(ea.Tags()["scalars"])
         if tag in ea.Tags()["scalars"]:
             for e in ea.Scalars(tag):
                 points[int(e.step)] = float(e.value)   # a resumed run's later write wins
     if not points:
-        raise ValueError(f"{run}: no scalar {tag!r} in its TensorBoard")
+        held = (f"it has {len(tags)} other scalar tags" if tags else
+                "its event files hold no scalars at all: empty, or corrupt" if files else
+                "it has no event files")
+        raise ValueError(f"{run}: no scalar {tag!r} in its TensorBoard ({held})")
     return sorted(points.items())
 
 
@@ -79,6 +115,9 @@ def pretrain_note(run: Path) -> str:
         return " (cloned first)"
 
 
+MAX_LINE_VALUE = 1e12      # a reference line's value (matplotlib cannot lay out an axis to 1e308)
+
+
 def parse_lines(items: list[str]) -> list[tuple[float, str]]:
     out = []
     for item in items:
@@ -87,8 +126,9 @@ def parse_lines(items: list[str]) -> list[tuple[float, str]]:
             number = float(value)
         except ValueError:
             number = math.nan
-        if not math.isfinite(number):
-            raise ValueError(f"--line {item!r}: VALUE:LABEL with VALUE a finite number")
+        if not (math.isfinite(number) and abs(number) <= MAX_LINE_VALUE):
+            raise ValueError(f"--line {item!r}: VALUE:LABEL with VALUE a number within "
+                             f"+-{MAX_LINE_VALUE:g}")
         out.append((number, label if colon else value))
     return out
 

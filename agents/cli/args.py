@@ -37,7 +37,7 @@ import sys
 import warnings
 
 from rune_env.battle.engines import add_engine_argument, use_engine
-from rune_env.files import printable_line
+from rune_env.files import ascii_number, printable_line
 
 from .progress import add_progress_argument
 
@@ -273,7 +273,7 @@ def fail(message: str) -> int:
 def _whole(text: str, low: int, high: int | None) -> int:
     bounds = f">= {low}" if high is None else f"in {low}..{high}"
     try:
-        value = int(str(text).strip(), 10)
+        value = int(ascii_number(text), 10)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a whole number {bounds}; got {text!r}") from None
     if value < low or (high is not None and value > high):
@@ -338,7 +338,7 @@ def int_in(low: int, high: int, bound: str | None = None):
 def _real(text: str, low: float, strict: bool) -> float:
     bounds = f"> {low:g}" if strict else f">= {low:g}"
     try:
-        value = float(str(text).strip())
+        value = float(ascii_number(text))
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number {bounds}; got {text!r}") from None
     if not math.isfinite(value):

@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.names import SCHEDULE_PREFIX as PREFIX
+from rune_env.files import ascii_number
 from rune_env.envs.observation import SCALARS
 
 _ROUND_SCALAR = SCALARS.index("round")   # the round's place in the dict observation's scalars
@@ -33,7 +34,7 @@ def parse_schedule(name: str, round_cap: int) -> list[tuple[int, str]]:
             raise ValueError(f"agent {name!r}: each part of by_round: is ROUND=AGENT, e.g. "
                              f"by_round:1=greedy;3=planner (got {part!r})")
         try:
-            first = int(start)
+            first = int(ascii_number(start))
         except ValueError:
             raise ValueError(f"agent {name!r}: {start!r} is not a round number") from None
         if not 1 <= first <= round_cap:

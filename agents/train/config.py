@@ -174,8 +174,11 @@ def read_yaml(path: str | Path, overrides: dict | None = None) -> Any:
 
 
 def read_json(path: Path) -> dict:
+    """A run's own JSON record (eval.json, train_seconds.json) as a mapping; {} if it is missing
+    or not one (read within the project's JSON bounds: a hostile file is {} too)."""
+    from rune_env.files import load_json
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8"), str(path), ValueError)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -140,19 +140,16 @@ def _config_file(name: str | None, root: Path) -> str | None:
 
 
 def _train_seconds(run: Path, steps: int | None) -> float | None:
-    try:
-        table = json.loads((run / "train_seconds.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return table.get(str(steps))
+    from .config import read_json
+    seconds = read_json(run / "train_seconds.json").get(str(steps))
+    return float(seconds) if type(seconds) in (int, float) else None
 
 
 def _history(run: Path) -> list[dict]:
-    try:
-        lines = (run / "eval_history.jsonl").read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    return [json.loads(line) for line in lines if line.strip()]
+    """The run's periodic evaluations; a line cut by a kill, or not an evaluation, is left out
+    (it was a JSONDecodeError traceback, a 100,000-deep line a RecursionError)."""
+    from .run_dirs import read_history
+    return read_history(run)
 
 
 # -- converting the old pickled format ------------------------------------------------------------

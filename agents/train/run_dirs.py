@@ -135,6 +135,29 @@ class TrainClock:
         return float(value or 0.0)
 
 
+def history_entry(line: str) -> dict | None:
+    """One line of eval_history.jsonl as its evaluation (a JSON object with whole `timesteps`),
+    or None: a line cut by a kill, or anything else (read within the project's JSON bounds, so a
+    hostile line is None too, not a RecursionError)."""
+    from rune_env.files import load_json
+    try:
+        entry = load_json(line, "eval_history.jsonl", ValueError)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or type(entry.get("timesteps")) is not int:
+        return None
+    return entry
+
+
+def read_history(run_dir: Path) -> list[dict]:
+    """The run's periodic evaluations, eval_history.jsonl's whole lines (`history_entry`)."""
+    try:
+        lines = (Path(run_dir) / "eval_history.jsonl").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [e for e in map(history_entry, lines) if e is not None]
+
+
 def keep_history(run_dir: Path, steps: int) -> None:
     """eval_history.jsonl as it was at `steps` timesteps (a resume from there): the evaluations
     a killed session made after its last checkpoint are made again, so they go, and the
@@ -145,11 +168,9 @@ def keep_history(run_dir: Path, steps: int) -> None:
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     kept = []
     for line in lines:
-        try:
-            if json.loads(line)["timesteps"] > steps:
-                continue
-        except (ValueError, KeyError, TypeError):
-            continue                  # a line cut by the kill
+        entry = history_entry(line)
+        if entry is None or entry["timesteps"] > steps:
+            continue                  # a line cut by the kill, or past the resume
         kept.append(line if line.endswith("\n") else line + "\n")
     if kept != lines:
         write_text_atomic(path, "".join(kept))

@@ -69,6 +69,9 @@ def _merge(base: dict, overlay: dict) -> dict:
     return out
 
 
+MAX_EXTENDS = 32      # rules files that extend another, in one chain (shipped: 1); an input bound
+
+
 def _read_rules_file(path: Path, chain: tuple[Path, ...] = ()) -> dict:
     """A rules file as one mapping, with its `extends:` chain resolved.
 
@@ -89,6 +92,10 @@ def _read_rules_file(path: Path, chain: tuple[Path, ...] = ()) -> dict:
     if base_path in chain + (here,):
         names = " -> ".join(str(p) for p in chain + (here, base_path))
         raise RulesError(f"extends: a cycle of rules files ({names}) [{path}]")
+    # 1,200 files deep ran out of Python's stack, said as "YAML nested more than 64 deep"
+    if len(chain) >= MAX_EXTENDS:
+        raise RulesError(f"extends: a chain of more than {MAX_EXTENDS} rules files (one "
+                         f"extending the next) [{path}]")
     return _merge(_read_rules_file(base_path, chain + (here,)), data)
 
 

@@ -1,11 +1,10 @@
 """Run records: (seed, rules hash, settings, actions). Replaying one rebuilds the identical run."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..files import load_json, read_text, write_json_atomic
+from ..files import load_json, read_text, shown, write_json_atomic
 from ..rules.config import Rules
 from .loop import OpponentSource, apply, new_run
 from .opponents import default_opponents
@@ -58,15 +57,28 @@ class RunRecord:
 
     @classmethod
     def load(cls, path: str | Path) -> "RunRecord":
-        try:
-            data = load_json(read_text(Path(path), "run record", RecordError), str(path),
-                             RecordError)
-            if data.get("version") != RECORD_VERSION:
-                raise RecordError(f"{path}: not a version-{RECORD_VERSION} run record")
-            return cls(seed=int(data["seed"]), rules_hash=str(data["rules_hash"]),
-                       rank=int(data["rank"]), core=data["core"], unlocked=data["unlocked"],
-                       actions=[int(a) for a in data["actions"]])
-        except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
-            if isinstance(exc, RecordError):
-                raise
-            raise RecordError(f"{path}: cannot read run record ({exc})") from None
+        """The record in `path`, each field of its own type (RecordError, one line naming the
+        field, otherwise: `true` read as rank 1, 0.9 as rank 0, "fire" as the kinds f, i, r, e)."""
+        data = load_json(read_text(Path(path), "run record", RecordError), str(path), RecordError)
+        if not isinstance(data, dict) or type(data.get("version")) is not int \
+                or data["version"] != RECORD_VERSION:
+            raise RecordError(f"{path}: not a version-{RECORD_VERSION} run record")
+
+        def bad(key: str, what: str) -> RecordError:
+            return RecordError(f"{path}: {key} must be {what}; got {shown(data.get(key), 60)}")
+        for key in ("seed", "rank"):
+            if type(data.get(key)) is not int or data[key] < 0:
+                raise bad(key, "a whole number >= 0")
+        if not isinstance(data.get("rules_hash"), str):
+            raise bad("rules_hash", "text")
+        if data.get("core") is not None and not isinstance(data["core"], str):
+            raise bad("core", "a core's name or null")
+        unlocked = data.get("unlocked")
+        if unlocked is not None and not (isinstance(unlocked, list)
+                                         and all(isinstance(k, str) for k in unlocked)):
+            raise bad("unlocked", "a list of rune kinds or null")
+        actions = data.get("actions")
+        if not isinstance(actions, list) or not all(type(a) is int for a in actions):
+            raise bad("actions", "a list of whole numbers (action ids)")
+        return cls(seed=data["seed"], rules_hash=data["rules_hash"], rank=data["rank"],
+                   core=data.get("core"), unlocked=unlocked, actions=list(actions))

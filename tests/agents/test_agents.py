@@ -249,6 +249,25 @@ def test_make_agent_names():
     assert [r1.act(None, mask) for _ in range(20)] == [r2.act(None, mask) for _ in range(20)]
 
 
+def test_numbers_in_names_and_options_are_ascii():
+    """Python reads any script's digits: greedy:٠.5 was noise 0.5, planner:boards=١٠٠ 100
+    boards, by_round:١=greedy round 1, --rounds ٣ round 3, --seed ٣ seed 3. Numbers are ASCII."""
+    import argparse
+    from agents.cli.args import positive_float, seed_int
+    from agents.design.metagame.cli import parse_rounds
+    for name, words in [("greedy:\u0660.5", "greedy:NOISE needs a number"),
+                        ("planner:boards=\u0661\u0660\u0660", "boards needs a number"),
+                        ("by_round:\u0661=greedy", "is not a round number")]:
+        with pytest.raises(ValueError, match=words):
+            make_agent(name, RULES, 0)
+    for check, text in [(seed_int, "\u0663"), (positive_float, "\u0663.5")]:
+        with pytest.raises(argparse.ArgumentTypeError):
+            check(text)
+    with pytest.raises(ValueError, match="not a round or a range"):
+        parse_rounds(["\u0663"], 15)
+    assert seed_int(" 3 ") == 3 and parse_rounds(["3-4"], 15) == (3, 4)
+
+
 def test_make_agent_unknown_name_is_a_missing_checkpoint(tmp_path):
     """Anything else is a model path: a name that is no file fails with PolicyLoadError naming it."""
     from agents.policy import PolicyLoadError

@@ -359,3 +359,23 @@ def test_a_dict_observation_policy_exports_and_plays_the_same(tmp_path):
         obs, _, term, trunc, info = env.step(a)
         if term or trunc:
             obs, info = env.reset(options={"run_seed": 4})
+
+
+def test_a_runs_history_lines_that_are_not_evaluations_are_left_out(tmp_path):
+    """eval_history.jsonl as export_policy.py's card and a resume read it: a line cut by a kill
+    was a JSONDecodeError traceback in export_policy.py, a 100,000-deep line a RecursionError
+    there and in --resume; both, and lines that are not evaluations, are left out."""
+    from agents.train.export import _history, _train_seconds
+    from agents.train.run_dirs import keep_history, read_history
+    good = ['{"timesteps": 64, "battle_win_rate": 0.5}', '{"timesteps": 128, "battle_win_rate": 0.6}']
+    hostile = ['{"timesteps": 192, "battle_win', "[" * 100_000 + "]" * 100_000, '[1, 2]',
+               '{"timesteps": "64"}', '{"timesteps": NaN}']
+    (tmp_path / "eval_history.jsonl").write_text("\n".join([good[0], *hostile, good[1]]) + "\n")
+    assert [e["timesteps"] for e in read_history(tmp_path)] == [64, 128]
+    assert _history(tmp_path) == read_history(tmp_path)
+    keep_history(tmp_path, 100)            # a resume at 100 steps keeps the evaluations up to it
+    assert (tmp_path / "eval_history.jsonl").read_text() == good[0] + "\n"
+    (tmp_path / "train_seconds.json").write_text('["not", "a", "table"]')
+    assert _train_seconds(tmp_path, 64) is None
+    (tmp_path / "train_seconds.json").write_text('{"64": 12.5}')
+    assert _train_seconds(tmp_path, 64) == 12.5

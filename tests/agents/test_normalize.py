@@ -158,6 +158,8 @@ def test_benchmark_table_puts_the_ranks_side_by_side(tmp_path, script_main):
     (("--ranks", "nonsense"), ("--ranks", "nonsense", "unknown rank")),
     (("--ranks", "apprentice", "--at", "archmage=5"), ("--at", "not among --ranks")),
     (("--at", "archmage=0"), ("--at", "1..")),
+    (("--at", "archmage=\u0663"), ("--at", "1..")),     # an Arabic-Indic 3: not ASCII
+    (("--at", "archmage=5", "archmage=6"), ("--at", "archmage is given twice")),
     (("--agents", "scriptedd"), ("scriptedd",)),
     (("--top", "random"), ("--top random", "floor")),
 ])

@@ -40,3 +40,30 @@ def test_curves_bad_input_exits_2(smoke, tmp_path, script_main):
         r = script_main("training_curves", *args, "--out", out)
         assert_one_line_error(r, *words)
         assert not out.exists()
+
+
+def test_hostile_event_files_are_one_line(tmp_path, script_main):
+    """A 28-byte event file whose record claims 2^36 bytes (a valid header otherwise) was a
+    MemoryError inside TensorBoard, a FIFO named like an event file a hang, and --line 1e308 a
+    matplotlib traceback: each is one line now."""
+    import os
+    from test_train_runs import assert_one_line_error
+    out = tmp_path / "c.png"
+    huge = tmp_path / "huge" / "tb" / "run_1"
+    huge.mkdir(parents=True)
+    (huge / "events.out.tfevents.1.x").write_bytes((2**36).to_bytes(8, "little") + b"\0" * 20)
+    r = script_main("training_curves", tmp_path / "huge", "--out", out)
+    assert_one_line_error(r, "a record at byte 0 claims 68,719,476,736 bytes")
+    fifo = tmp_path / "fifo" / "tb" / "run_1"
+    fifo.mkdir(parents=True)
+    os.mkfifo(fifo / "events.out.tfevents.1.x")
+    r = script_main("training_curves", tmp_path / "fifo", "--out", out)
+    assert_one_line_error(r, "not a regular file")
+    empty = tmp_path / "empty" / "tb" / "run_1"
+    empty.mkdir(parents=True)
+    (empty / "events.out.tfevents.1.x").write_bytes(b"")
+    r = script_main("training_curves", tmp_path / "empty", "--out", out)
+    assert_one_line_error(r, "hold no scalars at all: empty, or corrupt")
+    r = script_main("training_curves", tmp_path / "empty", "--line", "1e308:x", "--out", out)
+    assert_one_line_error(r, "--line", "within +-1e+12")
+    assert not out.exists()

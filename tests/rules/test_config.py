@@ -325,6 +325,21 @@ def test_extends_errors_name_the_problem(tmp_path, text, message):
         load_rules(path)
 
 
+
+def test_an_extends_chain_is_bounded(tmp_path):
+    """1,200 files each extending the next ran out of Python's stack and said "YAML nested more
+    than 64 deep" of a flat file. A chain of MAX_EXTENDS files (32) loads; one longer is refused
+    naming the chain. The chains here end on the frozen rules, so both hashes are its own."""
+    from rune_env.rules.config import MAX_EXTENDS
+    _write(tmp_path / "base.yaml", FROZEN_RULES.read_text(encoding="utf-8"))
+    for i in range(MAX_EXTENDS + 1):
+        _write(tmp_path / f"r{i}.yaml", f"extends: r{i + 1}.yaml\n")
+    _write(tmp_path / f"r{MAX_EXTENDS + 1}.yaml", "extends: base.yaml\n")
+    with pytest.raises(RulesError, match=r"extends: a chain of more than 32 rules files"):
+        load_rules(tmp_path / "r0.yaml")
+    # r2 .. r33 and base: 32 files extend, the last of them the frozen rules
+    assert load_rules(tmp_path / "r2.yaml").hash == load_rules(FROZEN_RULES).hash
+
 def test_extends_a_shipped_rules_file_by_name_from_anywhere(tmp_path):
     """A designer's file outside configs/rules/ (here in a temp folder) extends the defaults by
     name: `extends: default.yaml` finds configs/rules/default.yaml when no default.yaml stands

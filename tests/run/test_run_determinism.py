@@ -201,13 +201,31 @@ def test_record_refuses_other_rules(rules):
      "missing key"),
     ('{"version": 1, "seed": 1, "rules_hash": "x", "rank": 0, "core": null, "unlocked": null, '
      '"actions": ["ready"]}', "bad action"),
+    # each field its own type: these were read as rank 1, rank 0, seed 5, actions [0, 1] and
+    # the kinds f, i, r, e (red team)
+    ('{"version": 1, "seed": 1, "rules_hash": "x", "rank": true, "core": null, "unlocked": null, '
+     '"actions": []}', "rank must be a whole number"),
+    ('{"version": 1, "seed": 1, "rules_hash": "x", "rank": 0.9, "core": null, "unlocked": null, '
+     '"actions": []}', "rank must be a whole number"),
+    ('{"version": 1, "seed": "5", "rules_hash": "x", "rank": 0, "core": null, "unlocked": null, '
+     '"actions": []}', "seed must be a whole number"),
+    ('{"version": 1, "seed": 1, "rules_hash": "x", "rank": 0, "core": null, "unlocked": null, '
+     '"actions": [0.5, true]}', "actions must be a list of whole numbers"),
+    ('{"version": 1, "seed": 1, "rules_hash": "x", "rank": 0, "core": null, "unlocked": "fire", '
+     '"actions": []}', "unlocked must be a list of rune kinds"),
+    ('{"version": 1, "seed": 1, "rules_hash": "x", "rank": 0, "core": ["moon"], "unlocked": null, '
+     '"actions": []}', "core must be a core's name"),
+    ('{"version": true, "seed": 1, "rules_hash": "x", "rank": 0, "core": null, "unlocked": null, '
+     '"actions": []}', "version"),
 ])
 def test_corrupt_record_file_refused(tmp_path, text, why):
     """A corrupt record file gives RecordError naming the file."""
     path = tmp_path / "rec.json"
     path.write_text(text, encoding="utf-8")
-    with pytest.raises(RecordError, match="rec.json"):
+    with pytest.raises(RecordError, match="rec.json") as caught:
         RunRecord.load(path)
+    if " must be " in why:               # the field named, as the case says
+        assert why in str(caught.value), str(caught.value)
     with pytest.raises(RecordError):
         RunRecord.load(tmp_path / "missing.json")
 

@@ -7,6 +7,7 @@ import argparse
 from agents.cli.args import MAX_JOBS, add_json_argument, fail, int_in, jobs_int
 from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.cli.progress import add_progress_argument
+from rune_env.files import ascii_number
 from rune_env.rules import RulesError, load_rules
 
 from .oracle import SearchSettings
@@ -27,7 +28,7 @@ def parse_rounds(items: list[str], round_cap: int) -> tuple[int, ...]:
     for part in (p.strip() for item in items for p in item.split(",")):
         lo, sep, hi = part.partition("-")
         try:
-            first, last = int(lo), int(hi if sep else lo)
+            first, last = int(ascii_number(lo)), int(ascii_number(hi if sep else lo))
         except ValueError:
             raise ValueError(f"{part!r} is not a round or a range like 3-6 or 1-12") from None
         if first > last:
