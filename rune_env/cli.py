@@ -1,6 +1,7 @@
 """`python -m rune_env COMMAND`: a thin command line over rules, battle and run.
 
   battle A.json B.json [--trace] [--rules FILE] [--variant dice --seed N]   one battle, as JSON
+  (a board may be a pool's ghost, POOL@ROUND[:INDEX], in battle, explain and replay)
   explain BOARD.json [--against OTHER.json] [--json] [--rules FILE] [--variant dice]
   play [--seed N] [--rank R] [--core C] [--profile FILE] [--opponents POOL] [--rules FILE]
                                                        a run in the terminal
@@ -9,6 +10,7 @@
   sheet POOL|AUDIT.json|META.json --round R -o sheet.png [--annotate] [--max N]
                                                        a round's boards side by side
   replay A.json B.json -o replay.html [--rules FILE]   a self-contained HTML replay of a battle
+  rules FILE [--against FILE] [--json]                 a rules file's hash and what it changes
 
 Commands that write a file say so on stdout (`wrote FILE: ...`). A warning (a pool made under
 other rules than --rules names) is one `warning: ...` line on stderr.
@@ -24,6 +26,7 @@ import argparse
 import io
 import json
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -105,8 +108,8 @@ def _output(path: str, suffixes: tuple[str, ...], what: str) -> Path:
 def _battle(args: argparse.Namespace) -> int:
     from .battle import battle
     rules = load_rules(args.rules)
-    a = load_board(args.board_a, rules)
-    b = load_board(args.board_b, rules)
+    a = board_arg(args.board_a, rules)
+    b = board_arg(args.board_b, rules)
     result = battle(a, b, rules, trace=args.trace, seed=args.seed, variant=args.variant)
     print(json.dumps(result.to_json()))
     return 0
@@ -115,10 +118,33 @@ def _battle(args: argparse.Namespace) -> int:
 def _explain(args: argparse.Namespace) -> int:
     from .battle.explain import explain, format_explain
     rules = load_rules(args.rules)
-    board = load_board(args.board, rules)
-    other = load_board(args.against, rules) if args.against else None
+    board = board_arg(args.board, rules)
+    other = board_arg(args.against, rules) if args.against else None
     report = explain(board, rules, other, variant=args.variant)
     print(json.dumps(report, indent=1) if args.json else format_explain(report))
+    return 0
+
+
+def _rules(args: argparse.Namespace) -> int:
+    from .rules.diff import rules_diff
+    rules = load_rules(args.file)
+    against = load_rules(args.against)
+    changes = rules_diff(rules, against)
+    if args.json:
+        print(json.dumps({"file": args.file, "rules_hash": rules.hash,
+                          "against": args.against or "default", "against_hash": against.hash,
+                          "changes": [c.to_json() for c in changes]}, indent=1))
+        return 0
+    name = args.against or "the defaults (configs/rules/default.yaml)"
+    print(printable_line(f"{args.file}: rules {rules.hash}; against {name}, rules "
+                         f"{against.hash}: {len(changes)} value{'s' if len(changes) != 1 else ''}"
+                         f" differ{'s' if len(changes) == 1 else ''}"))
+    width = max((len(c.key) for c in changes), default=0)
+    for c in changes:       # a balance rule at its "off" value is not in the hash: "(off)"
+        before = "(off)" if c.before is None else json.dumps(c.before)
+        after = "(off)" if c.after is None else json.dumps(c.after)
+        # the keys are the schema's, the values JSON (control characters escaped)
+        print(f"  {c.key:<{width}}  {before} -> {after}")
     return 0
 
 
@@ -163,6 +189,37 @@ def _is_pool(path: str) -> bool:
     return f'"{POOL_FORMAT}"'.encode() in head
 
 
+GHOST = re.compile(r"(?P<pool>.+)@(?P<round>[0-9]{1,4})(?::(?P<index>[0-9]{1,6}))?")
+
+
+def pool_ghost(path: str, round_: int, index: int, rules, index_name: str = "index") -> tuple:
+    """(board, label) of ghost `index` (most drafted first) of round `round_` of the pool file
+    `path`; a CommandError naming what is missing otherwise."""
+    from .pictures.sheet import pool_round_boards
+    from .run.opponents import PoolError
+    try:
+        ghosts = pool_round_boards(Path(path), rules, round_)
+    except PoolError as exc:        # a pool that does not load: its one line
+        raise CommandError(str(exc)) from None
+    if index >= len(ghosts):
+        raise CommandError(f"{index_name} {index}: round {round_} of {path} has {len(ghosts)} boards "
+                           f"(0..{len(ghosts) - 1})")
+    return ghosts[index].board, ghosts[index].label
+
+
+def board_arg(text: str, rules):
+    """A command's board: a board file, or POOL@ROUND[:INDEX], ghost INDEX (default 0, the most
+    drafted) of a pool's round, as `render POOL --round R --index I` draws it."""
+    m = GHOST.fullmatch(text)
+    if m and not Path(text).exists() and _is_pool(m["pool"]):
+        return pool_ghost(m["pool"], int(m["round"]), int(m["index"] or 0), rules)[0]
+    return load_board(text, rules)
+
+
+BOARD_HELP = ("file (JSON), or POOL@ROUND[:INDEX] for a pool's ghost of that round (INDEX 0, the "
+              "default, is the most drafted)")
+
+
 def _render(args: argparse.Namespace) -> int:
     out = _output(args.output, (".png", ".svg"),
                   "the picture's format comes from its extension, .png or .svg")
@@ -170,16 +227,7 @@ def _render(args: argparse.Namespace) -> int:
     if _is_pool(args.board):
         if args.round is None:
             raise CommandError(f"{args.board}: a pool file: name the round with --round R")
-        from .pictures.sheet import pool_round_boards
-        from .run.opponents import PoolError
-        try:
-            ghosts = pool_round_boards(Path(args.board), rules, args.round)
-        except PoolError as exc:        # a pool that does not load: its one line
-            raise CommandError(str(exc)) from None
-        if args.index >= len(ghosts):
-            raise CommandError(f"--index {args.index}: round {args.round} of {args.board} has "
-                               f"{len(ghosts)} boards (0..{len(ghosts) - 1})")
-        board, what = ghosts[args.index].board, ghosts[args.index].label
+        board, what = pool_ghost(args.board, args.round, args.index, rules, "--index")
     else:
         if args.round is not None or args.index:
             raise CommandError("--round and --index are for pool files; "
@@ -221,8 +269,8 @@ def _replay(args: argparse.Namespace) -> int:
                   "the replay is a self-contained HTML page: name it *.html")
     from .pictures.replay import replay_html
     rules = load_rules(args.rules)
-    a = load_board(args.board_a, rules)
-    b = load_board(args.board_b, rules)
+    a = board_arg(args.board_a, rules)
+    b = board_arg(args.board_b, rules)
     page = replay_html(a, b, rules, names=(Path(args.board_a).stem, Path(args.board_b).stem))
     write_text_atomic(out, page)
     print(printable_line(f"wrote {out}: the replay of {Path(args.board_a).name} against "
@@ -238,8 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("battle", help="fight board A (side 0) against board B (side 1)",
                        description="Fight board A (side 0) against board B (side 1); print the "
                                    "result as one JSON object.")
-    p.add_argument("board_a", help="side 0's board file (JSON)")
-    p.add_argument("board_b", help="side 1's board file (JSON)")
+    p.add_argument("board_a", help="side 0's board: a " + BOARD_HELP)
+    p.add_argument("board_b", help="side 1's board: a " + BOARD_HELP)
     p.add_argument("--trace", action="store_true",
                    help="add every event of the battle to the output (default: off)")
     p.add_argument("--rules", help=RULES_HELP)
@@ -253,9 +301,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("explain", help="each rune's power at battle start and why",
                        description="Each rune's power at battle start and the multipliers "
                                    "that make it.")
-    p.add_argument("board", help="the board file (JSON)")
+    p.add_argument("board", help="the board: a " + BOARD_HELP)
     p.add_argument("--against", metavar="OTHER",
-                   help="the opponent's board file, for affinity (default: none, no affinity)")
+                   help="the opponent's board, for affinity: a " + BOARD_HELP + " (default: "
+                        "none, no affinity)")
     p.add_argument("--json", action="store_true",
                    help="print JSON instead of the table (default: off, the table)")
     p.add_argument("--rules", help=RULES_HELP)
@@ -309,17 +358,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", help=RULES_HELP)
     p.set_defaults(func=_sheet)
 
+    _add_rules_command(sub)
     p = sub.add_parser("replay", help="write a self-contained HTML page replaying a battle",
                        description="Write one self-contained HTML page that replays the battle "
                                    "of board A (side 0) against board B (side 1).")
-    p.add_argument("board_a", help="side 0's board file (JSON)")
-    p.add_argument("board_b", help="side 1's board file (JSON)")
+    p.add_argument("board_a", help="side 0's board: a " + BOARD_HELP)
+    p.add_argument("board_b", help="side 1's board: a " + BOARD_HELP)
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the page to write, *.html, in an existing directory "
                         "(required, no default)")
     p.add_argument("--rules", help=RULES_HELP)
     p.set_defaults(func=_replay)
     return parser
+
+
+def _add_rules_command(sub) -> None:
+    p = sub.add_parser("rules", help="a rules file's hash and the values it changes",
+                       description="A rules file's hash, and each value of it that differs from "
+                                   "another rules file's (the defaults unless --against), as "
+                                   "KEY BEFORE -> AFTER; the values as validated and hashed, so "
+                                   "files of the same hash have none.")
+    p.add_argument("file", help="the rules YAML file (it may extend another)")
+    p.add_argument("--against", metavar="FILE",
+                   help="the rules file to compare with (default: configs/rules/default.yaml)")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON instead of the list (default: off, the list)")
+    p.set_defaults(func=_rules)
 
 
 def _quiet_stdout() -> None:

@@ -173,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
                                                  out_file)
     if a.json:
         print(json.dumps(report))
+    else:
+        say(f"rules {rules.hash} ({a.rules or 'the defaults'}), recipes {config}")
     return 2 if refused else 0
 
 

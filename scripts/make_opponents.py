@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         return fail(f"--out {out}: cannot write the pool ({exc.strerror or exc})")
     print(summary(pool))
-    print(f"written {out}")
+    print(f"written {out} (rules {rules.hash}, seed {a.seed})")
     return 0
 
 

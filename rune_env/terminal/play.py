@@ -520,9 +520,12 @@ def play(seed: int | None = None, rank: int | str = 0, core: str | None = None,
         seed = secrets.randbelow(2**31)
     state = new_run(seed, rules, rank=r, core=core, unlocked=unlocked)
     locked = [k for k in KINDS if unlocked is not None and k not in unlocked]
-    print(f"Rune Circle: seed {seed}, rank {rules.spec.ranks[r].id}"
-          + (f", locked runes: {', '.join(locked)}" if locked else "")
-          + ". Type help for the commands.", file=stdout)
+    # the rules' hash: a designer trying a rules file sees it is the one in play; the locked
+    # runes on a line of their own, so each line fits the 80 columns of a terminal
+    print(f"Rune Circle: seed {seed}, rank {rules.spec.ranks[r].id}, rules {rules.hash}. "
+          f"Type help.", file=stdout)
+    if locked:
+        print(f"Locked runes: {', '.join(locked)} (achievements unlock them).", file=stdout)
     if pause is None:
         pause = _isatty(stdin)
     session = Session(state, stdout, profile, profile_path, opponents, pause=pause,

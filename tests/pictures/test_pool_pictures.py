@@ -148,3 +148,25 @@ def test_a_sheet_that_fails_midway_leaves_the_old_file(pool_file, tmp_path, monk
     assert err.startswith("error: ") and "No space left" in err and err.count("\n") == 1
     assert out.read_bytes() == b"the old picture"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_battle_explain_and_replay_take_a_pool_ghost(pool_file, tmp_path, capsys):
+    """POOL@ROUND[:INDEX] names ghost INDEX of a round (most drafted first, 0 by default), the
+    board `render POOL --round R --index I` draws: a designer replays "my board against ghost
+    #1 of round 6" without extracting it (the replay said "unknown key 'format'")."""
+    from rune_env.pictures.sheet import pool_round_boards
+    ghosts = pool_round_boards(pool_file, RULES, 6)
+    assert cli.board_arg(f"{pool_file}@6", RULES) == ghosts[0].board
+    assert cli.board_arg(f"{pool_file}@6:1", RULES) == ghosts[1].board
+    board = tmp_path / "a.json"
+    board.write_text(json.dumps(A), encoding="utf-8")
+    assert cli.main(["battle", str(board), f"{pool_file}@6:1"]) == 0
+    fought = json.loads(capsys.readouterr().out)
+    assert cli.main(["battle", str(board), str(tmp_path / "b1.json")]) == 2   # (no such file)
+    capsys.readouterr()
+    (tmp_path / "b1.json").write_text(json.dumps(ghosts[1].board.to_json(RULES)), encoding="utf-8")
+    assert cli.main(["battle", str(board), str(tmp_path / "b1.json")]) == 0
+    assert json.loads(capsys.readouterr().out) == fought
+    assert cli.main(["replay", str(board), f"{pool_file}@6", "-o", str(tmp_path / "r.html")]) == 0
+    assert cli.main(["explain", f"{pool_file}@6:5"]) == 2
+    assert "index 5: round 6 of" in capsys.readouterr().err

@@ -443,7 +443,7 @@ def test_every_option_has_a_help_text_with_its_default():
     from rune_env.cli import build_parser
     parser = build_parser()
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-    assert set(sub.choices) == {"battle", "explain", "play", "render", "replay", "sheet"}
+    assert set(sub.choices) == {"battle", "explain", "play", "render", "replay", "rules", "sheet"}
     for name, p in sub.choices.items():
         text = p.format_help()
         for action in p._actions:

@@ -254,7 +254,8 @@ def test_scripted_run_cleared_against_empty_opponents(tmp_path):
     rc, out, err = run_play(script, seed=5, core="sun", profile_path=str(profile),
                             opponents=empty_opponent)
     assert rc == 0, err
-    assert out.startswith("Rune Circle: seed 5, rank apprentice, locked runes: delay, node, mimic.")
+    assert out.startswith(f"Rune Circle: seed 5, rank apprentice, rules {RULES.hash}. Type "
+                          f"help.\nLocked runes: delay, node, mimic (achievements unlock them).")
     fights = battle_rounds(out)
     rounds = len(fights)
     assert [r for r, _ in fights] == list(range(1, rounds + 1))
@@ -278,7 +279,7 @@ def test_scripted_run_cleared_against_empty_opponents(tmp_path):
     # the next rank is open now; delay (clear_run) is unlocked, node still locked
     rc, out, _ = run_play("", seed=6, rank="journeyman", profile_path=str(profile))
     assert rc == 0
-    head = out.splitlines()[0]
+    head = "\n".join(out.splitlines()[:2])
     assert head.startswith("Rune Circle: seed 6, rank journeyman")
     assert "node" in head and "delay" not in head
 
@@ -303,7 +304,7 @@ def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
 def test_cli_play_subcommand(capsys):
     p = cli("--seed", "7", "--core", "moon", "--rules", str(FROZEN_RULES), stdin="show\nready\n")
     assert p.returncode == 0, p.stderr
-    assert p.stdout.startswith("Rune Circle: seed 7, rank apprentice.")
+    assert p.stdout.startswith(f"Rune Circle: seed 7, rank apprentice, rules {RULES.hash}. Type help.")
     assert len(battle_rounds(p.stdout)) == 1
     assert "End of input: leaving the run at round 2." in p.stdout
     # bad settings: exit status 2 and a message (in-process: a second subprocess costs ~1 s)
