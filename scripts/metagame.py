@@ -52,6 +52,10 @@ def build_parser():
     p.add_argument("--iterations", type=int_in(1, MAX_ITERATIONS), default=None, metavar="N",
                    help=f"double-oracle iterations at most a round, 1..{MAX_ITERATIONS} (default "
                         f"{DEFAULTS.iterations}; with --quick {quick_meta_settings(()).iterations})")
+    p.add_argument("--rank", default=None, metavar="R",
+                   help="with --budget rank: the rank whose opponent budget the boards get (a "
+                        "name or 0..5; default: the first rank, whose budget is a player's); its "
+                        "pool is written as meta_<rules hash>_<rank>.json.gz")
     p.add_argument("--seed", type=seed_int, default=0, metavar="S",
                    help="seed of the drafted boards and the searches, 0..2**32-1 (default 0)")
     p.add_argument("--out", default=None, metavar="DIR",
@@ -80,7 +84,7 @@ def settings_of(a, rounds) -> MetaSettings:
         s = MetaSettings(rounds=rounds, budget=a.budget, seed=a.seed,
                          iterations=a.iterations or DEFAULTS.iterations)
     s = with_search_budget(s, a.search_budget)
-    return MetaSettings(**{**s.__dict__, "jobs": a.jobs})
+    return MetaSettings(**{**s.__dict__, "jobs": a.jobs, "rank": a.rank})
 
 
 def format_round(r, rules) -> str:
@@ -117,9 +121,19 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(start, int):
         return start
     rules, rounds = start
+    if a.rank is not None:
+        if a.budget != "rank":
+            return fail("--rank: for --budget rank (the player's budget is the same at every rank)")
+        from rune_env.envs.arguments import check_rank
+        try:
+            a.rank = rules.spec.ranks[check_rank(rules, a.rank, "--rank")].id
+        except ValueError as exc:
+            return fail(str(exc))
     out_path = None
     if a.out is not None:
-        out_path = Path(a.out) / f"meta_{rules.hash}.json.gz"
+        # a rank's budget gives another metagame: beside the player's, never in its place
+        name = f"meta_{rules.hash}" + (f"_{a.rank}" if a.rank else "")
+        out_path = Path(a.out) / f"{name}.json.gz"
         if Path(a.out).exists() and not Path(a.out).is_dir():
             return fail(f"--out {a.out}: not a directory")
         if out_path.exists() and not a.force:
@@ -157,9 +171,10 @@ def main(argv: list[str] | None = None) -> int:
                  f"--search-budget, or without --quick")
     if a.charts:
         data = [r.to_json(rules) for r in results]
-        title = f"rules {rules.hash}, seed {a.seed}"
-        shares_chart(data, out_path.parent / f"meta_{rules.hash}_shares.png", title)
-        matrix_chart(data, out_path.parent / f"meta_{rules.hash}_matrix.png", title)
+        title = f"rules {rules.hash}, seed {a.seed}" + (f", {a.rank}'s budget" if a.rank else "")
+        stem = out_path.name.removesuffix(".json.gz")
+        shares_chart(data, out_path.parent / f"{stem}_shares.png", title)
+        matrix_chart(data, out_path.parent / f"{stem}_matrix.png", title)
     if a.tb is not None:
         log_metagame(a.tb, [r.to_json(rules) for r in results], rules.hash, a.seed)
     if a.json:

@@ -127,7 +127,7 @@ def parse_lines(items: list[str]) -> list[tuple[float, str]]:
         except ValueError:
             number = math.nan
         if not (math.isfinite(number) and abs(number) <= MAX_LINE_VALUE):
-            raise ValueError(f"--line {item!r}: VALUE:LABEL with VALUE a number within "
+            raise ValueError(f"--line {item!r}: VALUE:LABEL with VALUE a finite number within "
                              f"+-{MAX_LINE_VALUE:g}")
         out.append((number, label if colon else value))
     return out

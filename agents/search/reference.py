@@ -124,7 +124,20 @@ class Reference:
         if source == "rank":
             from rune_env.envs.run_env import shipped_pool
             path = shipped_pool(self.rules, self.rank)
-            return None if path is None else load_pool(path, self.rules)
+            if path is None:
+                return None
+            with warnings.catch_warnings():         # said below, as the planner's own reason
+                warnings.simplefilter("ignore")
+                pool = load_pool(path, self.rules)
+            if pool.rules_hash != self.rules.hash:
+                # a designer's rules: the shipped pools are the defaults' ghosts, priced and
+                # fielded under other rules; the part drafts its boards instead
+                warnings.warn(f"the planner's reference: no pool is shipped for rules "
+                              f"{self.rules.hash} ({path} is of rules {pool.rules_hash}), so its "
+                              f"'rank' part drafts boards instead; give reference=meta or "
+                              f"reference=POOL, a pool of these rules", stacklevel=2)
+                return None
+            return pool
         return load_pool(source, self.rules)
 
     def boards(self, round_: int, boss_rules: tuple = ()) -> tuple[list[Board], np.ndarray]:

@@ -199,6 +199,14 @@ def test_the_exploitability_chart_shows_a_pool_below_zero():
     fig = exploitability_figure({"archmage": {3: -0.11, 6: 0.17}, "sage": {3: 0.3, 6: 0.31}})
     low, high = fig.axes[0].get_ylim()
     assert low <= -0.11 - 0.05 + 1e-9 and high >= 0.5
+    # rounds are whole numbers on the axis (it ticked 3.0, 3.5, ... 6.0), and with `bands` each
+    # pool's 95% interval is shaded: one filled area a pool
+    fig = exploitability_figure({"archmage": {3: -0.11, 6: 0.17}}, bands={
+        "archmage": {3: (-0.2, 0.0), 6: (0.05, 0.3)}})
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    assert all(float(t).is_integer() for t in ax.get_xticks())
+    assert len(ax.collections) == 1
 
 
 def test_every_script_option_states_its_default():
@@ -302,3 +310,24 @@ def test_tb_is_refused_up_front_without_its_extras(capsys, tmp_path, monkeypatch
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and "\n" not in err and "charts" in err
     assert not (tmp_path / "tb").exists()
+
+
+def test_metagame_of_a_ranks_budget_is_its_own_file(capsys, tmp_path):
+    """--budget rank used the first rank's opponent budget, which is a player's, with no way to
+    name another; --rank names it (archmage round 3: 34 mana, the budget its pool's ghosts get,
+    rune_env.run.opponents.opponent_budget) and the pool goes beside the player's metagame,
+    meta_<hash>_archmage.json.gz, never in its place. --rank without --budget rank is refused."""
+    import metagame as script
+    from rune_env.run.opponents import opponent_budget
+    from rune_env.run.ranks import rank_effects
+    rules = load_rules(None)
+    argv = ["--quick", "--rounds", "3", "--iterations", "1", "--json", "--no-progress",
+            "--budget", "rank", "--rank", "archmage", "--out", str(tmp_path)]
+    out = _json_of(capsys, script.main, argv)
+    want = opponent_budget(rules, 3, rank_effects(rules, "archmage"))
+    assert out["rounds"][0]["budget"] == want != opponent_budget(rules, 3, rank_effects(
+        rules, rules.spec.ranks[0].id))
+    assert out["pool"] == str(tmp_path / f"meta_{rules.hash}_archmage.json.gz")
+    assert out["settings"]["rank"] == "archmage"
+    assert script.main(["--quick", "--rank", "sage"]) == 2
+    assert "--rank: for --budget rank" in capsys.readouterr().err

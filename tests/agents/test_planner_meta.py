@@ -83,3 +83,23 @@ def test_rules_without_a_shipped_metagame_warn_and_the_planner_plays_without_a_g
     assert not any(m.startswith("no metagame") for m in said)
     assert any(m.startswith(f"{META_STAND_IN}: pool was made under rules") for m in said)
     assert named.goal is not None
+
+
+def test_the_rank_part_takes_no_pool_of_other_rules(tmp_path):
+    """Under a designer's rules the `rank` part loaded the defaults' shipped pool (ghosts priced
+    and fielded under other rules) with the pool's own warning, naming apprentice while a sage
+    pool was drafted. It now says it is the planner's reference and drafts instead (None), and
+    under the defaults still takes the rank's shipped pool."""
+    import pytest
+    from rune_env.rules import load_rules
+    variant = tmp_path / "variant.yaml"
+    variant.write_text("extends: default.yaml\nbattle:\n  base_hp: 120\n")
+    rules = load_rules(variant)
+    with pytest.warns(UserWarning, match=r"the planner's reference: no pool is shipped for rules "
+                                         + rules.hash):
+        reference = Reference(rules, ReferenceSpec("rank"), 4, seed=1)
+    assert reference.parts == [(None, 0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # the defaults: their own pool, no warning
+        (pool, _), = Reference(RULES, ReferenceSpec("rank"), 4, seed=1).parts
+    assert pool is not None and pool.rules_hash == RULES.hash

@@ -268,3 +268,20 @@ def test_exploit_replaces_only_its_own_results(script_main, tmp_path):
     r = script_main("exploit", "--target", "greedy", "--runs-dir", tmp_path, "--run-name", "notes")
     assert r.returncode == 2 and "is not an unfinished exploit.py run" in r.stderr, r.stderr
     assert (thesis / "ch1").is_dir() and (tmp_path / "notes.partial").is_dir()
+
+
+def test_exploit_takes_rules_and_names_a_conflict(script_main, tmp_path):
+    """exploit.py was the one design script without --rules (the duels' rules went through a
+    copy of its config's duel_kwargs). --rules FILE plays under FILE; a config whose
+    duel_kwargs name other rules is refused in one line, before anything trains."""
+    import yaml
+    variant = tmp_path / "variant.yaml"
+    variant.write_text("extends: default.yaml\nbattle:\n  base_hp: 120\n")
+    other = tmp_path / "other.yaml"
+    other.write_text("extends: default.yaml\nbattle:\n  base_hp: 130\n")
+    config = tmp_path / "br.yaml"
+    config.write_text(yaml.safe_dump({"duel_kwargs": {"rank": "apprentice", "rules": str(other)}}))
+    r = script_main("exploit", "--target", "greedy", "--config", config, "--rules", variant,
+                    "--runs-dir", tmp_path / "runs")
+    assert r.returncode == 2 and "plays under duel_kwargs.rules" in r.stderr, r.stderr
+    assert not (tmp_path / "runs").exists()

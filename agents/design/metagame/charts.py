@@ -75,26 +75,34 @@ def matrix_figure(rounds: list[dict], title: str = ""):
 
 def exploitability_chart(table: dict[str, dict[int, float]], path: str | Path,
                          title: str = "", players: dict | None = None,
-                         shops: dict | None = None) -> Path:
-    """Exploitability (best response's report win rate - 1/2) by round, a line per pool; with
+                         shops: dict | None = None, bands: dict | None = None) -> Path:
+    """Exploitability (best response's report win rate - 1/2) by round, a line per pool, with
+    `bands` ({pool: {round: (low, high)}}, the same - 1/2) its 95% interval shaded; with
     `players` ({pool: {agent: {round: win rate - 1/2}}}), a dashed line per player in its
     pool's colour; with `shops` ({pool: {round: win rate - 1/2}}), the pool's shop-limited best
     (`shop_ceiling.py`, against the ghosts as a run fields them) dotted in its colour."""
-    return save(exploitability_figure(table, title, players, shops), path)
+    return save(exploitability_figure(table, title, players, shops, bands), path)
 
 
 PLAYER_MARKERS = "s^vDx+*"
 
 
 def exploitability_figure(table: dict[str, dict[int, float]], title: str = "",
-                          players: dict | None = None, shops: dict | None = None):
+                          players: dict | None = None, shops: dict | None = None,
+                          bands: dict | None = None):
+    from matplotlib.ticker import MaxNLocator
     plt = _plt()
-    players, shops = players or {}, shops or {}
+    players, shops, bands = players or {}, shops or {}, bands or {}
     # players and shop lines add a line each: the legend goes beside the axes, where it hides none
     fig, ax = plt.subplots(figsize=(8.5, 4) if players or shops else (6.5, 4))
     for name, by_round in table.items():
         rounds = sorted(by_round)
         line, = ax.plot(rounds, [by_round[r] for r in rounds], marker="o", label=name)
+        band = bands.get(name, {})
+        if band:
+            shown = [r for r in rounds if r in band]
+            ax.fill_between(shown, [band[r][0] for r in shown], [band[r][1] for r in shown],
+                            color=line.get_color(), alpha=0.15, linewidth=0)
         for i, (agent, mine) in enumerate(players.get(name, {}).items()):
             mine_rounds = sorted(mine)
             ax.plot(mine_rounds, [mine[r] for r in mine_rounds], linestyle="--",
@@ -104,7 +112,8 @@ def exploitability_figure(table: dict[str, dict[int, float]], title: str = "",
             shop_rounds = sorted(shops[name])
             ax.plot(shop_rounds, [shops[name][r] for r in shop_rounds], linestyle=":",
                     color=line.get_color(), marker=".", label=f"{name}: shop-limited")
-    ax.set_xlabel("round")
+    ax.set_xlabel("round" + (" (shaded: the best response's 95% interval)" if bands else ""))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))     # rounds, not 3.5
     ax.set_ylabel("exploitability (win rate - 0.5)" if not players and not shops
                   else "win rate - 0.5\n(solid: best response; dashed: a player;\n"
                        "dotted: shop-limited)" if shops

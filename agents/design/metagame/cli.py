@@ -46,8 +46,9 @@ def add_common(p: argparse.ArgumentParser, default_rounds: str, quick_rounds: st
                         f"(default {default_rounds}; with --quick {quick_rounds})")
     p.add_argument("--budget", choices=BUDGETS, default="player",
                    help="the searched boards' mana: player = a player's mana by the round "
-                        "(run.start_mana + run.income x (round - 1)), rank = the rank's "
-                        "opponent budget (D-44) (default player)")
+                        "(run.start_mana + run.income x (round - 1)), rank = a rank's "
+                        "opponent budget (D-44): metagame.py's --rank, exploitability.py's "
+                        "pool's rank (default player)")
     p.add_argument("--search-budget", type=int_in(1, MAX_SEARCH_BUDGET), default=None, metavar="N",
                    help=f"boards the best-response search scores at most, all starts together, "
                         f"1..{MAX_SEARCH_BUDGET} (default {search_default}; with --quick "

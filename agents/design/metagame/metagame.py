@@ -94,9 +94,11 @@ class MetaSettings:
     target: float = 0.60
     seed: int = 0
     jobs: int | None = None
+    rank: str | None = None          # budget "rank": whose opponent budget (None: the first rank)
 
     def to_json(self) -> dict:
-        d = {k: v for k, v in self.__dict__.items() if k not in ("search", "jobs")}
+        d = {k: v for k, v in self.__dict__.items() if k not in ("search", "jobs")
+             and not (k == "rank" and v is None)}
         return dict(d, rounds=list(self.rounds), search=self.search.to_json())
 
 
@@ -253,7 +255,7 @@ def metagame_round(rules: Rules, round_: int, settings: MetaSettings,
                    progress: Callable[[int, dict], None] | None = None) -> RoundMeta:
     t0 = time.perf_counter()
     evaluator = PayoffEvaluator(rules, settings.jobs)
-    budget = search_budget(rules, round_, settings.budget)
+    budget = search_budget(rules, round_, settings.budget, settings.rank)
     initial = [field_reference(draft_board(rules, round_, budget, np.random.default_rng(
         [settings.seed, round_, INITIAL_STREAM, i])), round_) for i in range(settings.initial)]
     oracle = _RoundOracle(rules, round_, budget, settings, evaluator)
