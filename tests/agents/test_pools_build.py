@@ -458,6 +458,23 @@ def test_a_metagame_without_the_recipes_rounds_names_them(tmp_path, monkeypatch)
         f"recipe drafts rounds 1-6: scripts/metagame.py --rules FILE --rounds 1-6 --out "
         f"{tmp_path} --force)")
 
+
+def test_a_metagame_whose_rounds_missed_the_target_is_drafted_with_a_warning(tmp_path,
+                                                                            monkeypatch):
+    """metagame.py records the rounds whose fresh best response beat the mixture
+    (provenance "unreached"); a build drafting from such a file says so (it drafted a --quick
+    metagame's beatable mixtures into mentor, sage and archmage silently)."""
+    import agents.search.reference as reference
+    shipped = load_pool(reference.meta_path(RULES), RULES)
+    pool = Pool(rules_hash=RULES.hash, rank=shipped.rank,
+                rounds={r: shipped.rounds[r] for r in (1, 2, 3)},
+                provenance={"source": "metagame", "unreached": [2, 3]})
+    path = tmp_path / f"meta_{RULES.hash}.json.gz"
+    save_pool(pool, path, compact=True)
+    monkeypatch.setattr(reference, "meta_path", lambda rules: path)
+    with pytest.warns(UserWarning, match=r"rounds 2-3 did not reach the metagame's target"):
+        assert pools.metagame_ghosts(RULES, 3, runs=4, max_round=3)
+
 def test_a_recipe_may_draw_ghosts_from_the_metagame(tmp_path):
     text = GOOD.replace('agents: [{agent: "greedy:0.5", runs: 2}]',
                         'agents: [{agent: metagame, runs: 3, sample: false}]')

@@ -310,4 +310,7 @@ def mixture_pool(rounds: list[RoundMeta], rules: Rules, settings: MetaSettings) 
     provenance = {"source": "metagame", "rules_hash": rules.hash,
                   "settings": settings.to_json(),
                   "counts": f"proportional to the mixture's weights, {MIXTURE_TOTAL} a round"}
+    unreached = [r.round for r in rounds if not r.passed]
+    if unreached:       # who fields the pool (the recipes' metagame agent) says so
+        provenance["unreached"] = unreached
     return Pool(rules_hash=rules.hash, rank=rank, rounds=ghosts, provenance=provenance)

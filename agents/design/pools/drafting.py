@@ -158,6 +158,14 @@ def metagame_ghosts(rules, rank: int, runs: int, max_round: int) -> list[dict]:
                          f"made for rounds {round_ranges(sorted(pool.rounds))}; "
                          f"a recipe drafts rounds 1-{max_round}: scripts/metagame.py --rules FILE "
                          f"--rounds 1-{max_round} --out {path.parent} --force)")
+    unreached = [r for r in pool.provenance.get("unreached", []) if isinstance(r, int)
+                 and r <= max_round]
+    if unreached:
+        import warnings
+        warnings.warn(f"{METAGAME}: {path}: round{'s' if len(unreached) > 1 else ''} "
+                      f"{round_ranges(unreached)} did not reach the metagame's target (a fresh "
+                      f"best response beats the mixture): their boards are drafted as they are",
+                      stacklevel=2)
     out = []
     for rnd in range(1, max_round + 1):
         budget = opponent_budget(rules, rnd, effects)
