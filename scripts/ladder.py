@@ -10,7 +10,11 @@ apprentice's shipped pool, as RuneRun-v0); its board of every round fights (both
 the other agents' boards of the same seed and round, and K boards of the same round sampled from
 each pool. The results are fitted into Bradley-Terry ratings on an Elo scale (agents/evaluation/ratings.py),
 each with a 95% interval: a percentile bootstrap over the drafting runs (all the battles of run i
-of every agent are resampled together, --resamples times, seeded by --seed). The ladder is printed, written to DIR/ladder.json (atomically) and to TensorBoard
+of every agent are resampled together, --resamples times, seeded by --seed). The head-to-head
+matrix (every name's mean score against every other's) goes to ladder.json, DIR/matrix.png and
+TensorBoard (DIR/tb/matrix, image ladder/win_matrix), with the agents' equilibrium: the mixture of
+agents none of them beats on average (the matrix game's maximum-entropy Nash equilibrium). The
+ladder is printed, written to DIR/ladder.json (atomically) and to TensorBoard
 (DIR/tb/<name>, tag ladder/rating). Rate at least two agents, or agents and pools. `--rules FILE`
 drafts, fights and rates under a rules file: pools drafted under it (scripts/make_opponents.py
 --rules) are read without a warning; the shipped pools are of the defaults, so under other rules
@@ -200,16 +204,49 @@ def main(argv: list[str] | None = None) -> int:
         {"name": n, "rating": ratings[n],
          "rating_ci": list(intervals[n]) if n in intervals else None, "games": games[n],
          "score": scores[n] / games[n] if games[n] else None} for n in ladder]}
+    out.update(head_to_head(results, ladder, [labels[n] for n in a.agents]))
     try:
         write_json_atomic(out_dir / "ladder.json", out)      # a killed run leaves the old file
+        write_pictures(out, ratings, out_dir)
     except OSError as exc:
-        return fail(f"--out {out_dir}: cannot write ladder.json ({exc.strerror or exc})")
-    from torch.utils.tensorboard import SummaryWriter
-    for n in ladder:
-        with SummaryWriter(str(out_dir / "tb" / tb_dir_name(n).replace(":", "_"))) as w:
-            w.add_scalar("ladder/rating", ratings[n], 0)
+        return fail(f"--out {out_dir}: cannot write the ladder ({exc.strerror or exc})")
     print(json.dumps(out) if a.json else ladder_table(out))
     return 0
+
+
+def head_to_head(results, names: list[str], agents: list[str]) -> dict:
+    """ladder.json's "matrix" (every name's mean score against every other's, null where two
+    never met: pools meet agents, not each other) and, with two agents or more, the agents'
+    "equilibrium": the maximum-entropy Nash mixture of their matrix (the mix of agents none of
+    them beats on average; ratings.equilibrium)."""
+    from agents.evaluation.ratings import equilibrium, score_matrix
+    scores, games = score_matrix(results, names)
+    out: dict = {"matrix": {"names": names, "games": games.astype(int).tolist(), "scores": [
+        [None if np.isnan(v) else float(v) for v in row] for row in scores]}}
+    if len(agents) >= 2:
+        idx = [names.index(n) for n in agents]
+        weights = equilibrium(scores[np.ix_(idx, idx)])
+        out["equilibrium"] = {n: float(w) for n, w in zip(agents, weights)}
+    return out
+
+
+def write_pictures(out: dict, ratings: dict, out_dir: Path) -> None:
+    """The win-rate matrix as out_dir/matrix.png and in TensorBoard (out_dir/tb/matrix, image
+    ladder/win_matrix), and each name's rating (out_dir/tb/<name>, ladder/rating)."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    from agents.evaluation.charts import save, to_array, win_matrix_figure
+    names = out["matrix"]["names"]
+    scores = np.array([[np.nan if v is None else v for v in row]
+                       for row in out["matrix"]["scores"]])
+    title = f"rules {out['rules_hash']}, seed {out['seed']}"
+    save(win_matrix_figure(names, scores, title), out_dir / "matrix.png")
+    with SummaryWriter(str(out_dir / "tb" / "matrix")) as w:
+        w.add_image("ladder/win_matrix", to_array(win_matrix_figure(names, scores, title)), 0,
+                    dataformats="HWC")
+    for n in out["matrix"]["names"]:
+        with SummaryWriter(str(out_dir / "tb" / tb_dir_name(n).replace(":", "_"))) as w:
+            w.add_scalar("ladder/rating", ratings[n], 0)
 
 
 def ladder_table(out: dict) -> str:
@@ -222,6 +259,10 @@ def ladder_table(out: dict) -> str:
         ci = "[{:.0f}, {:.0f}]".format(*row["rating_ci"]) if row["rating_ci"] else "-"
         lines.append(f"{i:>2} {row['name']:<40} {row['rating']:>7.0f} {ci:>14} {row['games']:>6} "
                      f"{row['score'] if row['score'] is not None else float('nan'):>6.3f}")
+    if out.get("equilibrium"):
+        mix = sorted(out["equilibrium"].items(), key=lambda kv: -kv[1])
+        lines.append("equilibrium of the agents' head-to-head matrix (the mix none of them beats "
+                     "on average): " + ", ".join(f"{n} {100 * w:.0f}%" for n, w in mix if w > 0))
     return "\n".join(lines)
 
 

@@ -93,3 +93,32 @@ def rating_intervals(clusters: list[list[tuple[str, str, float]]], resamples: in
     tail = 100 * (1 - level) / 2
     return {p: (float(np.percentile(v, tail)), float(np.percentile(v, 100 - tail)))
             for p, v in refits.items()}
+
+
+def score_matrix(results, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(mean score of row against column, games of each pair) over (a, b, a's score) results,
+    both ways round (b's score is 1 - a's); NaN where a pair never met, 0.5 on the diagonal."""
+    index = {n: i for i, n in enumerate(names)}
+    total = np.zeros((len(names), len(names)))
+    games = np.zeros_like(total)
+    for a, b, s in results:
+        i, j = index[a], index[b]
+        total[i, j] += s
+        total[j, i] += 1.0 - s
+        games[i, j] += 1
+        games[j, i] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = np.where(games > 0, total / np.maximum(games, 1), np.nan)
+    np.fill_diagonal(scores, 0.5)
+    return scores, games
+
+
+def equilibrium(scores: np.ndarray) -> np.ndarray:
+    """The maximum-entropy Nash equilibrium of the symmetric zero-sum game whose row player
+    scores `scores` (complete, scores + scores.T = 1): the mixture of players no other player
+    of the matrix beats on average (agents/design/metagame/solver.py; each player meets a
+    mixed opponent drawn from it). Its value is 1/2."""
+    from agents.design.metagame.solver import max_entropy_zero_sum
+    if np.isnan(scores).any():
+        raise ValueError("the equilibrium needs every pair to have met")
+    return max_entropy_zero_sum(scores).weights

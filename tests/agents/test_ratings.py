@@ -55,3 +55,25 @@ def test_intervals_are_seeded():
     assert rating_intervals(clusters, 100, seed=7) == rating_intervals(clusters, 100, seed=7)
     assert rating_intervals(clusters, 100, seed=7) != rating_intervals(clusters, 100, seed=8)
     assert rating_intervals(clusters, 0, seed=7) == {}
+
+
+def test_the_head_to_head_matrix_and_its_equilibrium():
+    """Rock, paper, scissors (each beats the next once): every score 0 or 1 off the diagonal,
+    0.5 on it; the equilibrium mixes all three equally (a third each beats no one on average).
+    A dominant player (A beats B, and C 3 of 4 times; B and C draw even) takes all the weight.
+    A pair that never met is NaN, and the equilibrium refuses a matrix with one."""
+    import numpy as np
+    from agents.evaluation.ratings import equilibrium, score_matrix
+    rps = [("R", "S", 1.0), ("S", "P", 1.0), ("P", "R", 1.0)]
+    m, games = score_matrix(rps, ["R", "P", "S"])
+    assert m.tolist() == [[0.5, 0.0, 1.0], [1.0, 0.5, 0.0], [0.0, 1.0, 0.5]]
+    assert games.tolist() == [[0, 1, 1], [1, 0, 1], [1, 1, 0]]
+    assert equilibrium(m) == pytest.approx([1 / 3] * 3, abs=1e-6)
+    dominant = [("A", "B", 1.0)] + [("A", "C", 1.0)] * 3 + [("A", "C", 0.0), ("B", "C", 0.5)]
+    m, _ = score_matrix(dominant, ["A", "B", "C"])
+    assert m[0, 2] == 0.75 and m[2, 0] == 0.25
+    assert equilibrium(m) == pytest.approx([1.0, 0.0, 0.0], abs=1e-6)
+    m, _ = score_matrix([("A", "B", 1.0)], ["A", "B", "pool"])
+    assert np.isnan(m[0, 2]) and np.isnan(m[2, 1])
+    with pytest.raises(ValueError, match="every pair"):
+        equilibrium(m)

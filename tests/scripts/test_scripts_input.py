@@ -378,4 +378,12 @@ def test_ladder_names_policies_as_evaluate_does_and_refuses_two_of_one_name(tmp_
     # resample is that run, so the interval is the rating itself)
     for row in json.loads(r.stdout)["ladder"]:
         assert row["rating_ci"] == pytest.approx([row["rating"], row["rating"]])
+    # the head-to-head matrix (both ways round) and the agents' equilibrium, in the JSON and
+    # as a picture
+    data = json.loads(r.stdout)
+    names, scores = data["matrix"]["names"], data["matrix"]["scores"]
+    assert set(names) == {"greedy", "models/apprentice_s0"}
+    assert scores[0][1] + scores[1][0] == pytest.approx(1.0) and scores[0][0] == 0.5
+    assert sum(data["equilibrium"].values()) == pytest.approx(1.0)
+    assert (out / "matrix.png").stat().st_size > 1000 and (out / "tb" / "matrix").is_dir()
     assert (out / "tb" / "models_apprentice_s0").is_dir()
