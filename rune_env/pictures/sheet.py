@@ -69,10 +69,17 @@ def _round_of(rounds: dict, round_: int, path: Path, what: str):
 
 
 def pool_round_boards(path: Path, rules: Rules, round_: int) -> list[LabelledBoard]:
-    """A pool's boards of `round_`, most drafted first, labelled "rank r R #i: drafter xN"."""
+    """A pool's boards of `round_`, most drafted first, labelled "rank r R #i: drafter xN"; a
+    metagame's pool (`scripts/metagame.py --out`, whose rank field is only the format's: it
+    is no rank's pool) "metagame round R #i: xN" (N of its 1000 counts)."""
     from ..run.opponents import ghost_count, load_pool
     pool = load_pool(path, rules)
-    ghosts = _round_of(pool.rounds, round_, path, f"the {pool.rank} pool")
+    meta = pool.provenance.get("source") == "metagame"
+    ghosts = _round_of(pool.rounds, round_, path,
+                       "the metagame" if meta else f"the {pool.rank} pool")
+    if meta:
+        return _heaviest_first(ghosts, ghost_count, rules, f"{path} round {round_} board",
+                               lambda k, g: f"metagame round {round_} #{k}: x{ghost_count(g)}")
     return _heaviest_first(ghosts, ghost_count, rules, f"{path} round {round_} ghost",
                            lambda k, g: f"{pool.rank} round {round_} #{k}: "
                                         f"{g.get('agent', '?')} x{ghost_count(g)}")

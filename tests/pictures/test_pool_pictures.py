@@ -48,6 +48,20 @@ def test_board_picture_has_a_legend_cell_names_and_the_lifted_grade():
     assert Layout.of(RULES.radius, legend=False).height < Layout.of(RULES.radius).height
 
 
+def test_a_metagame_pool_is_labelled_as_the_metagame(tmp_path):
+    """A metagame's pool (source metagame) has a rank field only because the format has one:
+    its boards were labelled "apprentice round 6 #0: metagame x334"; now "metagame round 6 #0:
+    x750" (heaviest first: 750 of its 1000 counts)."""
+    pool = Pool(rules_hash=RULES.hash, rank=RULES.spec.ranks[0].id,
+                provenance={"source": "metagame"}, rounds={
+                    6: [{"board": B, "agent": "metagame", "count": 250, "round": 6},
+                        {"board": A, "agent": "metagame", "count": 750, "round": 6}]})
+    path = tmp_path / "meta.json.gz"
+    save_pool(pool, path, compact=True)
+    assert [b.label for b in pool_round_boards(path, RULES, 6)] == [
+        "metagame round 6 #0: x750", "metagame round 6 #1: x250"]
+
+
 def test_pool_boards_most_drafted_first(pool_file):
     boards = pool_round_boards(pool_file, RULES, 6)
     assert [b.label for b in boards] == ["mentor round 6 #0: greedy x3",
