@@ -141,8 +141,8 @@ def _rules(args: argparse.Namespace) -> int:
                          f" differ{'s' if len(changes) == 1 else ''}"))
     width = max((len(c.key) for c in changes), default=0)
     for c in changes:       # a balance rule at its "off" value is not in the hash: "(off)"
-        before = "(off)" if c.before is None else json.dumps(c.before)
-        after = "(off)" if c.after is None else json.dumps(c.after)
+        before = json.dumps(c.before) + (" (off)" if c.before_off else "")
+        after = json.dumps(c.after) + (" (off)" if c.after_off else "")
         # the keys are the schema's, the values JSON (control characters escaped)
         print(f"  {c.key:<{width}}  {before} -> {after}")
     return 0
@@ -210,9 +210,18 @@ def pool_ghost(path: str, round_: int, index: int, rules, index_name: str = "ind
 def board_arg(text: str, rules):
     """A command's board: a board file, or POOL@ROUND[:INDEX], ghost INDEX (default 0, the most
     drafted) of a pool's round, as `render POOL --round R --index I` draws it."""
+    if Path(text).exists():
+        if _is_pool(text):
+            raise CommandError(f"{text}: a pool file: name one of its ghosts as "
+                               f"{text}@ROUND[:INDEX]")
+        return load_board(text, rules)
     m = GHOST.fullmatch(text)
-    if m and not Path(text).exists() and _is_pool(m["pool"]):
+    if m and _is_pool(m["pool"]):
         return pool_ghost(m["pool"], int(m["round"]), int(m["index"] or 0), rules)[0]
+    pool, at, _ = text.rpartition("@")
+    if at and Path(pool).exists() and _is_pool(pool):
+        raise CommandError(f"{text}: a pool's ghost is POOL@ROUND or POOL@ROUND:INDEX, with a "
+                           f"round and an index in ASCII digits")
     return load_board(text, rules)
 
 

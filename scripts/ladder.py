@@ -219,7 +219,8 @@ def head_to_head(results, names: list[str], agents: list[str]) -> dict:
     never met: pools meet agents, not each other) and, with two agents or more, the agents'
     "equilibrium": the maximum-entropy Nash mixture of their matrix (the mix of agents none of
     them beats on average; ratings.equilibrium)."""
-    from agents.evaluation.ratings import equilibrium, score_matrix
+    from agents.design.metagame.solver import symmetric_equilibrium as equilibrium
+    from agents.evaluation.ratings import score_matrix
     scores, games = score_matrix(results, names)
     out: dict = {"matrix": {"names": names, "games": games.astype(int).tolist(), "scores": [
         [None if np.isnan(v) else float(v) for v in row] for row in scores]}}
@@ -251,9 +252,10 @@ def write_pictures(out: dict, ratings: dict, out_dir: Path) -> None:
 
 def ladder_table(out: dict) -> str:
     """The ladder (ladder.json's content) as the terminal's table, under a line of its settings."""
+    intervals = (f"95% intervals: bootstrap of the runs ({out['resamples']} resamples)"
+                 if out["resamples"] else "no intervals (--resamples 0)")
     lines = [f"rules {out['rules_hash']}, seed {out['seed']}, {out['episodes']} drafting runs an "
-             f"agent, {out['samples']} pool boards an agent board; 95% intervals: bootstrap of "
-             f"the runs ({out['resamples']} resamples)",
+             f"agent, {out['samples']} pool boards an agent board; {intervals}",
              f"{'#':>2} {'name':<40} {'rating':>7} {'95% interval':>14} {'games':>6} {'score':>6}"]
     for i, row in enumerate(out["ladder"], 1):
         ci = "[{:.0f}, {:.0f}]".format(*row["rating_ci"]) if row["rating_ci"] else "-"

@@ -282,8 +282,15 @@ def resume(a, runs_dir: Path, progress: bool) -> int:
         return fail(loaded)
     model, source, steps = loaded
     from agents.evaluation.demos import DemosError
+    from agents.policy.trust import signed_run
     from agents.train.keep import resumed_demos
     from agents.train.resume import ResumeStateError, check_state, load_state, run_identity
+    saved_by = signed_run(source)
+    if saved_by is not None and saved_by != run_identity(cfg):
+        # another run's weights (another network, other settings), or config.yaml edited since
+        return fail(f"{source}: saved by a run of another config than {saved} (copied from "
+                    f"another run, or the config edited since); resume the run it belongs to, "
+                    f"or start a new one")
     try:          # before anything is written: the keep term's demonstrations, if it has one
         demos = resumed_demos(cfg, run_dir)
     except DemosError as exc:

@@ -112,13 +112,3 @@ def score_matrix(results, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
     np.fill_diagonal(scores, 0.5)
     return scores, games
 
-
-def equilibrium(scores: np.ndarray) -> np.ndarray:
-    """The maximum-entropy Nash equilibrium of the symmetric zero-sum game whose row player
-    scores `scores` (complete, scores + scores.T = 1): the mixture of players no other player
-    of the matrix beats on average (agents/design/metagame/solver.py; each player meets a
-    mixed opponent drawn from it). Its value is 1/2."""
-    from agents.design.metagame.solver import max_entropy_zero_sum
-    if np.isnan(scores).any():
-        raise ValueError("the equilibrium needs every pair to have met")
-    return max_entropy_zero_sum(scores).weights

@@ -100,14 +100,32 @@ def signature_path(path: Path) -> Path:
     return path.with_name(path.name + SIGNATURE_SUFFIX)
 
 
-def write_signature(data_file: Path, named: Path) -> None:
-    """Sign the bytes of `data_file` as the checkpoint `named` (its signature file beside it)."""
+def write_signature(data_file: Path, named: Path, run: str | None = None) -> None:
+    """Sign the bytes of `data_file` as the checkpoint `named` (its signature file beside it);
+    `run`: the identity of the training run that saved it (agents/train/resume.py's
+    run_identity), kept in the signature, where the file's bytes cannot be changed without
+    unsigning it."""
     from rune_env.files import write_text_atomic
     digest, size = _digest(_key(create=True), data_file)
-    write_text_atomic(signature_path(named), json.dumps(
-        {"format": SIGNATURE_FORMAT, "version": 1, "hmac_sha256": digest, "bytes": size,
-         "note": "written by rune-env's training on the machine whose key signed it "
-                 "(agents/policy/trust.py)"}, indent=1) + "\n")
+    data = {"format": SIGNATURE_FORMAT, "version": 1, "hmac_sha256": digest, "bytes": size,
+            "note": "written by rune-env's training on the machine whose key signed it "
+                    "(agents/policy/trust.py)"}
+    if run is not None:
+        data["run"] = run
+    write_text_atomic(signature_path(named), json.dumps(data, indent=1) + "\n")
+
+
+def signed_run(path: Path) -> str | None:
+    """The run identity a checkpoint's signature names (None: none named, or no signature)."""
+    try:
+        sig = signature_path(Path(path))
+        if sig.stat().st_size > _MAX_SIGNATURE_BYTES:
+            return None
+        data = json.loads(sig.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    run = data.get("run") if isinstance(data, dict) else None
+    return run if isinstance(run, str) else None
 
 
 def is_signed(path: Path) -> bool:
@@ -209,9 +227,10 @@ def check_checkpoint(path) -> None:
         raise UntrustedCheckpoint(untrusted_message(path))
 
 
-def save_checkpoint(model, path) -> Path:
+def save_checkpoint(model, path, run: str | None = None) -> Path:
     """`model.save(path)` atomically, signed: the zip is written to a temp name in the same
-    folder and signed, then renamed to `path` (a kill leaves the old file or none, never half)."""
+    folder and signed, then renamed to `path` (a kill leaves the old file or none, never half);
+    `run`: the saving run's identity, kept in the signature (`signed_run`)."""
     path = Path(path)
     if path.suffix != ".zip":
         path = path.with_name(path.name + ".zip")
@@ -219,7 +238,7 @@ def save_checkpoint(model, path) -> Path:
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.zip")
     try:
         model.save(str(tmp))
-        write_signature(tmp, path)
+        write_signature(tmp, path, run)
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -107,7 +107,7 @@ class Checkpoints(BaseCallback):
             path = self.save_path / f"model_{steps}_steps.zip"
             # the state first: the zip's rename is what makes the checkpoint exist
             save_state(collect_state(self.model, self.peers, self.run), path)
-            save_checkpoint(self.model, path)
+            save_checkpoint(self.model, path, self.run)
             self.clock.record(steps)
 
     def resume_state(self) -> dict:

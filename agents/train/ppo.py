@@ -118,7 +118,7 @@ def train(cfg: TrainConfig, run_dir: Path, model, venv, resumed: bool, base_seco
     from agents.policy import export_policy
     from agents.policy.trust import save_checkpoint
     save_state(final_state, final)
-    save_checkpoint(model, final)           # atomic and signed: resume and evaluate may load it
+    save_checkpoint(model, final, run_identity(cfg))    # signed, with the run's identity
     export_policy(model, run_dir / "final_policy.pt")   # the network alone: small, committable
     seconds = clock.record(steps)
     return final_evaluation(cfg, run_dir, steps, seconds, Path(model.logger.dir), progress)

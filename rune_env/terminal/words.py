@@ -286,11 +286,16 @@ def _rune_effect(rules: Rules, kind: str) -> list[str]:
     if kind == "amplify":
         factors = [1.0 + r.increase * x for x in rules.spec.grades.power_x]
         cap = spec.runes.amplify.max_factor      # D-54: a rune's amplifies together, at most
+        if cap is None:
+            return [f"multiplies the power of its outward-adjacent casting runes by 1 + "
+                    f"{r.increase:g} x its grade x its resonance: "
+                    f"{_by_grade([round(f, 6) for f in factors])} at grade {g}; several "
+                    f"amplifies multiply again"]
+        capped = [round(min(f, cap), 6) for f in factors]
         return [f"multiplies the power of its outward-adjacent casting runes by 1 + "
-                f"{r.increase:g} x its grade x its resonance: "
-                f"{_by_grade([round(f, 6) for f in factors])} at grade {g}; several amplifies "
-                f"multiply again" + ("" if cap is None else
-                                     f", up to {_x(cap)} in all on one rune (the amplify cap)")]
+                f"{r.increase:g} x its grade x its resonance, and all the amplifies on one rune "
+                f"together by at most {_x(cap)} (the amplify cap): {_by_grade(capped)} at grade "
+                f"{g} (uncapped {_by_grade([round(f, 6) for f in factors])})"]
     if kind == "resonator":
         return ["never casts; counts as any kind in a resonance pattern"]
     if kind == "delay":

@@ -69,7 +69,7 @@ def test_a_limit_the_intervals_do_not_show_is_unclear():
     assert (one.holds, one.shown, one.word) == (True, True, "holds")
     assert (two.holds, two.shown, two.word) == (True, False, "unclear")
     assert two.detail == ("highest 52% [44%, 59%] in round 3; not shown: the interval reaches "
-                          "past 55% in round 3 (more battles narrow it)")
+                          "past 55% (to 59.0%) in round 3 (more battles narrow it)")
     assert two.to_json()["shown"] is False and one.to_json()["shown"] is True
     assert "  unclear  two_rune wins at most 55% from round 3 on: highest 52%" in \
         format_verdicts([one, two])

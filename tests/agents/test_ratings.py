@@ -63,7 +63,8 @@ def test_the_head_to_head_matrix_and_its_equilibrium():
     A dominant player (A beats B, and C 3 of 4 times; B and C draw even) takes all the weight.
     A pair that never met is NaN, and the equilibrium refuses a matrix with one."""
     import numpy as np
-    from agents.evaluation.ratings import equilibrium, score_matrix
+    from agents.design.metagame.solver import symmetric_equilibrium as equilibrium
+    from agents.evaluation.ratings import score_matrix
     rps = [("R", "S", 1.0), ("S", "P", 1.0), ("P", "R", 1.0)]
     m, games = score_matrix(rps, ["R", "P", "S"])
     assert m.tolist() == [[0.5, 0.0, 1.0], [1.0, 0.5, 0.0], [0.0, 1.0, 0.5]]

@@ -242,11 +242,14 @@ def test_a_checkpoint_without_its_resume_state_resumes_and_says_so(smoke, tmp_pa
 
 
 
-def test_a_resume_state_of_another_run_is_not_put_back(smoke, tmp_path):
-    """A checkpoint and its state copied from a run with another config (here: the run's
-    config.yaml says another evaluation seed, so the state's run identity is not this run's)
-    resumes from new episodes, saying why, instead of putting another run's envs and counters
-    into this one."""
+def test_a_checkpoint_of_another_run_is_refused(smoke, tmp_path):
+    """A checkpoint copied from a run of another config (here: the run's config.yaml edited to
+    another evaluation seed, which is the same to the check) trained on, under a config.yaml
+    that was not its own (another net_arch's weights kept training under a config saying 64).
+    Each checkpoint's signature names the run that saved it (resume.run_identity); another is
+    one line, before anything is written. Its state alone, of another run, is not put back
+    (load_state: ResumeStateError)."""
+    from agents.train.resume import ResumeStateError, load_state
     assert smoke["result"].returncode == 0, smoke["result"].stderr
     d = copy_run(smoke, tmp_path)
     for name in ("final_model.zip", "final_model.state.json", "eval.json",
@@ -255,13 +258,14 @@ def test_a_resume_state_of_another_run_is_not_put_back(smoke, tmp_path):
     cfg = yaml.safe_load((d / "config.yaml").read_text())
     cfg["eval"]["seed"] += 1
     (d / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    before = files_of(d, "config.yaml")
     r = run(TRAIN, "--runs-dir", d.parent, "--resume", "--run-name", d.name, "--no-progress")
-    assert r.returncode == 0, r.stderr
-    state = d / "checkpoints" / "model_128_steps.state.json"
-    assert [line for line in r.stdout.splitlines() if line.startswith("not exact: ")] == \
-        [f"not exact: {state}: the state of another run (its config differs from this run's "
-         f"config.yaml); the envs start new episodes and the generators are reseeded, so the run "
-         f"goes on but is no longer the uninterrupted one"]
+    checkpoint = d / "checkpoints" / "model_128_steps.zip"
+    assert_one_line_error(r, f"{checkpoint}: saved by a run of another config than "
+                             f"{d / 'config.yaml'}")
+    assert files_of(d, "config.yaml") == before and not (d / "final_model.zip").exists()
+    with pytest.raises(ResumeStateError, match="the state of another run"):
+        load_state(checkpoint, 128, run="0123456789abcdef")
 
 
 def test_a_resume_state_that_does_not_fit_the_envs_is_refused_whole(tmp_path):

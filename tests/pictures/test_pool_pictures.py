@@ -184,3 +184,11 @@ def test_battle_explain_and_replay_take_a_pool_ghost(pool_file, tmp_path, capsys
     assert cli.main(["replay", str(board), f"{pool_file}@6", "-o", str(tmp_path / "r.html")]) == 0
     assert cli.main(["explain", f"{pool_file}@6:5"]) == 2
     assert "index 5: round 6 of" in capsys.readouterr().err
+    # a pool given as a board says how to name a ghost (it said "unknown key 'format'"), and a
+    # malformed ghost name says its form (it said "no such file")
+    assert cli.main(["battle", str(pool_file), str(board)]) == 2
+    assert f"{pool_file}: a pool file: name one of its ghosts as {pool_file}@ROUND[:INDEX]" in \
+        capsys.readouterr().err
+    for bad in ("@-1", "@6:", "@abc", "@6:1:2", "@\u0663"):
+        assert cli.main(["explain", f"{pool_file}{bad}"]) == 2
+        assert "a pool's ghost is POOL@ROUND or POOL@ROUND:INDEX" in capsys.readouterr().err

@@ -33,12 +33,27 @@ def test_a_variant_lists_exactly_the_values_it_changes(tmp_path):
 
 
 def test_a_balance_rule_switched_off_is_off(tmp_path):
-    """max_factor null is the cap's "off" value (RULE_OFF_VALUES): left out of the hash, so
-    `None` on the side that has it off."""
+    """max_factor null is the cap's "off" value (RULE_OFF_VALUES): left out of the hash, and
+    shown as the file holds it (null) with `after_off`."""
     path = _variant(tmp_path, "runes:\n  amplify:\n    max_factor: null\n")
     (change,) = rules_diff(load_rules(path), default_rules())
     assert change == Change("runes.amplify.max_factor",
-                            default_rules().spec.runes.amplify.max_factor, None)
+                            default_rules().spec.runes.amplify.max_factor, None, False, True)
+
+
+def test_entries_with_ids_are_compared_one_by_one(tmp_path):
+    """flows is a list of entries with ids: one flow's multiplier changed is that key alone
+    (it was the whole list, 6,000 characters, on one line)."""
+    import yaml
+    from rune_env.resources import default_rules_path
+    flows = yaml.safe_load(default_rules_path().read_text())["flows"]
+    first = flows[0]
+    flows[0] = {**first, "multiplier": first["multiplier"] + 0.5}
+    path = tmp_path / "flows.yaml"
+    path.write_text(yaml.safe_dump({"extends": "default.yaml", "flows": flows}))
+    assert rules_diff(load_rules(path), default_rules()) == [
+        Change(f"flows.{first['id']}.multiplier", float(first["multiplier"]),
+               float(first["multiplier"]) + 0.5)]
 
 
 def test_the_command_prints_the_hash_and_each_change(tmp_path, capsys):

@@ -155,18 +155,24 @@ def test_info_explains_with_the_rules_numbers():
 def test_info_amplify_states_the_cap():
     """D-54: a rune's amplifies together multiply its power by at most runes.amplify.max_factor.
     `info amplify` said only "x1.75/x2.35/x3.4 at grade I/II/III; several amplifies multiply
-    again", the rules before the cap, whatever the cap. It names the cap of the rules in play
-    (x2 or x1.5 set on the frozen rules, which have none) and no cap where there is none."""
+    again", the rules before the cap, whatever the cap. With a cap of 2 a grade II or III
+    amplify alone reaches it: x1.75/x2/x2 (1 + 0.75 x the grade power 1, 1.8 and 3.2, the frozen
+    rules' power_x, capped at 2); with 1.5, x1.5 at every grade; without a cap, no cap."""
     def said(rules) -> str:
         return " ".join(" ".join(info_lines(rules, "amplify")).split())
     frozen = load_rules(FROZEN_RULES)
     assert frozen.spec.runes.amplify.max_factor is None
+    factors = [round(1 + frozen.spec.runes.amplify.increase * x, 6)
+               for x in frozen.spec.grades.power_x]
     uncapped = said(frozen)
     assert uncapped.endswith("several amplifies multiply again") and "cap" not in uncapped
     for cap in (2, 1.5):
+        capped = "/".join(f"x{min(f, cap):g}" for f in factors)
         text = said(load_rules(FROZEN_RULES, {"runes.amplify.max_factor": cap}))
-        assert text.endswith(f"several amplifies multiply again, up to x{cap:g} in all on one "
-                             f"rune (the amplify cap)"), text
+        assert (f"all the amplifies on one rune together by at most x{cap:g} (the amplify "
+                f"cap): {capped} at grade I/II/III (uncapped "
+                f"{'/'.join(f'x{f:g}' for f in factors)})") in text, text
+    assert factors == [1.75, 2.35, 3.4]       # the frozen numbers the docstring works with
 
 def test_cores_are_shown_in_words():
     rc, out, _ = run_play("choose moon\nquit\n", seed=2)

@@ -61,11 +61,12 @@ def verdicts(report: AuditReport) -> list[Verdict]:
         detail = best if not over else (
             f"over in round{'s' if len(over) > 1 else ''} "
             f"{', '.join(str(ra.round) for ra in over)}; {best}")
-        reach = [ra.round for ra in rounds if ra.families[family].report.ci[1] > cap]
+        reach = [ra for ra in rounds if ra.families[family].report.ci[1] > cap]
         if reach and not over:
-            detail += (f"; not shown: the interval reaches past {_pct(cap)} in round"
-                       f"{'s' if len(reach) > 1 else ''} {', '.join(map(str, reach))} (more "
-                       f"battles narrow it)")
+            top = max(ra.families[family].report.ci[1] for ra in reach)
+            detail += (f"; not shown: the interval reaches past {_pct(cap)} (to "
+                       f"{100 * top:.1f}%) in round{'s' if len(reach) > 1 else ''} "
+                       f"{', '.join(str(ra.round) for ra in reach)} (more battles narrow it)")
         out.append(Verdict(limit, not over, detail, shown=not reach))
     holed = [ra for ra in report.rounds if ra.holes]
     if holed:

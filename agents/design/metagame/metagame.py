@@ -299,8 +299,9 @@ def metagame_rounds(rules: Rules, settings: MetaSettings, ray: str | None = None
 
 
 def mixture_pool(rounds: list[RoundMeta], rules: Rules, settings: MetaSettings) -> Pool:
-    """The mixtures as a pool (`save_pool`): each support board a ghost with its count."""
-    rank = rules.spec.ranks[0].id
+    """The mixtures as a pool (`save_pool`): each support board a ghost with its count; its rank
+    the one whose budget it was solved at (`settings.rank`), else the first (a player's budget)."""
+    rank = settings.rank or rules.spec.ranks[0].id
     ghosts = {}
     for r in rounds:
         mix = _mixture(r.result.strategies, r.result.solution.weights)

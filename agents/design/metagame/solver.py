@@ -127,3 +127,14 @@ def entropy(weights: np.ndarray) -> float:
 
 def effective_size(weights: np.ndarray) -> float:
     return math.exp(entropy(weights))
+
+
+def symmetric_equilibrium(scores: np.ndarray) -> np.ndarray:
+    """The maximum-entropy Nash equilibrium of the symmetric zero-sum game whose row player
+    scores `scores` (complete, scores + scores.T = 1: players' head-to-head mean scores, as
+    scripts/ladder.py's matrix): the mixture of players none of them beats on average. Its value
+    is 1/2. ValueError if a pair never met (NaN)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if np.isnan(scores).any():
+        raise ValueError("the equilibrium needs every pair to have met")
+    return max_entropy_zero_sum(scores).weights
