@@ -142,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
             return fail(problem)
     if a.charts and a.out is None:
         return fail("--charts: give --out DIR to write the charts in")
+    if a.force and a.out is None:
+        return fail("--force: replaces the pool --out DIR writes; give --out")
     if a.charts and (problem := charts_problem()):
         return fail(f"--charts: {problem}")
     if a.tb is not None and (problem := tb_problem() or check_output_dir(a.tb, "--tb")):
@@ -182,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                           "pool": None if out_path is None else str(out_path),
                           "rounds": [r.to_json(rules) for r in results]}, indent=1))
     else:
-        print(f"metagame under rules {rules.hash}, seed {a.seed}")
+        print(f"metagame under rules {rules.hash}, seed {a.seed}, "
+              + (f"{a.rank}'s opponent budget" if a.rank else f"budget {a.budget}"))
         for r in results:
             print(format_round(r, rules))
         print(f"{sum(r.passed for r in results)} of {len(results)} rounds reach the target; "

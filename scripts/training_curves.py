@@ -22,6 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+from rune_env.files import ascii_number
 from agents.cli.args import (CHART_SUFFIXES, MAX_STEPS, add_json_argument, check_output, fail,
                              int_in, script_parser)
 
@@ -36,7 +37,8 @@ def build_parser():
     p.add_argument("--labels", nargs="+", default=None, metavar="LABEL",
                    help="a legend label per run (default: the run directories' names)")
     p.add_argument("--line", nargs="+", default=[], metavar="VALUE:LABEL",
-                   help="levels to draw, e.g. 0.676:greedy, each VALUE within +-1e12 (default: none)")
+                   help="levels to draw, e.g. 0.676:greedy, each VALUE within +-1e12 (a "
+                        "negative one as --line=-0.5:x, argparse's way) (default: none)")
     p.add_argument("--max-steps", type=int_in(1, MAX_STEPS), default=None, metavar="N",
                    help=f"draw steps up to N, 1..{MAX_STEPS} (default: all)")
     p.add_argument("--out", default=str(ROOT / "runs" / "curves.png"), metavar="FILE",
@@ -123,7 +125,7 @@ def parse_lines(items: list[str]) -> list[tuple[float, str]]:
     for item in items:
         value, colon, label = item.partition(":")
         try:
-            number = float(value)
+            number = float(ascii_number(value))     # '١' was drawn at 1.0
         except ValueError:
             number = math.nan
         if not (math.isfinite(number) and abs(number) <= MAX_LINE_VALUE):

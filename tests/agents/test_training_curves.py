@@ -66,4 +66,6 @@ def test_hostile_event_files_are_one_line(tmp_path, script_main):
     assert_one_line_error(r, "hold no scalars at all: empty, or corrupt")
     r = script_main("training_curves", tmp_path / "empty", "--line", "1e308:x", "--out", out)
     assert_one_line_error(r, "--line", "within +-1e+12")
+    r = script_main("training_curves", tmp_path / "empty", "--line", "\u0661:x", "--out", out)
+    assert_one_line_error(r, "--line", "VALUE:LABEL")          # an Arabic-Indic 1: not ASCII
     assert not out.exists()
