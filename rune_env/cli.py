@@ -179,6 +179,8 @@ def _is_pool(path: str) -> bool:
     """A pool file, by its name (.gz) or its first bytes ("format": "rune-env-pool")."""
     from .files import is_gzip_name
     from .run.opponents import POOL_FORMAT
+    if Path(path).exists() and not Path(path).is_file():
+        return False            # a FIFO or a device would block the read: load_board refuses it
     if is_gzip_name(Path(path)):
         return True
     try:
