@@ -35,7 +35,7 @@ from pathlib import Path
 
 from agents.cli.args import (add_count_argument, add_json_argument, add_rules_argument,
                              add_seed_argument, fail, int_in, non_negative_float_to,
-                             parse_with_rules,
+                             owned_dir, parse_with_rules,
                              positive_float_to, script_parser, seed_int)
 from agents.cli.progress import add_progress_argument, progress_on
 from agents.search.sampled import N_MAX, TEMPERATURE_MAX, WEIGHT_MAX
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     if os.path.lexists(out):
         if not a.force:
             return fail(f"{out} exists (--force replaces it)")
-        if out.is_symlink() or not any((out / m).is_file() for m in (MARK, RESULT)):
+        if not owned_dir(out, (MARK, RESULT)):
             return fail(f"{out} exists and is not an expert_iteration.py output (no {RESULT} "
                         f"or {MARK} in it): not replaced even with --force; pick another --out")
         shutil.rmtree(out)

@@ -218,7 +218,7 @@ def head_to_head(results, names: list[str], agents: list[str]) -> dict:
     """ladder.json's "matrix" (every name's mean score against every other's, null where two
     never met: pools meet agents, not each other) and, with two agents or more, the agents'
     "equilibrium": the maximum-entropy Nash mixture of their matrix (the mix of agents none of
-    them beats on average; ratings.equilibrium)."""
+    them beats on average; agents/design/metagame/solver.py's symmetric_equilibrium)."""
     from agents.design.metagame.solver import symmetric_equilibrium as equilibrium
     from agents.evaluation.ratings import score_matrix
     scores, games = score_matrix(results, names)
@@ -236,15 +236,14 @@ def write_pictures(out: dict, ratings: dict, out_dir: Path) -> None:
     ladder/win_matrix), and each name's rating (out_dir/tb/<name>, ladder/rating)."""
     from torch.utils.tensorboard import SummaryWriter
 
-    from agents.evaluation.charts import save, to_array, win_matrix_figure
+    from agents.evaluation.charts import DPI, to_array, win_matrix_figure
     names = out["matrix"]["names"]
     scores = np.array([[np.nan if v is None else v for v in row]
                        for row in out["matrix"]["scores"]])
-    title = f"rules {out['rules_hash']}, seed {out['seed']}"
-    save(win_matrix_figure(names, scores, title), out_dir / "matrix.png")
+    fig = win_matrix_figure(names, scores, f"rules {out['rules_hash']}, seed {out['seed']}")
+    fig.savefig(out_dir / "matrix.png", dpi=DPI)       # the file, then the same figure as an image
     with SummaryWriter(str(out_dir / "tb" / "matrix")) as w:
-        w.add_image("ladder/win_matrix", to_array(win_matrix_figure(names, scores, title)), 0,
-                    dataformats="HWC")
+        w.add_image("ladder/win_matrix", to_array(fig), 0, dataformats="HWC")
     for n in out["matrix"]["names"]:
         with SummaryWriter(str(out_dir / "tb" / tb_dir_name(n).replace(":", "_"))) as w:
             w.add_scalar("ladder/rating", ratings[n], 0)

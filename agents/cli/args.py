@@ -214,6 +214,15 @@ def _folder_problem(path, folder, option: str) -> str | None:
     return None
 
 
+def owned_dir(path, marks: tuple[str, ...]) -> bool:
+    """Whether `path` is a real directory (not a symlink) holding one of `marks`: files only the
+    script that made it writes there, so that its --force replaces its own output and never a
+    directory of the same name that is not (exploit.py, expert_iteration.py)."""
+    from pathlib import Path
+    path = Path(path)
+    return not path.is_symlink() and any((path / m).is_file() for m in marks)
+
+
 def check_output_dir(path, option: str) -> str | None:
     """Why `path` cannot be a directory to write in (None if it can, as far as can be told
     before the work): a file is there, or its nearest existing folder is a file or cannot be

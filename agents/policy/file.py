@@ -297,16 +297,27 @@ def _chain(inputs: int, layers: list[int], outputs: int) -> int:
     return sum(a * b + b for a, b in zip(sizes, sizes[1:]))
 
 
+def flat_size(space) -> int:
+    """The entries of an observation space flattened: a Box's, or a Dict's Boxes together (what
+    FlattenExtractor and CombinedExtractor over Boxes feed the network)."""
+    from gymnasium import spaces
+    parts = space.spaces.values() if isinstance(space, spaces.Dict) else [space]
+    return sum(math.prod(p.shape) for p in parts)
+
+
+def mlp_parameters(inputs: int, pi: list[int], vf: list[int], actions: int) -> tuple[int, int]:
+    """(parameters of the acting network, of the whole network) of MLPs over `inputs` values:
+    `pi` hidden layers to `actions` logits, and `vf` to one value."""
+    acting = _chain(inputs, list(pi), actions)
+    return acting, acting + _chain(inputs, list(vf), 1)
+
+
 def acting_parameters(desc: dict) -> tuple[int, int]:
     """(parameters of the acting network, of the whole network) the description builds: an MLP
     over the flattened observation (FlattenExtractor and CombinedExtractor over Boxes have no
     weights of their own), one for the actions and one for the value."""
-    from gymnasium import spaces
-    obs = desc["observation_space"]
-    parts = obs.spaces.values() if isinstance(obs, spaces.Dict) else [obs]
-    inputs = sum(math.prod(p.shape) for p in parts)
-    acting = _chain(inputs, desc["pi"], int(desc["action_space"].n))
-    return acting, acting + _chain(inputs, desc["vf"], 1)
+    return mlp_parameters(flat_size(desc["observation_space"]), desc["pi"], desc["vf"],
+                          int(desc["action_space"].n))
 
 
 # -- the file ------------------------------------------------------------------------------------

@@ -105,44 +105,51 @@ def write_signature(data_file: Path, named: Path, run: str | None = None) -> Non
     `run`: the identity of the training run that saved it (agents/train/resume.py's
     run_identity), kept in the signature, where the file's bytes cannot be changed without
     unsigning it."""
-    from rune_env.files import write_text_atomic
     digest, size = _digest(_key(create=True), data_file)
-    data = {"format": SIGNATURE_FORMAT, "version": 1, "hmac_sha256": digest, "bytes": size,
-            "note": "written by rune-env's training on the machine whose key signed it "
-                    "(agents/policy/trust.py)"}
-    if run is not None:
-        data["run"] = run
-    write_text_atomic(signature_path(named), json.dumps(data, indent=1) + "\n")
+    _write_signature(named, hmac_sha256=digest, bytes=size,
+                     **({} if run is None else {"run": run}))
+
+
+def _write_signature(named: Path, **fields) -> None:
+    """The signature file of the checkpoint (file or directory) `named`, with `fields`."""
+    from rune_env.files import write_text_atomic
+    write_text_atomic(signature_path(Path(named)), json.dumps(
+        {"format": SIGNATURE_FORMAT, "version": 1, **fields,
+         "note": "written by rune-env's training on the machine whose key signed it "
+                 "(agents/policy/trust.py)"}, indent=1) + "\n")
+
+
+def _read_signature(path: Path, limit: int = _MAX_SIGNATURE_BYTES) -> dict | None:
+    """The signature of the checkpoint `path` (a mapping of this format, at most `limit`
+    bytes), or None."""
+    sig = signature_path(Path(path))
+    try:
+        if sig.stat().st_size > limit:
+            return None
+        data = json.loads(sig.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    ok = (isinstance(data, dict) and data.get("format") == SIGNATURE_FORMAT
+          and isinstance(data.get("hmac_sha256"), str))
+    return data if ok else None
 
 
 def signed_run(path: Path) -> str | None:
     """The run identity a checkpoint's signature names (None: none named, or no signature)."""
-    try:
-        sig = signature_path(Path(path))
-        if sig.stat().st_size > _MAX_SIGNATURE_BYTES:
-            return None
-        data = json.loads(sig.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    run = data.get("run") if isinstance(data, dict) else None
+    run = (_read_signature(path) or {}).get("run")
     return run if isinstance(run, str) else None
 
 
 def is_signed(path: Path) -> bool:
     """Whether `path`'s signature file matches its bytes under this machine's key."""
-    key, sig = _key(create=False), signature_path(Path(path))
-    if key is None:
+    key, data = _key(create=False), _read_signature(path)
+    if key is None or data is None:
         return False
     try:
-        if sig.stat().st_size > _MAX_SIGNATURE_BYTES:
-            return False
-        data = json.loads(sig.read_text(encoding="utf-8"))
         digest, size = _digest(key, Path(path))
-    except (OSError, ValueError):
+    except OSError:
         return False
-    return (isinstance(data, dict) and data.get("format") == SIGNATURE_FORMAT
-            and data.get("bytes") == size and isinstance(data.get("hmac_sha256"), str)
-            and hmac.compare_digest(data["hmac_sha256"], digest))
+    return data.get("bytes") == size and hmac.compare_digest(data["hmac_sha256"], digest)
 
 
 def _listing(key: bytes, folder: Path) -> dict[str, list]:
@@ -166,31 +173,22 @@ def _listing_mac(key: bytes, files: dict) -> str:
 def sign_directory(folder: Path, named: Path) -> None:
     """Sign the files of the directory `folder` as the checkpoint directory `named` (its
     `<name>.sig` beside it): each file's HMAC and size, and an HMAC of the whole list."""
-    from rune_env.files import write_text_atomic
     key = _key(create=True)
     files = _listing(key, Path(folder))
-    write_text_atomic(signature_path(Path(named)), json.dumps(
-        {"format": SIGNATURE_FORMAT, "version": 1, "kind": "directory", "files": files,
-         "hmac_sha256": _listing_mac(key, files),
-         "note": "written by rune-env's training on the machine whose key signed it "
-                 "(agents/policy/trust.py)"}, indent=1) + "\n")
+    _write_signature(named, kind="directory", files=files, hmac_sha256=_listing_mac(key, files))
 
 
 def is_signed_directory(folder: Path) -> bool:
     """Whether the directory `folder` is exactly the one its signature lists, under this key."""
-    key, sig = _key(create=False), signature_path(Path(folder))
-    if key is None or not Path(folder).is_dir():
+    key = _key(create=False)
+    data = _read_signature(folder, _MAX_DIRECTORY_SIGNATURE_BYTES)
+    if key is None or data is None or data.get("kind") != "directory" or not Path(folder).is_dir():
         return False
     try:
-        if sig.stat().st_size > _MAX_DIRECTORY_SIGNATURE_BYTES:
-            return False
-        data = json.loads(sig.read_text(encoding="utf-8"))
         files = _listing(key, Path(folder))
-    except (OSError, ValueError, RecursionError):
+    except OSError:
         return False
-    return (isinstance(data, dict) and data.get("format") == SIGNATURE_FORMAT
-            and data.get("kind") == "directory" and isinstance(data.get("hmac_sha256"), str)
-            and data.get("files") == files
+    return (data.get("files") == files
             and hmac.compare_digest(data["hmac_sha256"], _listing_mac(key, files)))
 
 

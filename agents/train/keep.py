@@ -101,10 +101,15 @@ class KeepTerm:
         logger.record_mean("train/keep_accuracy", hits)
 
 
+def _keep_end(p) -> float:
+    """The keep term's coefficient at the end of training (keep_end, else keep all along)."""
+    return p.keep if p.keep_end is None else p.keep_end
+
+
 def keep_on(cfg) -> bool:
     """Whether training config `cfg` has a keep term."""
     p = cfg.pretrain
-    return p is not None and (p.keep != 0 or (p.keep if p.keep_end is None else p.keep_end) != 0)
+    return p is not None and (p.keep != 0 or _keep_end(p) != 0)
 
 
 def resumed_demos(cfg, run_dir: Path) -> Demos | None:
@@ -124,11 +129,10 @@ def keep_term(cfg, model, run_dir: Path, demos: Demos | None = None) -> KeepTerm
     if not keep_on(cfg):
         return None
     p = cfg.pretrain
-    end = p.keep if p.keep_end is None else p.keep_end
     from agents.evaluation.demos import save_demos
     path = Path(run_dir) / DEMOS_FILE
     if demos is None:
         demos = resumed_demos(cfg, run_dir)
     elif not path.exists():
         save_demos(demos, path)
-    return KeepTerm(model, demos, p.keep, end, p.batch_size, cfg.seed).install()
+    return KeepTerm(model, demos, p.keep, _keep_end(p), p.batch_size, cfg.seed).install()

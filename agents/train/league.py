@@ -196,17 +196,13 @@ class League:
         return fit_bradley_terry(self.results)
 
     def matrix(self) -> tuple[list[str], np.ndarray]:
+        """(members, each one's mean score against each other; NaN where two never met, the
+        diagonal included: a member never duels itself)."""
+        from agents.evaluation.ratings import score_matrix
         names = list(self.members)
-        idx = {n: i for i, n in enumerate(names)}
-        total = np.zeros((len(names), len(names)))
-        games = np.zeros_like(total)
-        for a, b, s in self.results:
-            total[idx[a], idx[b]] += s
-            games[idx[a], idx[b]] += 1
-            total[idx[b], idx[a]] += 1 - s
-            games[idx[b], idx[a]] += 1
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return names, np.where(games > 0, total / np.maximum(games, 1), np.nan)
+        scores, _ = score_matrix(self.results, names)
+        np.fill_diagonal(scores, np.nan)
+        return names, scores
 
     def to_json(self, steps: int) -> dict[str, Any]:
         return {"version": LEAGUE_VERSION, "steps": steps, "members": self.members,

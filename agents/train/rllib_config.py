@@ -3,7 +3,6 @@ configs/rllib/README.md), read and checked without Ray, so a bad config is one `
 whether or not the ray extra is installed. agents/train/rllib.py builds RLlib's PPO from it."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any, Literal
 
@@ -127,12 +126,11 @@ def check_env(cfg: RLlibConfig, source: str) -> None:
         env.close()
     except (TypeError, ValueError, KeyError) as exc:
         raise ConfigError(f"{source}: env_kwargs: {exc}") from None
-    from gymnasium import spaces
+    from agents.policy.file import flat_size
 
-    from .train_config import MAX_ROLLOUT_BYTES
-    parts = obs_space.spaces.values() if isinstance(obs_space, spaces.Dict) else [obs_space]
-    values = sum(math.prod(p.shape) for p in parts)
-    batch = cfg.ppo.train_batch_size * (4 * values + 4 * int(actions.n) + 64)
+    from .train_config import MAX_ROLLOUT_BYTES, rollout_bytes
+    values = flat_size(obs_space)
+    batch = rollout_bytes(cfg.ppo.train_batch_size, values, int(actions.n))
     if batch > MAX_ROLLOUT_BYTES:      # RLlib holds a whole training batch
         raise ConfigError(f"{source}: ppo.train_batch_size {cfg.ppo.train_batch_size}: a batch "
                           f"would hold {batch / 2**30:.1f} GiB ({values} observation values a "

@@ -135,6 +135,12 @@ def check_env(cfg: TrainConfig, source: str) -> None:
 MAX_ROLLOUT_BYTES = 8 * 2**30
 
 
+def rollout_bytes(steps: int, inputs: int, actions: int) -> int:
+    """A rollout's (or a training batch's) memory: float32 observations and masks, and about 64
+    bytes of rewards, values, log-probabilities and the rest, a step."""
+    return steps * (4 * inputs + 4 * actions + 64)
+
+
 def check_learner_size(ppo: PPOConfig, n_envs: int, policy_kwargs: dict, env, source: str) -> None:
     """A ConfigError naming `source` unless a MaskablePPO learner of these settings fits on `env`
     (built: its spaces give the sizes): its rollout buffer, n_steps x n_envs x (observation +
@@ -142,17 +148,10 @@ def check_learner_size(ppo: PPOConfig, n_envs: int, policy_kwargs: dict, env, so
     64 x 64 by default) at most an exported policy's MAX_PARAMETERS. Each counted per se is in
     bounds (n_steps 10^7, 16 layers of 16,384), but together they allocated 22 GiB and 4.3e9
     weights, or trained a policy its own loader refused."""
-    import math
-
-    from gymnasium import spaces
-
-    from agents.policy.file import MAX_PARAMETERS, _chain
-    obs = env.observation_space
-    parts = obs.spaces.values() if isinstance(obs, spaces.Dict) else [obs]
-    inputs = sum(math.prod(p.shape) for p in parts)
-    actions = int(env.action_space.n)
+    from agents.policy.file import MAX_PARAMETERS, flat_size, mlp_parameters
+    inputs, actions = flat_size(env.observation_space), int(env.action_space.n)
     n_steps = ppo.n_steps if ppo.n_steps is not None else 2048
-    rollout = n_steps * n_envs * (4 * inputs + 4 * actions + 64)
+    rollout = rollout_bytes(n_steps * n_envs, inputs, actions)
     if rollout > MAX_ROLLOUT_BYTES:
         raise ConfigError(f"{source}: ppo.n_steps x n_envs = {n_steps} x {n_envs}: the rollout "
                           f"buffer would hold {rollout / 2**30:.1f} GiB ({inputs} observation "
@@ -160,7 +159,7 @@ def check_learner_size(ppo: PPOConfig, n_envs: int, policy_kwargs: dict, env, so
                           f"{MAX_ROLLOUT_BYTES // 2**30} GiB")
     arch = policy_kwargs.get("net_arch", {"pi": [64, 64], "vf": [64, 64]})
     pi, vf = (arch.get("pi", []), arch.get("vf", [])) if isinstance(arch, dict) else (arch, arch)
-    weights = _chain(inputs, list(pi), actions) + _chain(inputs, list(vf), 1)
+    weights = mlp_parameters(inputs, pi, vf, actions)[1]
     if weights > MAX_PARAMETERS:
         raise ConfigError(f"{source}: policy_kwargs.net_arch: the network would have {weights:,} "
                           f"parameters on this env ({inputs} inputs, {actions} actions), more "
