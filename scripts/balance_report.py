@@ -9,8 +9,8 @@ Per round 1..12: N battles between boards the drafter builds in that round of a 
 with lamps that never run out, so every round is reached) and that round's default opponent:
 median duration, share ending at the timeout, share ending in overdrive (after 20 s), seals per
 battle (both sides), the drafter's win rate with its Wilson 95% interval (each battle is of its
-own run). Then N whole apprentice runs: battle win rate, mean wins, clear rate (with its Wilson
-95% interval); and win rates by core, by rune kind on the board and by relic held (battles of
+own run). Then N whole apprentice runs: battle win rate (with a 95% interval clustered by run:
+a run's battles share its board), mean wins, clear rate (with its Wilson 95% interval); and win rates by core, by rune kind on the board and by relic held (battles of
 the same runs, so counts beside them, not intervals). The rules hash and seed head the table.
 
 With the dice variant (`--variant dice`, or a rules file with `variant: dice`; RULES.md section 12)
@@ -31,7 +31,7 @@ from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 
 from rune_env.battle.engine import battle as reference_battle
-from agents.evaluation.runs import wilson
+from agents.evaluation.runs import wilson, wilson_clustered
 from agents.cli.progress import add_progress_argument, bar
 from agents.cli.args import (add_count_argument, add_jobs_argument,
                              add_json_argument, add_rules_argument, add_seed_argument, fail,
@@ -150,9 +150,17 @@ def report(rules_path: str | None, battles: int, runs: int, seed: int, jobs: int
                     sum(b["reason"] == reason for b in rows) / len(rows) if rows else None)
     ends = [b for b in whole if b.get("run_end")]
     fought = [b for b in whole if not b.get("run_end")]
+    by_run: dict[int, list[dict]] = {}
+    for b in fought:
+        by_run.setdefault(b["run_seed"], []).append(b)
+    _, battle_lo, battle_hi = wilson_clustered(
+        [sum(b["outcome"] == "win" for b in bs) for bs in by_run.values()],
+        [len(bs) for bs in by_run.values()])
     out["runs"] = {
         "runs": len(ends),
         "battle_win_rate": _rate(fought),
+        # a run's battles share its board: the interval is clustered by run
+        "battle_win_ci": [battle_lo, battle_hi],
         "mean_wins": statistics.fmean(e["wins"] for e in ends) if ends else None,
         "clear_rate": sum(e["cleared"] for e in ends) / len(ends) if ends else None,
         "clear_ci": list(wilson(sum(e["cleared"] for e in ends), len(ends))),
@@ -180,8 +188,9 @@ def format_report(rep: dict) -> str:
                      + (f"  {r['burst_share']:>7.1%}  {r['burn_share']:>7.1%}" if dice else ""))
     runs = rep["runs"]
     lines.append("")
-    lines.append(f"whole apprentice runs: {runs['runs']}  battle win rate {runs['battle_win_rate']:.1%}"
-                 f"  mean wins {runs['mean_wins']:.2f}  clear rate {runs['clear_rate']:.1%} "
+    lines.append(f"whole apprentice runs: {runs['runs']}  battle win rate {runs['battle_win_rate']:.1%} "
+                 + "[{:.1%}, {:.1%}]".format(*runs["battle_win_ci"])
+                 + f"  mean wins {runs['mean_wins']:.2f}  clear rate {runs['clear_rate']:.1%} "
                  + "[{:.1%}, {:.1%}]".format(*runs["clear_ci"]))
     for key in ("by_core", "by_kind", "by_relic"):
         parts = [f"{k} {v['win_rate']:.0%} ({v['battles']})" for k, v in rep[key].items()]

@@ -13,7 +13,9 @@ each with a 95% interval: a percentile bootstrap over the drafting runs (all the
 of every agent are resampled together, --resamples times, seeded by --seed). The head-to-head
 matrix (every name's mean score against every other's) goes to ladder.json, DIR/matrix.png and
 TensorBoard (DIR/tb/matrix, image ladder/win_matrix), with the agents' equilibrium: the mixture of
-agents none of them beats on average (the matrix game's maximum-entropy Nash equilibrium). The
+agents none of them beats on average (the matrix game's maximum-entropy Nash equilibrium), and
+their alpha-Rank (agents/evaluation/alpharank.py: the stationary mass of a population that copies
+whoever does better, OpenSpiel's single-population alpha-Rank with its defaults). The
 ladder is printed, written to DIR/ladder.json (atomically) and to TensorBoard
 (DIR/tb/<name>, tag ladder/rating). Rate at least two agents, or agents and pools. `--rules FILE`
 drafts, fights and rates under a rules file: pools drafted under it (scripts/make_opponents.py
@@ -218,8 +220,11 @@ def head_to_head(results, names: list[str], agents: list[str]) -> dict:
     """ladder.json's "matrix" (every name's mean score against every other's, null where two
     never met: pools meet agents, not each other) and, with two agents or more, the agents'
     "equilibrium": the maximum-entropy Nash mixture of their matrix (the mix of agents none of
-    them beats on average; agents/design/metagame/solver.py's symmetric_equilibrium)."""
+    them beats on average; agents/design/metagame/solver.py's symmetric_equilibrium) and their
+    "alpharank": alpha-Rank's stationary mass (where a population that copies whoever does
+    better spends its time; agents/evaluation/alpharank.py, OpenSpiel's defaults)."""
     from agents.design.metagame.solver import symmetric_equilibrium as equilibrium
+    from agents.evaluation.alpharank import alpha_rank
     from agents.evaluation.ratings import score_matrix
     scores, games = score_matrix(results, names)
     out: dict = {"matrix": {"names": names, "games": games.astype(int).tolist(), "scores": [
@@ -228,6 +233,7 @@ def head_to_head(results, names: list[str], agents: list[str]) -> dict:
         idx = [names.index(n) for n in agents]
         weights = equilibrium(scores[np.ix_(idx, idx)])
         out["equilibrium"] = {n: float(w) for n, w in zip(agents, weights)}
+        out["alpharank"] = {n: float(w) for n, w in zip(agents, alpha_rank(scores[np.ix_(idx, idx)]))}
     return out
 
 
@@ -264,6 +270,10 @@ def ladder_table(out: dict) -> str:
         mix = sorted(out["equilibrium"].items(), key=lambda kv: -kv[1])
         lines.append("equilibrium of the agents' head-to-head matrix (the mix none of them beats "
                      "on average): " + ", ".join(f"{n} {100 * w:.0f}%" for n, w in mix if w > 0))
+    if out.get("alpharank"):
+        mass = sorted(out["alpharank"].items(), key=lambda kv: -kv[1])
+        lines.append("alpha-Rank of the same matrix (where a population copying whoever does "
+                     "better spends its time): " + ", ".join(f"{n} {100 * w:.1f}%" for n, w in mass))
     return "\n".join(lines)
 
 

@@ -11,7 +11,9 @@ mixture, the mixture being the zero-sum game's solution among the set (linprog, 
 payoff a board's win rate over both seatings, draws one half). Reported: the mixture (boards,
 weights, costs, casting runes), its support size, entropy H and exp(H), core, sun-element and
 kind shares, and the gap: a fresh best response (another seed, 4x the search budget) against
-the final mixture, its win rate with a Wilson 95% interval. A round whose fresh best response
+the final mixture, its win rate with a Wilson 95% interval. Beside the mixture, the round's
+alpha-Rank over every board the loop found (agents/evaluation/alpharank.py): the share of its
+mass on the mixture's boards, its effective size, and its heaviest boards (up to 5, each >= 1%). A round whose fresh best response
 wins more than 60% is said so (NOT REACHED). The mixtures are written as a pool file
 DIR/meta_<rules hash>.json.gz (`source: metagame`, counts proportional to the weights), which
 any script taking --pool can field; --charts draws PNGs beside it, and --tb DIR logs the same
@@ -112,6 +114,14 @@ def format_round(r, rules) -> str:
     for m in j["mixture"]:
         lines.append(f"  {100 * m['weight']:5.1f}%  cost {m['cost']:>3}  casting "
                      f"{m['casting_runes']}  {m['describe']}")
+    ar = j["alpharank"]
+    lines.append(f"  alpha-Rank over all {len(r.result.strategies)} boards: "
+                 f"{100 * ar['on_mixture']:.0f}% of its mass on the mixture's, effective size "
+                 f"{ar['effective_size']:.2f}")
+    for t in ar["top"]:
+        lines.append(f"  {100 * t['mass']:5.1f}%  cost {t['cost']:>3}  "
+                     f"{'in the mixture ' if t['in_mixture'] else 'outside it     '}"
+                     f"{t['describe']}")
     return "\n".join(lines)
 
 

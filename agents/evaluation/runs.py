@@ -77,6 +77,30 @@ def wilson_share(p: float, n: float, z: float = 1.96) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def wilson_clustered(successes: list[int], trials: list[int],
+                     z: float = 1.96) -> tuple[float, float, float]:
+    """A rate pooled over clusters (a run's battles: sum of wins / sum of battles) and its 95%
+    interval: Wilson's on an effective number of trials, the trials divided by the design effect
+    (the ratio estimator's variance across clusters over the binomial variance), never more than
+    the trials themselves. A run's battles are not independent (the same board, grown round by
+    round), so Wilson on every battle would be too narrow; this widens it by what the runs' own
+    spread shows, as `wilson_mean` does for mean wins."""
+    k = len(trials)
+    total = sum(trials)
+    if k == 0 or total == 0:
+        return (float("nan"), 0.0, 1.0)
+    p = sum(successes) / total
+    if k == 1 or p in (0.0, 1.0):
+        lo, hi = wilson_share(p, total, z)
+        return (p, lo, hi)
+    # the cluster-robust variance of a ratio estimator: residuals of each cluster's count
+    residual = sum((s - p * t) ** 2 for s, t in zip(successes, trials))
+    variance = k / (k - 1) * residual / total**2
+    design_effect = variance / (p * (1 - p) / total)
+    lo, hi = wilson_share(p, total / max(1.0, design_effect), z)
+    return (p, lo, hi)
+
+
 def wilson_mean(values: list[float], upper: float, z: float = 1.96) -> tuple[float, float, float]:
     """Mean of values in [0, upper] (a run's wins: 0..wins_to_clear) and its 95% interval:
     Wilson's score interval for the mean share m / upper, on an effective number of runs

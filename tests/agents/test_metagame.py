@@ -162,6 +162,13 @@ def test_metagame_quick_same_seed_same_json(capsys, tmp_path):
     assert first == second
     r = first["rounds"][0]
     assert sum(m["weight"] for m in r["mixture"]) == pytest.approx(1.0)
+    # alpha-Rank over the round's boards: its heaviest, by mass, each >= 1%, and its mass on
+    # the mixture at least what its named boards in the mixture carry
+    ar = r["alpharank"]
+    masses = [t["mass"] for t in ar["top"]]
+    assert masses == sorted(masses, reverse=True) and all(m >= 0.01 for m in masses) and masses
+    assert ar["on_mixture"] >= sum(t["mass"] for t in ar["top"] if t["in_mixture"]) - 1e-12
+    assert 1.0 <= ar["effective_size"] <= r["strategies"] + 1e-9
     pool = load_pool(first["pool"], load_rules(None))
     assert pool.provenance["source"] == "metagame"
     assert sum(pool.counts(3)) == 1000 and len(pool.counts(3)) == r["support_size"]
@@ -286,6 +293,8 @@ def test_tb_logs_the_charts_as_images_and_the_numbers_as_scalars(capsys, tmp_pat
     assert [e.value for e in gap] == pytest.approx([r["gap"]["win_rate"] for r in data["rounds"]])
     for tag in ("support_size", "entropy", "effective_size"):
         assert len(ea.Scalars(f"metagame/{tag}")) == 2
+    assert [e.value for e in ea.Scalars("metagame/alpharank_on_mixture")] == pytest.approx(
+        [r["alpharank"]["on_mixture"] for r in data["rounds"]])
     assert len(ea.Scalars("metagame/round_6/best_response")) == len(data["rounds"][1]["history"])
     # exploitability: its chart and each pool's numbers by round (a rerun replaces the run)
     argv = ["--pool", str(REPO / "configs/opponents/mentor.json.gz"), "--quick", "--rounds", "3",

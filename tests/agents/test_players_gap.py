@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import statistics
 import sys
 from collections import Counter
@@ -24,6 +23,7 @@ from agents import make_agent
 from agents.design.metagame import ExploitSettings, split_pool
 from agents.design.metagame import players as players_module
 from agents.design.metagame.oracle import PayoffEvaluator
+from agents.evaluation.runs import wilson_share
 from agents.design.metagame.players import (fielded_by_round, holdings_boards, holdings_rates,
                                             player_rounds, pool_rank)
 from agents.search.assets import Assets
@@ -77,7 +77,7 @@ def test_each_board_is_scored_against_the_report_ghosts_both_seatings(rules, arc
                                                                       monkeypatch):
     """Two boards fielded in round 3; their win rates recomputed here with the reference engine
     against the report ghosts (weighted by count, both seatings); the mean, its interval
-    (mean +- 1.96 sd / sqrt(2)) and the gap to a best response of 0.6 follow by hand."""
+    (Wilson's on the boards' spread) and the gap to a best response of 0.6 follow by hand."""
     settings = ExploitSettings(rounds=(3,), choose_boards=10, report_boards=12, seed=1)
     report = split_pool(archmage, rules, 3, settings)[1]
     two = [b for b in split_pool(archmage, rules, 3, settings)[0].boards[:2]]
@@ -96,8 +96,12 @@ def test_each_board_is_scored_against_the_report_ghosts_both_seatings(rules, arc
     (row,) = player_rounds("greedy", rules, archmage, settings, runs=2, best=[best])
     assert row.round == 3 and row.boards == 2
     assert row.win_rate == pytest.approx((x + y) / 2)
-    half = 1.96 * statistics.stdev([x, y]) / math.sqrt(2)
-    assert row.ci == pytest.approx((max(0.0, (x + y) / 2 - half), min(1.0, (x + y) / 2 + half)))
+    # Wilson's on the mean share over n_eff = 2 m (1 - m) / var boards, never fewer than 2
+    # (wilson_mean, worked by hand in test_intervals.py)
+    m, var = (x + y) / 2, statistics.variance([x, y])
+    n_eff = 2 * m * (1 - m) / var if 0 < var < m * (1 - m) else 2
+    assert row.ci == pytest.approx(wilson_share(m, n_eff), abs=1e-12)
+    assert row.ci[0] < m < row.ci[1]
     assert row.gap == pytest.approx(0.6 - (x + y) / 2)
 
 
@@ -291,7 +295,9 @@ def test_the_boards_are_made_of_what_the_holdings_allowed(rules, archmage):
 def test_nothing_held_and_no_mana_fields_an_empty_board_that_wins_nothing(rules, archmage):
     """With an empty board and hand, no mana and nothing on display, no search can field a rune:
     both boards are empty, and an empty board deals no damage, so it wins none of its battles
-    against the report ghosts (a loss, or a draw at the time limit): 0.0, interval [0, 0]."""
+    against the report ghosts (a loss, or a draw at the time limit): 0.0. Two boards that agree
+    tell little: the interval is Wilson's on 2 boards, [0, z^2 / (2 + z^2)] = [0, 3.8416 /
+    5.8416] = [0, 0.6576], not [0, 0]."""
     state = new_run(0, rules, rank="archmage", core="sun")
     state.round, state.mana = 1, 0
     state.shop_runes = [None] * len(state.shop_runes)
@@ -302,9 +308,9 @@ def test_nothing_held_and_no_mana_fields_an_empty_board_that_wins_nothing(rules,
     assert all(not b.runes and not b.hand for b in found["display"])
     held = holdings_rates(rules, [empty, empty], choose, report, 1, SMALL,
                           PayoffEvaluator(rules, 1))
-    assert held.display == (0.0, 0.0, 0.0)
+    assert held.display == pytest.approx((0.0, 0.0, 0.6576), abs=1e-4)
     # every kind on offer, but no mana to buy any: the same
-    assert held.every_kind == (0.0, 0.0, 0.0)
+    assert held.every_kind == held.display
 
 
 def test_player_rounds_measure_the_holdings_only_when_asked(rules, archmage):

@@ -8,6 +8,7 @@ process, as do the --help and progress-bar tests (with a tiny budget)."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -385,5 +386,12 @@ def test_ladder_names_policies_as_evaluate_does_and_refuses_two_of_one_name(tmp_
     assert set(names) == {"greedy", "models/apprentice_s0"}
     assert scores[0][1] + scores[1][0] == pytest.approx(1.0) and scores[0][0] == 0.5
     assert sum(data["equilibrium"].values()) == pytest.approx(1.0)
+    # alpha-Rank of two: pi_a = 1 / (1 + exp(-(m - 1) u)), u = alpha (s_ab - s_ba)
+    # (test_alpharank.py), on the matrix the JSON gives
+    a, b = names.index("greedy"), names.index("models/apprentice_s0")
+    u = 100 * (scores[a][b] - scores[b][a])
+    # (1 / (1 + e^-x) as (1 + tanh(x / 2)) / 2, which does not overflow at x = 4900)
+    assert data["alpharank"]["greedy"] == pytest.approx((1 + math.tanh(49 * u / 2)) / 2, abs=1e-9)
+    assert "alpha-Rank of the same matrix" not in r.stdout          # (the JSON alone)
     assert (out / "matrix.png").stat().st_size > 1000 and (out / "tb" / "matrix").is_dir()
     assert (out / "tb" / "models_apprentice_s0").is_dir()

@@ -72,6 +72,8 @@ from .solver import entropy, max_entropy_zero_sum, solve_zero_sum
 
 INITIAL_STREAM, GAP_STREAM, RETRY_STREAM = 13, 14, 15
 MIXTURE_TOTAL = 1000     # counts a mixture is fielded with: weights to 0.1%
+# the boards of alpha-Rank a round's report names: at most this many, each with at least this mass
+ALPHARANK_SHOWN, ALPHARANK_FLOOR = 5, 0.01
 SOLVERS = {"vertex": solve_zero_sum, "maxent": max_entropy_zero_sum}
 
 
@@ -144,9 +146,20 @@ class RoundMeta:
     def passed(self) -> bool:
         return self.gap.win_rate <= self.target
 
+    def alpharank(self) -> np.ndarray:
+        """alpha-Rank's mass on every board the double oracle found (the round's whole matrix;
+        agents/evaluation/alpharank.py): where a population of these boards that copies the
+        better one drifts. The mixture answers which boards no board beats; this, which boards
+        evolution keeps, counting the ones the mixture gives no weight."""
+        from agents.evaluation.alpharank import alpha_rank
+        return alpha_rank(self.result.matrix)
+
     def to_json(self, rules: Rules) -> dict:
         weights = [w for _, w in self.support]
         idx = list(self.result.solution.support)
+        mass = self.alpharank()
+        top = [int(i) for i in np.argsort(-mass, kind="stable")[:ALPHARANK_SHOWN]
+               if mass[i] >= ALPHARANK_FLOOR]
         return {"round": self.round, "budget": self.budget, "seconds": self.seconds,
                 "converged": self.result.converged, "history": self.result.history,
                 "strategies": len(self.result.strategies),
@@ -158,6 +171,13 @@ class RoundMeta:
                             for b, w in self.support],
                 "shares": mixture_shares(self.support, rules),
                 "support_matrix": self.result.matrix[np.ix_(idx, idx)].tolist(),
+                "alpharank": {
+                    "on_mixture": float(mass[idx].sum()),
+                    "effective_size": math.exp(entropy(mass)),
+                    "top": [{"mass": float(mass[i]), "in_mixture": i in idx,
+                             "cost": board_cost(self.result.strategies[i], rules),
+                             "describe": describe(self.result.strategies[i], rules)}
+                            for i in top]},
                 "gap": dict(self.gap.to_json(), board=self.gap_board.to_json(rules),
                             describe=describe(self.gap_board, rules),
                             cost=board_cost(self.gap_board, rules), target=self.target,

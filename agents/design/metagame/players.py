@@ -9,7 +9,7 @@ one is lit again, and the rules made endless play on past the 10th win) so
 that every run reaches every measured round, and scores the board it fields in each measured
 round against the same report ghosts as the best response (the same draws and split:
 `split_pool` with the same settings), both seatings, weighted by counts. Per round: the mean of its boards' win rates with
-a normal 95% interval over the runs (one board a run), and the gap to the best response there.
+a 95% interval over the runs (one board a run; Wilson's on their spread, as mean wins have it), and the gap to the best response there.
 
 Runs are evaluation seeds (`agents.evaluation.runs.eval_run_seed`), as evaluate.py plays them:
 up to its first lost lamp, a run here is evaluate.py's run (the agent sees the same observations
@@ -60,7 +60,7 @@ Rate = tuple[float, float, float]       # a mean win rate and its 95% interval
 @dataclass(frozen=True)
 class Holdings:
     """What a player's own runs allowed in a round (the module docstring): the mean win rate on
-    the report ghosts, with a normal 95% interval over the runs, of the best board from what
+    the report ghosts, with a 95% interval over the runs (`_mean_ci`), of the best board from what
     each run held at the preparation's start, with the shop on display and with every kind."""
 
     display: Rate
@@ -76,7 +76,7 @@ class PlayerRound:
     round: int
     boards: int                     # boards measured: one a run
     win_rate: float                 # the mean of its boards' win rates on the report ghosts
-    ci: tuple[float, float]         # normal 95% interval of that mean over the runs
+    ci: tuple[float, float]         # 95% interval of that mean over the runs (_mean_ci)
     best: float | None              # the best response's win rate there (None: not measured)
     holdings: Holdings | None = None    # what its runs held allowed (None: not measured)
 
@@ -173,10 +173,12 @@ def player_rounds(agent_name: str, rules: Rules, pool: Pool, settings: ExploitSe
 
 
 def _mean_ci(rates: Sequence[float]) -> Rate:
-    """The mean of win rates and its normal 95% interval, clipped to [0, 1]."""
-    from agents.evaluation.runs import mean_ci
-    mean, lo, hi = mean_ci(list(rates))
-    return mean, max(0.0, lo), min(1.0, hi)
+    """The mean of win rates (each in [0, 1]) and its 95% interval: Wilson's on an effective
+    number of boards, as mean wins have it (`agents.evaluation.runs.wilson_mean`). A normal
+    interval has zero width when the boards agree: 30 boards that all won nothing were
+    "0% [0, 0]", and two runs alike said the same; Wilson's is [0, 11%] and [0, 66%]."""
+    from agents.evaluation.runs import wilson_mean
+    return wilson_mean([float(r) for r in rates], 1.0)
 
 
 def holdings_rates(rules: Rules, starts: Sequence[Assets], choose: Opponents, report: Opponents,

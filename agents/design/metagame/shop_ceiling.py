@@ -15,7 +15,7 @@ from everything those views offered, with the mana it has had by round r less k 
 no action cap) for every core, climbing from each ghost and metagame board of the round, scored
 against the round's ghosts as a run fields them (`fielded_ghosts`: the run's seat, the rank's
 extra runes). The best of those boards over k and cores is the draw's; the round's shop-limited
-win rate is the mean over the draws, with a normal 95% interval over them. Beside it, the same
+win rate is the mean over the draws, with a 95% interval over them (Wilson's on the draws' spread). Beside it, the same
 search with every kind on offer at the same mana (one search a core, no draws), and the run that
 allows: the gap between the two runs is what the shop costs a player at the rank.
 
@@ -92,10 +92,12 @@ class ShopRound:
 
     @property
     def ci(self) -> tuple[float, float]:
-        """Normal 95% interval of the mean win rate over the draws (clipped to [0, 1])."""
-        n = len(self.wins)
-        half = 1.96 * float(np.std(self.wins, ddof=1)) / np.sqrt(n) if n > 1 else 0.0
-        return max(0.0, self.win_rate - half), min(1.0, self.win_rate + half)
+        """95% interval of the mean win rate over the draws: Wilson's on an effective number of
+        draws (`agents.evaluation.runs.wilson_mean`), never of zero width (a normal interval
+        was, for one draw or draws that agree)."""
+        from agents.evaluation.runs import wilson_mean
+        _, lo, hi = wilson_mean([float(w) for w in self.wins], 1.0)
+        return lo, hi
 
     def to_json(self, rules: Rules) -> dict:
         return {"round": self.round, "mana": self.mana, "win_rate": self.win_rate,

@@ -6,8 +6,9 @@ seeds sit beside it to compare), through torch's `SummaryWriter` as the trainers
 
 The metagame (`log_metagame`): per round, at step = the round, the scalars metagame/gap
 (the fresh best response's win rate against the mixture), metagame/gap_payoff,
-metagame/support_size, metagame/entropy, metagame/effective_size, metagame/strategies and
-metagame/seconds; per round r, at step = the double oracle's iteration,
+metagame/support_size, metagame/entropy, metagame/effective_size, metagame/strategies,
+metagame/seconds, metagame/alpharank_on_mixture (alpha-Rank's mass on the mixture's boards) and
+metagame/alpharank_effective_size; per round r, at step = the double oracle's iteration,
 metagame/round_<r>/best_response and metagame/round_<r>/support; and the images
 metagame/shares (core and kind shares by round, stacked), metagame/payoff_matrix (the support's
 payoffs) and metagame/exploitability (the gap - 1/2 by round).
@@ -62,7 +63,9 @@ def log_metagame(tb_dir: str | Path, rounds: list[dict], rules_hash: str, seed: 
             for tag, value in (("gap", gap["win_rate"]), ("gap_payoff", gap["payoff"]),
                                ("support_size", r["support_size"]), ("entropy", r["entropy"]),
                                ("effective_size", r["effective_size"]),
-                               ("strategies", r["strategies"]), ("seconds", r["seconds"])):
+                               ("strategies", r["strategies"]), ("seconds", r["seconds"]),
+                               ("alpharank_on_mixture", r["alpharank"]["on_mixture"]),
+                               ("alpharank_effective_size", r["alpharank"]["effective_size"])):
                 w.add_scalar(f"metagame/{tag}", value, step)
             for h in r["history"]:
                 w.add_scalar(f"metagame/round_{step}/best_response", h["best_response"],
