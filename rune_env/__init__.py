@@ -4,11 +4,12 @@ Layers (imports point down only): rules -> battle -> run -> envs. Importing the 
 the Gymnasium environments "rune_env/RuneRun-v0" and "rune_env/RuneDraft-v0".
 
 The episode's step cap comes from the rules of each env that `gym.make` builds, not from the
-default rules: the registered entry points (`make_run_env`, `make_draft_env`) build the env, then
-wrap it in a `TimeLimit` of `max_episode_steps(env.rules, ...)` steps. So the ids are registered
-without `max_episode_steps` (`gym.spec(id).max_episode_steps` is None), while every made env's
-`spec.max_episode_steps` is its own cap (1861 and 63 with the default rules). Importing the
-package reads no rules file and does not import `envs`.
+default rules: the ids register `rune_env.envs.time_limit.RulesTimeLimit` as an additional
+wrapper, which truncates at `max_episode_steps(env.rules, ...)` steps unless `gym.make(...,
+max_episode_steps=N)` gives a limit of its own (then N governs, above the cap or below it). So
+the ids are registered without `max_episode_steps` (`gym.spec(id).max_episode_steps` is None),
+while every made env's `spec.max_episode_steps` is its limit (1861 and 63 with the default
+rules). Importing the package reads no rules file and does not import `envs`.
 """
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ def max_episode_steps(rules, draft: bool = False) -> int:
 
 class _EnvFactory:
     """A registered entry point: builds the env class named by `target` with make's keyword
-    arguments and wraps it in a TimeLimit of the cap of the env's own rules. `metadata` is the
-    class's (read lazily, at make time), so `gym.make` checks render modes as for the class."""
+    arguments (the step limit is the registered `RulesTimeLimit`'s). `metadata` is the class's
+    (read lazily, at make time), so `gym.make` checks render modes as for the class."""
 
     def __init__(self, target: str, draft: bool):
         self.target, self.draft = target, draft
@@ -43,9 +44,7 @@ class _EnvFactory:
         return self.env_class().metadata
 
     def __call__(self, **kwargs):
-        from gymnasium.wrappers import TimeLimit
-        env = self.env_class()(**kwargs)
-        return TimeLimit(env, max_episode_steps=max_episode_steps(env.rules, self.draft))
+        return self.env_class()(**kwargs)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.target!r})"
@@ -60,11 +59,14 @@ def _register() -> None:
         import gymnasium
     except ImportError:  # the rules and battle work without Gymnasium
         return
-    for name, entry in (("RuneRun-v0", "rune_env:make_run_env"),
-                        ("RuneDraft-v0", "rune_env:make_draft_env")):
+    from gymnasium.envs.registration import WrapperSpec
+    for name, entry, draft in (("RuneRun-v0", "rune_env:make_run_env", False),
+                               ("RuneDraft-v0", "rune_env:make_draft_env", True)):
         env_id = f"rune_env/{name}"
+        limit = WrapperSpec("RulesTimeLimit", "rune_env.envs.time_limit:RulesTimeLimit",
+                            {"draft": draft})
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry)
+            gymnasium.register(id=env_id, entry_point=entry, additional_wrappers=(limit,))
 
 
 _register()

@@ -11,7 +11,7 @@ rollout and its update: agents/train/callbacks.py's `Checkpoints`) and each has 
   same observations instead of resetting the envs;
 - every env's state (`ResumableEnv.resume_state`): the run (`RuneRunEnv.get_state`: the run state
   with its generator, the env's `np_random`) and each wrapper's counters (Monitor's episode
-  rewards and lengths, TimeLimit's step count, OrderEnforcing's and PassiveEnvChecker's flags);
+  rewards and lengths, the step limits' counts (RulesTimeLimit, TimeLimit), OrderEnforcing's and PassiveEnvChecker's flags);
 - the global generators: torch's (the policy samples actions with it), numpy's (SB3 shuffles the
   minibatches with it) and Python's;
 - SB3's counters: `_episode_num`, `_n_updates`, the episode-info buffers (rollout/ep_*_mean),
@@ -113,6 +113,7 @@ _WRAPPER_FIELDS = {
     "Monitor": ("rewards", "episode_returns", "episode_lengths", "episode_times", "total_steps",
                 "needs_reset"),
     "TimeLimit": ("_elapsed_steps",),
+    "RulesTimeLimit": ("_elapsed_steps",),
     "OrderEnforcing": ("_has_reset",),
     "PassiveEnvChecker": ("checked_reset", "checked_step", "checked_render", "checked_data_reuse"),
 }

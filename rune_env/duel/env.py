@@ -2,7 +2,6 @@
 conversion). A thin adapter over rune_env/run/duel.py, which holds the duel's rules."""
 from __future__ import annotations
 
-import functools
 import warnings
 from typing import Any, Callable
 
@@ -70,7 +69,8 @@ class RuneDuelEnv(ParallelEnv):
     and are ignored, as PettingZoo's API test passes one): rank (index or name, default
     "apprentice"), core (None: each player chooses its own), rules, rules_overrides, unlocked,
     battle_reward (>= 0, default 0), illegal_action ("raise" or "penalty"), illegal_penalty
-    (<= 0), max_cycles, engine ("fast" or "reference"), battle_fn, variant, render_mode ("ansi").
+    (<= 0), max_cycles, engine ("fast" or "reference"), battle_fn, variant, render_mode ("ansi":
+    render() returns the two players' screens as text; "human": it prints them).
 
     **Info** per agent: round, mana, lamps, wins, losses, opponent_lamps, opponent_wins, waiting,
     rules_hash, env_version; "battle" (the battle from that player's side, a plain dict) in a
@@ -78,7 +78,8 @@ class RuneDuelEnv(ParallelEnv):
     reason) after a penalised action.
     """
 
-    metadata = {"name": "rune_duel_v0", "render_modes": ["ansi"], "is_parallelizable": True}
+    metadata = {"name": "rune_duel_v0", "render_modes": ["ansi", "human"],
+                "is_parallelizable": True, "render_fps": 1}
 
     def __init__(self, rank: int | str = "apprentice", core: str | None = None,
                  rules: Rules | str | None = None, rules_overrides: dict | None = None,
@@ -94,8 +95,8 @@ class RuneDuelEnv(ParallelEnv):
         engine = check_engine(engine)
         if illegal_action not in ("raise", "penalty"):
             raise ValueError(f"illegal_action must be 'raise' or 'penalty'; got {illegal_action!r}")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi'; got {render_mode!r}")
+        if render_mode not in (None, "ansi", "human"):
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human'; got {render_mode!r}")
         if battle_fn is not None and not callable(battle_fn):
             raise ValueError(f"battle_fn must be a battle function or None; got {battle_fn!r}")
         self.rank = check_rank(self.rules, rank)
@@ -121,21 +122,24 @@ class RuneDuelEnv(ParallelEnv):
         self._np_random = np.random.default_rng()
         self._masks: list[np.ndarray] | None = None
         self._steps = 0
-        self._obs_space = spaces.Dict({
+        obs_space = spaces.Dict({
             "observation": spaces.Box(0.0, 1.0, (self.encoder.size,), np.float32),
             "action_mask": spaces.Box(0, 1, (len(self.table) + 1,), np.int8)})
-        self._act_space = spaces.Discrete(len(self.table) + 1)
+        # each agent its own space objects, the same ones every call (PettingZoo's API test asks
+        # for that; they live on the env, so a dropped env is freed: an lru_cache on the methods
+        # kept every env ever made)
+        self._obs_spaces = {AGENTS[0]: obs_space, AGENTS[1]: _copy_space(obs_space)}
+        self._act_spaces = {a: spaces.Discrete(len(self.table) + 1) for a in AGENTS}
+        # the global state (`state()`): both players' observations
+        self.state_space = spaces.Box(0.0, 1.0, (PLAYERS * self.encoder.size,), np.float32)
 
-    # the same space object every call (PettingZoo's API test asks for it)
-    @functools.lru_cache(maxsize=None)
     def observation_space(self, agent: str) -> spaces.Space:
         self._check_agent(agent)
-        return self._obs_space if agent == AGENTS[0] else _copy_space(self._obs_space)
+        return self._obs_spaces[agent]
 
-    @functools.lru_cache(maxsize=None)
     def action_space(self, agent: str) -> spaces.Space:
         self._check_agent(agent)
-        return spaces.Discrete(len(self.table) + 1)
+        return self._act_spaces[agent]
 
     def _check_agent(self, agent: str) -> None:
         if agent not in AGENTS:
@@ -259,7 +263,9 @@ class RuneDuelEnv(ParallelEnv):
         return info
 
     def state(self) -> np.ndarray:
-        """The global state: both players' observations, player_0's first."""
+        """The global state: both players' observations, player_0's first (`state_space`)."""
+        if self.duel is None:
+            raise RuntimeError("the duel has no state before reset(): call reset() first")
         return np.concatenate([self.encoder.observe(self.duel, i)[0] for i in range(PLAYERS)])
 
     def render(self):
@@ -278,6 +284,9 @@ class RuneDuelEnv(ParallelEnv):
         if self.duel.over:
             w = self.duel.winner
             lines.append("duel drawn" if w is None else f"{AGENTS[w]} wins the duel")
+        if self.render_mode == "human":     # the same text, printed (PettingZoo's convention)
+            print("\n".join(lines))
+            return None
         return "\n".join(lines)
 
     def close(self) -> None:

@@ -72,6 +72,14 @@ def opponent_action(agent: Agent, obs: dict[str, np.ndarray], n_actions: int, st
     return int(agent.act(observation, mask))
 
 
+def _is_seat(value: Any) -> bool:
+    """"random", or the whole number 0 or 1 (not True, 1.0 or "1": `True in SEATS` holds)."""
+    if isinstance(value, str):
+        return value == "random"
+    return (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+            and value in (0, 1))
+
+
 class DuelVsAgent(gym.Env):
     """One player of RuneDuel against a folded-in opponent, as a single-agent Gymnasium env.
 
@@ -95,7 +103,7 @@ class DuelVsAgent(gym.Env):
     metadata = {"render_modes": ["ansi"]}
 
     def __init__(self, opponent: Any, learner_seat: str | int = "random", **duel_kwargs):
-        if learner_seat not in SEATS:
+        if not _is_seat(learner_seat):
             raise ValueError(f"learner_seat must be 'random', 0 or 1; got {learner_seat!r}")
         self.sampler = as_sampler(opponent)
         self.learner_seat = learner_seat
@@ -126,7 +134,7 @@ class DuelVsAgent(gym.Env):
         duel_seed = check_int("reset option 'duel_seed'", options.pop("duel_seed", None), lo=0,
                               allow_none=True, none_means=" (the env draws one)")
         seat = options.pop("learner_seat", self.learner_seat)
-        if seat not in SEATS:
+        if not _is_seat(seat):
             raise ValueError(f"reset option 'learner_seat' must be 'random', 0 or 1; got {seat!r}")
         if options:
             raise ValueError(f"unknown reset options: {', '.join(map(repr, sorted(options)))} "

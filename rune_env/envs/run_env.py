@@ -166,7 +166,9 @@ class RuneRunEnv(gym.Env):
     no-op rewarded `illegal_penalty` (for algorithms without masks and for the env checkers).
 
     **Termination**: the run is over (lamps out, cleared, or the round cap). **Truncation**:
-    only through the registered `max_episode_steps` (or `max_rounds` reached).
+    only through the registered step limit (`rune_env.envs.time_limit.RulesTimeLimit`, the
+    longest legal episode of the env's rules, or `gym.make`'s `max_episode_steps`), or
+    `max_rounds` reached.
 
     **Opponents**: by default the shipped pool of the rank (configs/opponents/<rank>.json.gz; the
     budget drafter for rounds without ghosts, or when no pool is shipped); "generator" for the

@@ -177,7 +177,8 @@ def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
 
     Everything is checked here, so a pool that loads never fails at battle time: the file at
     most 64 MiB decompressed (read in chunks), JSON nested at most 64 deep with finite numbers
-    (`rune_env.files.load_json`), round keys whole numbers 1..run.round_cap, each holding one
+    (`rune_env.files.load_json`), round keys whole numbers 1..run.round_cap (a pool of other
+    rules may hold rounds past it: they are left out, said in its warning), each holding one
     ghost or more, each ghost's count 1..MAX_GHOST_COUNT, its agent, rank, seed and round of
     their types (`_ghost_fields`) and its board valid (`Board.from_json`: max HP bounded too)
     and of the round it is filed under. Anything else is a PoolError naming the file and the
@@ -193,11 +194,18 @@ def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
     for key in ("rules_hash", "rank", "rounds"):
         if key not in data:
             raise PoolError(f"{path}: missing {key!r}")
-    if data["rules_hash"] != rules.hash:
+    other_rules = data["rules_hash"] != rules.hash
+    if other_rules:
         msg = (f"{path}: pool was made under rules {data['rules_hash']}, the current rules are "
                f"{rules.hash}")
         if strict:
             raise PoolError(msg)
+        beyond = _rounds_beyond(data.get("rounds"), rules)
+        if beyond:
+            # rounds no run of these rules reaches (run.round_cap is lower than the pool's):
+            # left out, not an error, as the rest of a pool of other rules is fielded
+            msg += (f"; its rounds {beyond[0]}-{beyond[-1]} are past run.round_cap "
+                    f"{max_round(rules)} and are left out")
         warnings.warn(msg, stacklevel=2)
     if not isinstance(data["rank"], str) or len(data["rank"]) > MAX_GHOST_TEXT:
         raise PoolError(f"{path}: \"rank\": expected text of at most {MAX_GHOST_TEXT} characters "
@@ -206,10 +214,22 @@ def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
         raise PoolError(f"{path}: \"rounds\" must be an object {{round: [ghosts]}}")
     if not isinstance(data.get("provenance", {}), dict):
         raise PoolError(f"{path}: \"provenance\" must be an object")
+    skipped = set(_rounds_beyond(data["rounds"], rules)) if other_rules else set()
     rounds = {_round_key(path, key, rules): _ghosts(path, key, ghosts, rules)
-              for key, ghosts in data["rounds"].items()}
+              for key, ghosts in data["rounds"].items()
+              if not (_ROUND_KEY.fullmatch(key) and int(key) in skipped)}
     return Pool(rules_hash=data["rules_hash"], rank=str(data["rank"]), rounds=rounds,
                 provenance=data.get("provenance", {}))
+
+
+def _rounds_beyond(rounds: Any, rules: Rules) -> list[int]:
+    """The round keys of `rounds` (a pool's "rounds", checked later) that are whole numbers past
+    run.round_cap, in order."""
+    if not isinstance(rounds, dict):
+        return []
+    top = max_round(rules)
+    return sorted(int(k) for k in rounds if isinstance(k, str) and _ROUND_KEY.fullmatch(k)
+                  and int(k) > top)
 
 
 def _no_duplicate_keys(path: Path):

@@ -22,7 +22,8 @@ from rune_env.run.duel import duel_mask, new_duel, step_duel, wait_action
 from rune_env.run.loop import IllegalAction, player_seat
 
 pettingzoo = pytest.importorskip("pettingzoo")
-from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test  # noqa: E402
+from pettingzoo.test import (api_test, parallel_api_test, parallel_seed_test,  # noqa: E402
+                              render_test, seed_test, state_test)
 
 from rune_env import duel as rune_duel  # noqa: E402
 from rune_env.duel import AGENTS, DuelVsAgent, RuneDuelEnv  # noqa: E402
@@ -220,6 +221,51 @@ def test_pettingzoo_api_tests_pass():
         # the seed tests sample actions without masks: illegal ones are penalised no-ops
         parallel_seed_test(lambda: rune_duel.parallel_env(illegal_action="penalty"), num_cycles=200)
         seed_test(lambda: rune_duel.env(illegal_action="penalty"), num_cycles=200)
+        # the global state (state_space, state()) and the render modes, as PettingZoo tests them
+        # (state_test samples without masks too)
+        state_test(rune_duel.env(illegal_action="penalty"),
+                   rune_duel.parallel_env(illegal_action="penalty"))
+        render_test(lambda render_mode=None: rune_duel.env(render_mode=render_mode,
+                                                          illegal_action="penalty"))
+
+
+def test_the_duel_has_a_state_space_prints_in_human_mode_and_frees_dropped_envs(capsys):
+    """state() is both players' observations (2 x 1780 = 3560 with the defaults, docs/ENVS.md)
+    inside state_space, and a clear error before reset (it was AttributeError on None). "human"
+    prints what "ansi" returns. A dropped env is freed: the spaces were an lru_cache on the
+    class, which kept every env that was ever asked for one (28 MB a hundred envs)."""
+    import gc
+    import weakref
+    env = RuneDuelEnv(core="tree", render_mode="human")
+    with pytest.raises(RuntimeError, match="before reset"):
+        env.state()
+    env.reset(seed=0)
+    state = env.state()
+    assert state.shape == env.state_space.shape == (2 * env.encoder.size,) == (3560,)
+    assert env.state_space.contains(state)
+    assert env.render() is None
+    printed = capsys.readouterr().out
+    ansi = RuneDuelEnv(core="tree", render_mode="ansi")
+    ansi.reset(seed=0)
+    assert printed == ansi.render() + "\n" and "== player_0" in printed
+    assert env.observation_space("player_0") is env.observation_space("player_0")
+    assert env.observation_space("player_0") is not env.observation_space("player_1")
+    assert env.action_space("player_1") is env.action_space("player_1")
+    ref = weakref.ref(env)
+    del env
+    gc.collect()
+    assert ref() is None
+
+
+def test_duel_vs_agent_takes_only_a_whole_seat():
+    """learner_seat True and 1.0 were seat 1 (`True in ("random", 0, 1)` holds)."""
+    for bad in (True, False, 1.0, "1", None):
+        with pytest.raises(ValueError, match="learner_seat must be 'random', 0 or 1"):
+            DuelVsAgent(make_agent_greedy(), learner_seat=bad)
+    env = DuelVsAgent(make_agent_greedy(), learner_seat=np.int64(1))
+    env.reset(seed=0, options={"learner_seat": 0})
+    with pytest.raises(ValueError, match="reset option 'learner_seat'"):
+        env.reset(seed=0, options={"learner_seat": True})
 
 
 def _episode(env, seed, action_seed=0):
