@@ -13,7 +13,8 @@ At each snapshot the new member plays `rating_games` duels against every other m
 ratings of all members are a Bradley-Terry fit of those duels on an Elo scale (agents/evaluation/ratings.py).
 TensorBoard (runs/<name>/tb) gets the learner's curves (SB3's, and league/score/<member>,
 league/weight/<member>), the ratings over time (league/rating/<member>) and the win-rate matrix
-as an image (league/win_matrix). The league's state (members, results, the learner's scores)
+as an image (league/win_matrix). eval.json has the final ratings with their intervals and the
+members' alpha-Rank (where a population copying the better member spends its time). The league's state (members, results, the learner's scores)
 is league.json; with each snapshot comes a checkpoint, and `--resume` continues from the last.
 """
 from __future__ import annotations
@@ -475,6 +476,7 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
     res.update({"timesteps": final_steps, "ratings": league.ratings(),
                 "ratings_ci": rating_intervals([[r] for r in league.results], RATING_RESAMPLES,
                                                cfg.seed),
+                "alpharank": members_alpharank(league),
                 "rules_hash": rules.hash, "members": league.members})
     write_text_atomic(run_dir / "league.json", json.dumps(league.to_json(final_steps)) + "\n")
     write_text_atomic(run_dir / "final_policy.json", json.dumps(
@@ -483,6 +485,18 @@ def run_league(cfg: LeagueConfig, run_dir: Path, resume: bool = False, progress:
          "duel_kwargs": cfg.duel_kwargs}, indent=2) + "\n")
     write_text_atomic(run_dir / "eval.json", json.dumps(res, indent=2) + "\n")
     return res
+
+
+def members_alpharank(league: League) -> dict[str, float] | None:
+    """alpha-Rank's mass on each member (agents/evaluation/alpharank.py) from their head-to-head
+    matrix: every member has duelled every other (each new member plays all before it), so the
+    matrix is whole; None if a pair never met."""
+    from agents.evaluation.alpharank import alpha_rank
+    names, scores = league.matrix()
+    off = ~np.eye(len(names), dtype=bool)
+    if len(names) < 2 or np.isnan(scores[off]).any():
+        return None
+    return {n: float(w) for n, w in zip(names, alpha_rank(scores))}
 
 
 def log_final_ratings(league: League, run_dir: Path, steps: int) -> None:

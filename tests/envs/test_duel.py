@@ -466,6 +466,12 @@ def test_league_script_runs_resumes_and_reports(tmp_path):
     assert set(res["ratings_ci"]) == set(res["ratings"])
     assert all(lo <= res["ratings"][n] + 1e-6 and res["ratings"][n] <= hi + 1e-6
                for n, (lo, hi) in res["ratings_ci"].items())
+    # the members' alpha-Rank, from the head-to-head scores of league.json's duels
+    from agents.evaluation.alpharank import alpha_rank
+    from agents.evaluation.ratings import score_matrix
+    names = list(state["members"])
+    scores, _ = score_matrix([tuple(r) for r in state["results"]], names)
+    assert res["alpharank"] == pytest.approx(dict(zip(names, alpha_rank(scores))), abs=1e-12)
     assert list((run / "tb").rglob("events.out.tfevents.*"))
     # resumed when finished: said, nothing trained or evaluated again (it replayed its final
     # evaluation), its result printed as before
