@@ -59,7 +59,7 @@ def make_agent(name: str, rules=None, seed: int | None = 0, strict: bool = False
                          f"planner, planner:KEY=VALUE,..., planner:strong, by_round:1=A;3=B, sampled:policy=PATH,... or the path of a saved model (.zip) or exported policy (.pt)")
     from .policy import PolicyAgent, check_model_rules
     check_model_rules(name, rules, strict)
-    return PolicyAgent(name)
+    return PolicyAgent(name, rules=rules)
 
 
 __all__ = ["BASELINES", "PLANNER", "SAMPLED_PREFIX", "SCHEDULE_PREFIX", "is_builtin", "GreedyAgent", "RandomAgent", "ScriptedAgent", "make_agent"]

@@ -295,7 +295,13 @@ class PolicyAgent:
 
     needs_state = False
 
-    def __init__(self, model_or_path, deterministic: bool = True, device: str = "cpu"):
+    def __init__(self, model_or_path, deterministic: bool = True, device: str = "cpu",
+                 rules=None):
+        # `rules`: the env's, for a policy trained on dict observations (obs_mode "dict") that
+        # is given the flat ones (evaluate.py, pools, duels): its parts are the flat vector's
+        # slices under those rules (rune_env.envs.observation.ObservationLayout)
+        self._rules = rules
+        self._parts: list | None = None
         if isinstance(model_or_path, (str, Path)):
             loader = load_policy if str(model_or_path).endswith(".pt") else load_model
             self.model = loader(model_or_path, device)
@@ -309,6 +315,7 @@ class PolicyAgent:
         space = getattr(self.model, "observation_space", None)
         shape = getattr(space, "shape", None)
         self.observation_size = int(shape[0]) if shape is not None and len(shape) == 1 else None
+        self._dict_space = space if type(space).__name__ == "Dict" else None
         actions = getattr(getattr(self.model, "action_space", None), "n", None)
         self.action_count = int(actions) if actions is not None else None
         # a masked policy is put in evaluation mode once, here, instead of at every predict()
@@ -390,7 +397,31 @@ class PolicyAgent:
             f"chooses among {self.action_count} actions; this env gives {got} entries and "
             f"{actions} actions (a policy of another env, or of rules with other tables)")
 
+    def _as_dict(self, flat: np.ndarray) -> dict:
+        """A flat observation as the dict one this policy was trained on: each part the flat
+        vector's slice (`ObservationLayout` of the rules given, or the defaults). A policy whose
+        parts are not this env's is refused in one line."""
+        if self._parts is None:
+            from rune_env.envs.observation import ObservationLayout
+            from rune_env.rules import default_rules
+            layout = ObservationLayout.of(self._rules or default_rules())
+            want = {k: tuple(v.shape) for k, v in self._dict_space.spaces.items()}
+            have = {k: tuple(v) for k, v in layout.shapes.items()}
+            if want != have:
+                raise PolicyLoadError(
+                    f"{self.name}: the policy reads a dict observation of parts {want}; this "
+                    f"env's are {have} (a policy of another env, or of rules with other tables)")
+            self._parts = [(k, layout.slices[k], layout.shapes[k]) for k in layout.shapes]
+            self._flat_size = layout.size
+        if flat.shape[-1] != self._flat_size:
+            raise PolicyLoadError(
+                f"{self.name}: the policy reads a dict observation of {self._flat_size} entries "
+                f"in all; this env gives {flat.shape[-1]} (a policy of another env)")
+        return {k: flat[..., s].reshape(flat.shape[:-1] + shape) for k, s, shape in self._parts}
+
     def act(self, observation, action_mask: np.ndarray, state=None) -> int:
+        if self._dict_space is not None and isinstance(observation, np.ndarray):
+            observation = self._as_dict(observation)
         size = self.observation_size
         actions = self.action_count
         if isinstance(observation, np.ndarray) and size is not None and (

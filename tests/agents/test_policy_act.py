@@ -56,3 +56,36 @@ def test_act_is_predicts_action(path, monkeypatch):
     # every state through the distribution, as predict() does: the same again
     monkeypatch.setattr(policy_module, "ARGMAX_GAP", float("inf"))
     assert [agent.act(o, m) for o, m in states] == expected
+
+
+def test_a_dict_observation_policy_acts_on_flat_observations_as_on_its_own():
+    """A policy trained with obs_mode "dict" (MultiInputPolicy) given the flat observation that
+    evaluate.py, pools and duels hand every agent: PolicyAgent cuts it into the dict parts (the
+    flat vector's slices, ObservationLayout) and takes the action predict() takes on the env's
+    own dict observation, step for step (it was an IndexError inside the MLP fast path). A
+    policy whose parts are not the env's is refused in one line."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.policy import PolicyLoadError
+    from rune_env.rules import default_rules
+    rules = default_rules()
+    dict_env = RuneRunEnv(obs_mode="dict", opponents="generator")
+    model = MaskablePPO("MultiInputPolicy", dict_env, n_steps=32, batch_size=32, n_epochs=1,
+                        seed=0, policy_kwargs={"net_arch": [16]}, device="cpu")
+    model.learn(32)
+    agent = PolicyAgent(model, rules=rules)
+    flat_env = RuneRunEnv(opponents="generator")
+    obs_d, _ = dict_env.reset(seed=3)
+    obs_f, info = flat_env.reset(seed=3)
+    for _ in range(40):
+        mask = flat_env.action_masks()
+        want, _ = model.predict(obs_d, action_masks=dict_env.action_masks(), deterministic=True)
+        got = agent.act(obs_f, mask)
+        assert got == int(want)
+        obs_d, _, done, _, _ = dict_env.step(got)
+        obs_f, _, done_f, _, _ = flat_env.step(got)
+        assert done == done_f
+        if done:
+            break
+    with pytest.raises(PolicyLoadError, match="this env gives 12"):
+        agent.act(np.zeros(12, np.float32), np.ones(3, bool))
