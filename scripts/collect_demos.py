@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail("--out FILE.npz is required (or --check FILE.npz)")
     if os.path.lexists(a.out) and not os.path.isdir(a.out) and not a.force:
         return fail(f"--out {a.out}: exists (pass --force to replace it)")
-    if problem := check_output(a.out, "--out"):
+    if problem := check_output(a.out, "--out", (".npz",)):
         return fail(problem)
     env_kwargs = {"rank": a.rank, **rules_env_kwargs(a)}
     if a.opponents is not None:

@@ -38,7 +38,8 @@ def build_parser():
                    help="a legend label per run (default: the run directories' names)")
     p.add_argument("--line", nargs="+", default=[], metavar="VALUE:LABEL",
                    help="levels to draw, e.g. 0.676:greedy, each VALUE within +-1e12 (a "
-                        "negative one as --line=-0.5:x, argparse's way) (default: none)")
+                        "negative one as --line=-0.5:x, argparse's way; without :LABEL the "
+                        "value is its label) (default: none)")
     p.add_argument("--max-steps", type=int_in(1, MAX_STEPS), default=None, metavar="N",
                    help=f"draw steps up to N, 1..{MAX_STEPS} (default: all)")
     p.add_argument("--out", default=str(ROOT / "runs" / "curves.png"), metavar="FILE",

@@ -21,7 +21,7 @@ from agents.policy.trust import save_checkpoint
 from rune_env.rules.config import KINDS
 
 from .resume import collect_state, restore_pending_log, run_identity, save_state
-from .config import eval_rules
+from .config import eval_rules, run_env_kwargs
 from .run_dirs import TrainClock
 from .train_config import TrainConfig
 
@@ -269,7 +269,8 @@ def build_callbacks(cfg: TrainConfig, run_dir: Path, clock: TrainClock, progress
     ckpt = Checkpoints(cfg.checkpoint_every, str(run_dir / "checkpoints"), clock,
                        run_identity(cfg))
     # the evaluation first: a boundary's checkpoint then keeps its counter as of after it
-    callbacks = [PeriodicEval(cfg.eval.every, cfg.eval.episodes, cfg.eval.seed, cfg.env_kwargs,
+    callbacks = [PeriodicEval(cfg.eval.every, cfg.eval.episodes, cfg.eval.seed,
+                              run_env_kwargs(cfg.env_kwargs),
                               eval_rules(cfg.env_kwargs), run_dir,
                               at_end=not cfg.final_eval_episodes),
                  ckpt, GameMetrics(cfg.metrics_every)]

@@ -18,6 +18,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from rune_env.files import MAX_YAML_BYTES, read_text, safe_load_yaml, write_text_atomic, yaml_problem
 
+from agents.cli.provenance import REPO
+
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=-]*")
 
 
@@ -170,6 +172,36 @@ def read_yaml(path: str | Path, overrides: dict | None = None) -> Any:
         data = {}
     if isinstance(data, dict):
         data.update(given)
+    return from_repository(data)
+
+
+# a file named inside a config's text: a path ending so, or such a path inside an agent's name
+# (by_round:1=A;3=B, sampled:policy=A,...)
+_PATH_END = (".pt", ".zip", ".yaml", ".yml", ".json", ".json.gz", ".npz")
+_PATH_TOKEN = re.compile(r"[^;=,\s]+")
+
+
+def _repo_path(text: str) -> str:
+    """`text` as it is when it is no relative file path, or the file exists from the current
+    directory; else the repository's file of that path, if there is one."""
+    if not text.endswith(_PATH_END) or Path(text).is_absolute() or Path(text).exists():
+        return text
+    shipped = REPO / text
+    return str(shipped) if shipped.is_file() else text
+
+
+def from_repository(data: Any) -> Any:
+    """A config's data with each relative file path that names no file from the current
+    directory but one of the repository (the shipped configs name agents/models/..., configs/...
+    from the repository root) made that file's absolute path; every other value as it is. So a
+    shipped config runs from any directory, as its --runs-dir default does; a path that exists
+    from the current directory is read there, as given."""
+    if isinstance(data, dict):
+        return {k: from_repository(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [from_repository(v) for v in data]
+    if isinstance(data, str) and len(data) <= 4096:
+        return _PATH_TOKEN.sub(lambda m: _repo_path(m.group(0)), data)
     return data
 
 
@@ -195,6 +227,17 @@ def eval_rules(env_kwargs: dict | None):
     from rune_env.envs.run_env import resolve_rules
     kw = env_kwargs or {}
     return resolve_rules(kw.get("rules"), kw.get("rules_overrides"))
+
+
+# RuneDraft-v0's own options: a training run's evaluations play whole runs of RuneRun-v0, as
+# every agent's do (the game's measure: mean wins and clear rate), so these apply to training only
+DRAFT_ONLY_KWARGS = ("round", "budget", "start_board")
+
+
+def run_env_kwargs(env_kwargs: dict | None) -> dict:
+    """A training config's env options as RuneRun-v0 takes them, for its evaluations: RuneDraft-v0's
+    own options left out (DRAFT_ONLY_KWARGS)."""
+    return {k: v for k, v in (env_kwargs or {}).items() if k not in DRAFT_ONLY_KWARGS}
 
 
 def rules_hash(env_kwargs: dict) -> str:

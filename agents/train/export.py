@@ -22,7 +22,7 @@ from agents.policy import EXPORT_FORMAT, EXPORT_VERSION, PolicyAgent, export_pol
 from agents.policy.file import looks_pickled, write_policy_file
 from agents.cli.provenance import REPO, git_commit, sha256_of, shown
 
-from .config import rules_hash
+from .config import rules_hash, run_env_kwargs
 
 
 
@@ -92,7 +92,7 @@ def export_checkpoint(checkpoint: Path, out: Path, dtype: str = "float16", check
         except yaml.YAMLError as exc:
             raise ExportError(f"{run / 'config.yaml'}: cannot read the run's config ({exc})") from None
     env_kwargs = dict(config.get("env_kwargs") or {})
-    config_file = _config_file(config.get("name"), root)
+    config_file, command = _reproduction(config, run, root)
     card: dict[str, Any] = {
         "policy": shown(out, root),
         "format": format_line(dtype),
@@ -101,8 +101,7 @@ def export_checkpoint(checkpoint: Path, out: Path, dtype: str = "float16", check
         "config": config_file,
         "seed": config.get("seed"), "timesteps": steps, "rules_hash": rules_hash(env_kwargs),
         "env_kwargs": env_kwargs,
-        "command": (f"python scripts/train.py --config {config_file} "
-                    f"--seed {config.get('seed')}") if config else None,
+        "command": command,
         "export_command": f"python scripts/export_policy.py {shown(checkpoint, root)} "
                           f"--out {shown(out, root)}" + ("" if dtype == "float16" else f" --dtype {dtype}"),
         "commit": git_commit(root),
@@ -117,7 +116,7 @@ def export_checkpoint(checkpoint: Path, out: Path, dtype: str = "float16", check
         export_policy(model, tmp, dtype=dtype)
         if check_episodes:
             card["agreement"] = agreement(model, load_policy(tmp), check_episodes, check_seed,
-                                          env_kwargs, progress)
+                                          run_env_kwargs(env_kwargs), progress)
         tmp.replace(out)
     finally:
         tmp.unlink(missing_ok=True)
@@ -132,11 +131,34 @@ def format_line(dtype: str) -> str:
             f"load with PolicyAgent(path)")
 
 
-def _config_file(name: str | None, root: Path) -> str | None:
-    if not name:
-        return None
-    path = root / "configs" / "train" / f"{name}.yaml"
-    return shown(path, root) if path.is_file() else None
+def _reproduction(config: dict, run: Path | None, root: Path) -> tuple[str | None, str | None]:
+    """The card's "config" and "command": the shipped configs/train/<name>.yaml and the
+    train.py command that trained the run from it (its --seed, and --total-timesteps where the
+    run's differs), when the run's config is that file's; else the run's own config.yaml, which
+    train.py reads as it is. (The card named the shipped file of the run's name, whatever the run
+    had changed: a copy with another ent_coef got the shipped config's command.)"""
+    from .train_config import read_config, validate_config
+    if not config or run is None:
+        return None, None
+    varying = ("seed", "total_timesteps")
+    try:
+        have = validate_config(config, str(run / "config.yaml")).model_dump(mode="json")
+    except ValueError:
+        have = None
+    path = root / "configs" / "train" / f"{config.get('name')}.yaml"
+    if have is not None and path.is_file():
+        try:
+            want = read_config(path).model_dump(mode="json")
+        except ValueError:
+            want = None
+        if want is not None and {k: v for k, v in want.items() if k not in varying} == \
+                {k: v for k, v in have.items() if k not in varying}:
+            steps = "" if have["total_timesteps"] == want["total_timesteps"] else \
+                f" --total-timesteps {have['total_timesteps']}"
+            return shown(path, root), (f"python scripts/train.py --config {shown(path, root)} "
+                                       f"--seed {have['seed']}{steps}")
+    own = shown(run / "config.yaml", root)
+    return own, f"python scripts/train.py --config {own}"
 
 
 def _train_seconds(run: Path, steps: int | None) -> float | None:
@@ -223,7 +245,8 @@ def convert_pickled(old: Path, out: Path, check_episodes: int = 20, check_seed: 
         if differ:
             raise ExportError(f"{old}: the converted weights differ from the old ones ({differ[:3]})")
         kwargs = env_kwargs if env_kwargs is not None else _card_env_kwargs(card)
-        check = agreement(loaded["policy"], new, check_episodes, check_seed, kwargs, progress) \
+        check = agreement(loaded["policy"], new, check_episodes, check_seed,
+                          run_env_kwargs(kwargs), progress) \
             if check_episodes else None
         if check is not None and check["same_actions"] != check["steps"]:
             raise ExportError(f"{old}: the converted policy chose differently in "

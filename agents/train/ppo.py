@@ -16,7 +16,7 @@ from pathlib import Path
 from agents.cli.progress import bar, say
 from agents.evaluation.runs import log_evaluation, summary_line, training_step
 
-from .config import eval_rules, rules_hash, sb3_policy_kwargs, write_json
+from .config import eval_rules, rules_hash, run_env_kwargs, sb3_policy_kwargs, write_json
 from .run_dirs import TrainClock, keep_history
 from .train_config import TrainConfig
 
@@ -135,7 +135,7 @@ def final_evaluation(cfg: TrainConfig, run_dir: Path, steps: int, seconds: float
     if episodes:
         with bar(episodes, "final evaluation", progress) as pb:
             res = evaluate(PolicyAgent(load_model(run_dir / "final_model.zip")), episodes,
-                           cfg.eval.seed, cfg.env_kwargs, progress=pb)
+                           cfg.eval.seed, run_env_kwargs(cfg.env_kwargs), progress=pb)
         from torch.utils.tensorboard import SummaryWriter
         rules = eval_rules(cfg.env_kwargs)      # the config's rules, not always the defaults
         with SummaryWriter(str(tb_dir)) as w:

@@ -299,8 +299,9 @@ def evaluate_policy(cfg: RLlibConfig, policy, episodes: int, progress=None) -> d
         res["opponent"] = cfg.eval.opponent
         return res
     from agents.evaluation.runs import evaluate
-    kwargs = {k: v for k, v in cfg.env_kwargs.items() if k not in ("round", "budget")}
-    return evaluate(agent, episodes, cfg.eval.seed, kwargs, progress=progress)
+    from .config import run_env_kwargs
+    return evaluate(agent, episodes, cfg.eval.seed, run_env_kwargs(cfg.env_kwargs),
+                    progress=progress)
 
 
 def log_eval(writer, cfg: RLlibConfig, res: dict, steps: int, image_tag: str) -> None:

@@ -82,6 +82,12 @@ class TrainConfig(Section):
         n_steps = self.ppo.n_steps if self.ppo.n_steps is not None else 2048
         if n_steps * self.n_envs < 2:
             raise ValueError(f"ppo.n_steps x n_envs must be > 1 (got {n_steps} x {self.n_envs})")
+        batch = self.ppo.batch_size
+        if batch is not None and batch > n_steps * self.n_envs:
+            # SB3 would take the whole rollout as one minibatch, not the size asked (left out,
+            # SB3's default of 64 does the same with a shorter rollout, as asked for nothing)
+            raise ValueError(f"ppo.batch_size {batch} is more than a rollout's n_steps x n_envs "
+                             f"= {n_steps} x {self.n_envs} = {n_steps * self.n_envs} steps")
         return self
 
     def to_yaml(self) -> dict[str, Any]:
@@ -124,6 +130,16 @@ def check_env(cfg: TrainConfig, source: str) -> None:
     except (TypeError, ValueError, OSError) as exc:
         raise ConfigError(f"{source}: env_kwargs: {exc}") from None
     try:
+        # the policy class reads the env's observation as it is: a Dict through
+        # MultiInputPolicy's CombinedExtractor, a Box through the others (else an AttributeError
+        # from inside SB3, after the run directory was made)
+        reads_dict = cfg.policy == "MultiInputPolicy"
+        if reads_dict != isinstance(env.observation_space, gym.spaces.Dict):
+            raise ConfigError(
+                f"{source}: policy {cfg.policy} reads "
+                + ("a dict observation; this env's is flat (give env_kwargs.obs_mode: dict)"
+                   if reads_dict else "a flat observation; this env's is a dict "
+                   "(env_kwargs.obs_mode: dict needs policy: MultiInputPolicy with masking: sb3)"))
         check_learner_size(cfg.ppo, cfg.n_envs, cfg.policy_kwargs, env, source)
     finally:
         env.close()

@@ -379,3 +379,26 @@ def test_a_runs_history_lines_that_are_not_evaluations_are_left_out(tmp_path):
     assert _train_seconds(tmp_path, 64) is None
     (tmp_path / "train_seconds.json").write_text('{"64": 12.5}')
     assert _train_seconds(tmp_path, 64) == 12.5
+
+
+def test_the_card_names_the_config_and_command_that_trained_the_run(tmp_path):
+    """The card named configs/train/<name>.yaml and its command whatever the run had changed: a
+    copy of quick.yaml with ent_coef 0.02 got quick.yaml's command, which trains another model.
+    Now: the shipped file and its command (with --total-timesteps when the run's differs) only
+    when the run's config is that file's; else the run's own config.yaml."""
+    from agents.cli.provenance import shown
+    from agents.train.export import _reproduction
+    from agents.train.train_config import read_config
+    quick = REPO / "configs" / "train" / "quick.yaml"
+    run = tmp_path / "run"
+    run.mkdir()
+    same = read_config(quick).to_yaml()
+    assert _reproduction({**same, "seed": 3}, run, REPO) == (
+        "configs/train/quick.yaml", "python scripts/train.py --config configs/train/quick.yaml --seed 3")
+    assert _reproduction({**same, "total_timesteps": 1024}, run, REPO)[1] == (
+        "python scripts/train.py --config configs/train/quick.yaml --seed 0 --total-timesteps 1024")
+    changed = {**same, "ppo": {**same["ppo"], "ent_coef": 0.02}}
+    own = shown(run / "config.yaml", REPO)
+    assert _reproduction(changed, run, REPO) == (own, f"python scripts/train.py --config {own}")
+    # a name of no shipped file: the run's own too (it said "--config None")
+    assert _reproduction({**same, "name": "mine"}, run, REPO)[0] == own

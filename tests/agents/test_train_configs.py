@@ -123,3 +123,19 @@ def test_an_empty_config_still_takes_the_command_lines_overrides(tmp_path):
     path.write_text("# nothing but a comment\n")
     cfg = read_config(path, {"seed": 7, "total_timesteps": 100})
     assert (cfg.seed, cfg.total_timesteps, cfg.name) == (7, 100, "empty")
+
+
+def test_a_shipped_config_reads_its_files_from_any_directory(tmp_path, monkeypatch):
+    """distill.yaml names its teachers from the repository root (agents/models/...): from
+    another directory it was "no such policy file". A relative path that names no file from the
+    current directory is read from the repository; one that does is read where it is."""
+    from agents.train.train_config import read_config
+    monkeypatch.chdir(tmp_path)
+    cfg = read_config(REPO / "configs" / "train" / "distill.yaml")
+    assert cfg.pretrain.agent == (f"by_round:1={REPO}/agents/models/expert_s1_2000k.pt;"
+                                  f"3={REPO}/agents/models/long_mentor_s1.pt")
+    mine = tmp_path / "agents" / "models" / "expert_s1_2000k.pt"
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes((REPO / "agents" / "models" / "expert_s1_2000k.pt").read_bytes())
+    cfg = read_config(REPO / "configs" / "train" / "distill.yaml")
+    assert cfg.pretrain.agent.startswith("by_round:1=agents/models/expert_s1_2000k.pt;3=/")

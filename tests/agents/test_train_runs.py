@@ -413,3 +413,44 @@ def test_the_last_step_is_evaluated_once_with_a_final_evaluation(tmp_path):
     assert [line.split(":")[0] for line in r.stdout.splitlines() if "evaluation at " in line] == \
         ["evaluation at 128 steps", "final evaluation at 256 steps"]
     assert steps_of(accumulator(runs / "once" / "tb" / "run_1"), "eval/clear_rate") == [128, 256]
+
+
+def test_a_draft_run_with_its_own_options_is_evaluated_on_whole_runs(tmp_path):
+    """RuneDraft-v0 with its own options (round 5, budget 40) trains, then its periodic and final
+    evaluations play whole RuneRun-v0 runs, as every run's do: without the draft's options, which
+    RuneRunEnv does not take (a TypeError after training, leaving no eval.json)."""
+    config = tiny_config(tmp_path / "draft.yaml", env_id="rune_env/RuneDraft-v0",
+                         env_kwargs={"round": 5, "budget": 40, "rank": "apprentice",
+                                     "opponents": "generator"},
+                         eval={"every": 128, "episodes": 1, "seed": 0})
+    runs = tmp_path / "runs"
+    r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "draft")
+    assert r.returncode == 0, r.stderr[-2000:]
+    res = json.loads((runs / "draft" / "eval.json").read_text())
+    assert res["episodes"] == 1 and res["rounds_survived"] >= 1
+    assert len((runs / "draft" / "eval_history.jsonl").read_text().splitlines()) == 1
+
+
+@pytest.mark.parametrize("changes, words", [
+    ({"policy": "MlpPolicy", "env_kwargs": {"obs_mode": "dict", "opponents": "generator"}},
+     ("policy MlpPolicy reads a flat observation; this env's is a dict",)),
+    ({"policy": "MultiInputPolicy", "masking": "sb3"},
+     ("policy MultiInputPolicy reads a dict observation; this env's is flat",)),
+    ({"ppo": {"n_steps": 64, "batch_size": 4096}},
+     ("ppo.batch_size 4096 is more than a rollout's n_steps x n_envs = 64 x 2 = 128 steps",)),
+])
+def test_a_policy_that_cannot_read_the_envs_observation_is_refused_before_the_run(
+        tmp_path, changes, words):
+    """A policy class that does not read the env's observations was an AttributeError from
+    inside SB3 after config.yaml and tb/ were written (the run name then taken); a batch larger
+    than the rollout trained with the rollout as its one minibatch. Each is one error line, and
+    no run directory."""
+    config = tiny_config(tmp_path / "bad.yaml")
+    cfg = yaml.safe_load(config.read_text())
+    for key, value in changes.items():
+        cfg[key] = {**cfg[key], **value} if key == "ppo" else value
+    config.write_text(yaml.safe_dump(cfg))
+    runs = tmp_path / "runs"
+    r = run(TRAIN, "--config", config, "--runs-dir", runs, "--run-name", "bad")
+    assert_one_line_error(r, *words)
+    assert not (runs / "bad").exists()
