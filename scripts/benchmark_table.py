@@ -243,21 +243,21 @@ def _main(argv: list[str] | None) -> int:
         runs = episodes_at(a.at, ranks, a.episodes, rules)
     except ValueError as exc:
         return fail(str(exc))
-    from agents.evaluation.labels import agent_label
-    if agent_label(a.top) == FLOOR:
+    from agents.evaluation.labels import same_agent
+    if same_agent(a.top, FLOOR):
         return fail(f"--top {a.top}: the top must not be the floor ({FLOOR})")
     for name in [*a.agents, a.top]:      # every agent checked before anything is played
         try:
             make_agent(name, rules, seed=a.seed)
         except ValueError as exc:
             return fail(str(exc))
-    labels = [agent_label(n) for n in a.agents]
-    if len(set(labels)) != len(labels):
-        return fail("--agents: an agent is given twice")
-    agents = [n for n in a.agents if agent_label(n) not in (FLOOR, agent_label(a.top))]
+    for i, name in enumerate(a.agents):
+        if any(same_agent(name, other) for other in a.agents[:i]):
+            return fail(f"--agents: {name!r} is given twice")
+    agents = [n for n in a.agents if not (same_agent(n, FLOOR) or same_agent(n, a.top))]
     if not agents:
         return fail(f"--agents: give an agent besides the floor ({FLOOR}) and the top "
-                    f"({agent_label(a.top)}), which are always in the table")
+                    f"({a.top}), which are always in the table")
     out = Path(a.out or ROOT / "runs" / f"benchmark_s{a.seed}")
     if (problem := check_output_dir(out, "--out")):
         return fail(problem)
@@ -273,7 +273,7 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _benchmark(a, rules, ranks, runs, agents, out) -> int:
-    from agents.evaluation.labels import agent_label
+    from agents.evaluation.labels import agent_labels
     table: dict[str, dict] = {}
     with bar(len(ranks), "ranks", a.progress, unit="rank") as progress, \
             ThreadPoolExecutor(max_workers=a.jobs) as pool:
@@ -287,7 +287,9 @@ def _benchmark(a, rules, ranks, runs, agents, out) -> int:
             for f in futures.values():
                 f.cancel()
             raise _Refused(str(exc)) from None
-    context = {"floor": FLOOR, "top": agent_label(a.top), "seed": a.seed,
+    # the top's label as evaluate.py gives it (agent_labels over its agents, floor and top)
+    top_label = agent_labels([*agents, FLOOR, a.top])[-1]
+    context = {"floor": FLOOR, "top": top_label, "seed": a.seed,
                "rules_hash": rules.hash, "episodes": runs}
     try:
         write_outputs(out, table, ranks, rules, context)

@@ -58,7 +58,8 @@ from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.evaluation.runs import evaluate_by_name, ms_per_action
 from agents.evaluation.normalize import FLOOR, TOP, log_score, normalized_scores
 from agents.evaluation.paired import MEASURES, format_paired, paired_differences
-from agents.evaluation.labels import agent_label, fresh_tb_run, rank_name, tb_dir_name
+from agents.evaluation.labels import (agent_label, agent_labels, fresh_tb_run, rank_name,
+                                     same_agent, tb_dir_name)
 from agents.cli.progress import bar
 from agents.cli.args import (add_count_argument, add_json_argument, add_opponents_argument,
                              add_play_arguments, add_rules_argument, add_seed_argument, agent_name,
@@ -349,16 +350,21 @@ def main(argv: list[str] | None = None) -> int:
     except (PoolError, OSError, ValueError) as exc:   # a missing or corrupt pool, one of other rules with --strict
         return fail(str(exc))
     names = list(a.agents)
+    for i, name in enumerate(names):
+        if any(same_agent(name, other) for other in names[:i]):
+            return fail(f"--agents: {name!r} is given twice")
     if a.normalize is not None:      # the floor and the top play too, after the named agents
-        labels = {agent_label(n) for n in names}
-        names += [n for n in (FLOOR, a.normalize) if agent_label(n) not in labels]
-        if agent_label(a.normalize) == FLOOR:
+        names += [n for n in (FLOOR, a.normalize) if not any(same_agent(n, m) for m in names)]
+        if same_agent(a.normalize, FLOOR):
             return fail(f"--normalize {a.normalize}: the top must not be the floor ({FLOOR})")
+    if a.paired and len(names) < 2:
+        return fail("--paired: give two agents or more (or --normalize, whose floor and top "
+                    "play too): it compares each pair")
     agents: dict[str, object] = {}
-    for name in names:
-        label = agent_label(name)
-        if label in agents:
-            return fail(f"--agents: {name!r} is given twice (label {label!r})")
+    # two files that would share a label (two runs' iter_2/policy.pt) are named by more of
+    # their paths (agent_labels)
+    labels = agent_labels(names)
+    for name, label in zip(names, labels):
         try:
             agents[label] = make_agent(name, rules, seed=a.seed, strict=a.strict)
         except ValueError as exc:   # an unknown name; PolicyLoadError (missing, corrupt) is a ValueError
@@ -386,7 +392,10 @@ def main(argv: list[str] | None = None) -> int:
     # what every evaluation here was played against: in the CSV's rows and TensorBoard's text
     context = {"rank": rank, "opponents": opponents_label(a.opponents, rules, rank),
                "rules_hash": rules.hash, "episodes": a.episodes, "seed": a.seed}
-    floor, top = agent_label(FLOOR), agent_label(a.normalize or TOP)
+    def label_of(wanted: str) -> str:     # the label the agent got (agent_labels), by name
+        return next((lb for n, lb in zip(names, labels) if same_agent(n, wanted)),
+                    agent_label(wanted))
+    floor, top = label_of(FLOOR), label_of(a.normalize or TOP)
     normalized = None if a.normalize is None else normalize(results, floor, top, a.seed)
     pairs = (paired_differences({n: r["runs"] for n, r in results.items()}, a.seed)
              if a.paired else [])

@@ -42,7 +42,7 @@ from agents.evaluation.runs import evaluate
 from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.evaluation.runs import evaluate_by_name
 from agents.evaluation.ratings import fit_bradley_terry, rating_intervals
-from agents.evaluation.labels import agent_label, tb_dir_name
+from agents.evaluation.labels import agent_labels, same_agent, tb_dir_name
 from agents.evaluation.runs import MAX_EPISODES
 from agents.cli.args import (MAX_RESAMPLES, MAX_SAMPLES, add_count_argument, add_json_argument,
                              add_opponents_argument, add_play_arguments, add_rules_argument,
@@ -160,10 +160,11 @@ def main(argv: list[str] | None = None) -> int:
     agents = {}
     # each agent shown as evaluate.py and the benchmark table name it (a policy file as
     # <folder>/<stem>: models/apprentice_s0), in the table, ladder.json and TensorBoard
-    labels = {name: agent_label(name) for name in a.agents}
-    if len(set(labels.values())) < len(labels):
-        twice = sorted({lb for lb in labels.values() if list(labels.values()).count(lb) > 1})
-        return fail(f"--agents: two agents would both be named {twice[0]}")
+    # (two files that would share a label are named by more of their paths: agent_labels)
+    for i, name in enumerate(a.agents):
+        if any(same_agent(name, other) for other in a.agents[:i]):
+            return fail(f"--agents: {name!r} is given twice")
+    labels = dict(zip(a.agents, agent_labels(list(a.agents))))
     for name in a.agents:
         try:
             agents[name] = make_agent(name, rules, seed=a.seed, strict=a.strict)

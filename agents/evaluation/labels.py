@@ -16,6 +16,42 @@ def agent_label(name: str) -> str:
     return name
 
 
+def _label_with_folders(name: str, folders: int) -> str:
+    """`agent_label` with `folders` more of the path's folders before it (from the absolute
+    path: a relative name has as many as its file)."""
+    p = Path(name)
+    parent = p.parent.parent if p.parent.name == "checkpoints" else p.parent
+    names = [d.name for d in (parent.absolute(), *parent.absolute().parents) if d.name]
+    return "/".join([*reversed(names[:1 + folders]), p.stem])
+
+
+def same_agent(a: str, b: str) -> bool:
+    """Two names of one agent: the same text, or two paths of one file."""
+    if a == b:
+        return True
+    try:
+        return Path(a).is_file() and Path(b).is_file() and Path(a).samefile(b)
+    except OSError:
+        return False
+
+
+def agent_labels(names: list[str]) -> list[str]:
+    """Each name's label (`agent_label`). Where different files would share one (two runs'
+    iter_2/policy.pt), each of them is named by more of its path, a folder at a time, until the
+    labels differ (exit1/iter_2/policy, exit2/iter_2/policy). The same agent given twice
+    (`same_agent`) is the caller's to refuse; its labels stay equal."""
+    labels = [agent_label(n) for n in names]
+    for folders in range(1, 64):
+        clashing = {lb for lb in labels if labels.count(lb) > 1}
+        if not clashing:
+            break
+        labels = [_label_with_folders(n, folders)
+                  if lb in clashing and not any(same_agent(n, m) for m in names if m is not n)
+                  and (Path(n).suffix == ".zip" or Path(n).exists()) else lb
+                  for n, lb in zip(names, labels)]
+    return labels
+
+
 def tb_dir_name(label: str) -> str:
     """An agent's TensorBoard sub-run: its label with '/' as '_' (runs/x/final_model -> x_final_model)."""
     return label.replace("/", "_").replace("\\", "_")

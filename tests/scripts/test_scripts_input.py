@@ -356,19 +356,16 @@ def test_ctrl_c_is_one_line_and_leaves_no_output(tmp_path):
     assert not out.exists() and not list(tmp_path.iterdir())
 
 
-def test_ladder_names_policies_as_evaluate_does_and_refuses_two_of_one_name(tmp_path, script_main):
+def test_ladder_names_policies_as_evaluate_does_and_refuses_one_agent_twice(tmp_path, script_main):
     """A policy file is 'models/apprentice_s0' in the ladder as in evaluate.py and the benchmark
     table (the ladder said 'agents/models/apprentice_s0.pt'); two files that would share that
-    name are refused before anything is played."""
-    import shutil
+    name are named by more of their paths (test_labels.py); one file given twice, by two paths,
+    is refused before anything is played."""
     shipped = REPO / "agents" / "models" / "apprentice_s0.pt"
-    copy = tmp_path / "models" / "apprentice_s0.pt"
-    copy.parent.mkdir()
-    shutil.copy(shipped, copy)
-    r = script_main("ladder", "--agents", shipped, copy, "--episodes", "1",
+    other_path = REPO / "agents" / "models" / ".." / "models" / "apprentice_s0.pt"
+    r = script_main("ladder", "--agents", shipped, other_path, "--episodes", "1",
                     "--out", tmp_path / "ladder", "--no-progress")
-    assert r.returncode == 2 and r.stderr.strip().endswith(
-        "--agents: two agents would both be named models/apprentice_s0")
+    assert r.returncode == 2 and r.stderr.strip().endswith(f"--agents: '{other_path}' is given twice")
     out = tmp_path / "ladder2"
     r = script_main("ladder", "--agents", "greedy", shipped, "--episodes", "1", "--samples", "1",
                     "--out", out, "--json", "--no-progress")
