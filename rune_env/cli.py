@@ -282,11 +282,21 @@ def _replay(args: argparse.Namespace) -> int:
     rules = load_rules(args.rules)
     a = board_arg(args.board_a, rules)
     b = board_arg(args.board_b, rules)
-    page = replay_html(a, b, rules, names=(Path(args.board_a).stem, Path(args.board_b).stem))
+    page = replay_html(a, b, rules, names=(_board_name(args.board_a), _board_name(args.board_b)))
     write_text_atomic(out, page)
     print(printable_line(f"wrote {out}: the replay of {Path(args.board_a).name} against "
                          f"{Path(args.board_b).name}"))
     return 0
+
+
+def _board_name(arg: str) -> str:
+    """A board argument as the replay names its side: the file's name without .json(.gz), and a
+    pool's ghost with its round and index (sage@15:0; its stem was "sage.json")."""
+    name = Path(arg).name
+    base, at, ghost = name.rpartition("@") if "@" in name else (name, "", "")
+    for suffix in (".gz", ".json"):
+        base = base.removesuffix(suffix)
+    return f"{base}{at}{ghost}"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -211,12 +211,20 @@ def figure(path: Path, table: dict, ranks: list[str], agents: list[str], context
             lo.append(v - n["ci"][0] if n["ci"][0] is not None else 0.0)
             hi.append(n["ci"][1] - v if n["ci"][1] is not None else 0.0)
         shift = (i - (len(agents) - 1) / 2) * 0.03
+        colour = colours[(2 * i) % 20 + (i // 10) % 2]
         ax.errorbar(xs + shift, ys, yerr=[lo, hi], marker=markers[i % len(markers)], ms=3.5, lw=1,
-                    capsize=2, label=name, color=colours[(2 * i) % 20 + (i // 10) % 2])
+                    capsize=2, label=name, color=colour)
+        # a score whose interval has no bound ('-' in the table) is hollow: no certainty shown
+        loose = [k for k, rank in enumerate(ranks)
+                 if None in table[rank]["normalized"]["scores"][name]["ci"]
+                 and not np.isnan(ys[k])]
+        if loose:
+            ax.plot(xs[loose] + shift, [ys[k] for k in loose], ls="none",
+                    marker=markers[i % len(markers)], ms=6, mfc="white", mec=colour)
     ax.axhline(0.0, color="#999999", lw=0.8, ls="--")
     ax.axhline(1.0, color="#999999", lw=0.8, ls="--")
     ax.set_xticks(xs, ranks, fontsize=8)
-    ax.set_ylabel("normalized mean wins (floor 0, top 1)", fontsize=8)
+    ax.set_ylabel("normalized mean wins (floor 0, top 1; hollow: no interval)", fontsize=8)
     ax.set_title(f"benchmark: {context['floor']} = 0, {context['top']} = 1 (seed {context['seed']},"
                  f" rules {context['rules_hash']})", fontsize=9)
     # the legend beside the lines, not on them

@@ -238,6 +238,14 @@ def head_to_head(results, names: list[str], agents: list[str]) -> dict:
     return out
 
 
+def picture_scores(out: dict) -> np.ndarray:
+    """ladder.json's matrix as the picture shows it: a cell of no games is NaN, drawn grey (not
+    played): pools never meet each other, nor a name itself (the JSON keeps the diagonal's 0.5,
+    the value of a player against itself, which the equilibrium reads)."""
+    return np.array([[np.nan if v is None or g == 0 else v for v, g in zip(row, games)]
+                     for row, games in zip(out["matrix"]["scores"], out["matrix"]["games"])])
+
+
 def write_pictures(out: dict, ratings: dict, out_dir: Path) -> None:
     """The win-rate matrix as out_dir/matrix.png and in TensorBoard (out_dir/tb/matrix, image
     ladder/win_matrix), and each name's rating (out_dir/tb/<name>, ladder/rating)."""
@@ -245,8 +253,7 @@ def write_pictures(out: dict, ratings: dict, out_dir: Path) -> None:
 
     from agents.evaluation.charts import DPI, to_array, win_matrix_figure
     names = out["matrix"]["names"]
-    scores = np.array([[np.nan if v is None else v for v in row]
-                       for row in out["matrix"]["scores"]])
+    scores = picture_scores(out)
     fig = win_matrix_figure(names, scores, f"rules {out['rules_hash']}, seed {out['seed']}")
     fig.savefig(out_dir / "matrix.png", dpi=DPI)       # the file, then the same figure as an image
     with SummaryWriter(str(out_dir / "tb" / "matrix")) as w:

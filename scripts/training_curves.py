@@ -27,6 +27,7 @@ from agents.cli.args import (CHART_SUFFIXES, MAX_STEPS, add_json_argument, check
                              int_in, script_parser)
 
 DEFAULT_TAG = "game/battle_win_rate"
+FEW_POINTS = 40          # a curve of at most this many points gets a dot on each
 
 
 def build_parser():
@@ -121,6 +122,26 @@ def pretrain_note(run: Path) -> str:
 MAX_LINE_VALUE = 1e12      # a reference line's value (matplotlib cannot lay out an axis to 1e308)
 
 
+def chart_title(runs: list[Path], tag: str) -> str:
+    """The tag, and the rules hashes and seeds of the runs (from each run's config.yaml; a run
+    whose config does not read is left out of them)."""
+    from agents.train.config import ConfigError, rules_hash
+    from agents.train.train_config import read_config
+    hashes, seeds = [], []
+    for run in runs:
+        try:
+            cfg = read_config(run / "config.yaml")
+            hashes.append(rules_hash(cfg.env_kwargs))
+            seeds.append(str(cfg.seed))
+        except (ConfigError, ValueError, OSError):
+            continue
+    parts = [tag]
+    if hashes:
+        parts.append("rules " + ", ".join(dict.fromkeys(hashes)))
+        parts.append("seeds " + ", ".join(seeds))
+    return " · ".join(parts)
+
+
 def parse_lines(items: list[str]) -> list[tuple[float, str]]:
     out = []
     for item in items:
@@ -156,14 +177,20 @@ def main(argv: list[str] | None = None) -> int:
     for i, run in enumerate(runs):
         pts = curves[str(run)]
         label = (a.labels[i] if a.labels else run.name) + pretrain_note(run)
-        ax.plot([s for s, _ in pts], [v for _, v in pts], lw=1.2, label=label)
+        # a dot on each point of a short curve: one point alone is no line, and was not drawn
+        ax.plot([s for s, _ in pts], [v for _, v in pts], lw=1.2, label=label,
+                marker="o" if len(pts) <= FEW_POINTS else None, markersize=3)
+    values = [v for pts in curves.values() for _, v in pts] + [v for v, _ in lines]
+    if a.tag.endswith("rate") and values and all(0.0 <= v <= 1.0 for v in values):
+        ax.set_ylim(0.0, 1.0)         # a rate on its whole scale, so runs compare by eye
     for value, label in lines:
         ax.axhline(value, color="#777777", lw=0.8, ls="--")
         ax.text(ax.get_xlim()[1], value, f"{label} ", fontsize=7, ha="right", va="bottom",
                 color="#555555")
     ax.set_xlabel("environment steps of PPO", fontsize=8)
     ax.set_ylabel(a.tag, fontsize=8)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title(chart_title(runs, a.tag), fontsize=8)
+    ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     save(fig, a.out)

@@ -70,7 +70,9 @@ def win_matrix_figure(names: list[str], scores: np.ndarray, title: str = ""):
         for j in range(n):
             if played[i, j]:
                 v = float(m[i, j])
-                ax.text(j, i, f"{v:.2f}"[1:] if v < 1 else "1.0", ha="center", va="center",
+                # two decimals, the leading 0 left out to fit: 0.996 is "1.00", not ".00"
+                text = f"{v:.2f}"
+                ax.text(j, i, text[1:] if text.startswith("0.") else text, ha="center", va="center",
                         fontsize=7, color="white" if abs(v - 0.5) > 0.35 else "black")
     ax.set_xticks(range(n), [str(i) for i in range(n)], fontsize=7)
     ax.xaxis.tick_top()

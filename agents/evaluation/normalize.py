@@ -100,12 +100,24 @@ def normalized_figure(rank: str, labels: list[str], scores: dict[str, dict], tit
             for lab, v in zip(shown, values)]
     highs = [(scores[lab]["ci"][1] if scores[lab]["ci"][1] is not None else v) - v
              for lab, v in zip(shown, values)]
-    ax.barh(ys, values, xerr=[lows, highs], color="#4c72b0", ecolor="#333333", capsize=3)
+    # a score whose interval has no bound (the top's mean wins too near the floor's for the
+    # ratio to mean much: '-' in the table) is a grey bar marked so, not a certain blue one
+    undefined = [None in scores[lab]["ci"] for lab in shown]
+    ax.barh(ys, values, xerr=[lows, highs], ecolor="#333333", capsize=3,
+            color=["#bbbbbb" if u else "#4c72b0" for u in undefined])
+    for y, v, u in zip(ys, values, undefined):
+        if u:
+            ax.text(v, y, "  no interval", fontsize=7, color="#666666", va="center")
     ax.set_yticks(ys, shown, fontsize=8)
+    from matplotlib.transforms import blended_transform_factory
+    above = blended_transform_factory(ax.transData, ax.transAxes)
     for x, name in ((0.0, "floor"), (1.0, "top")):
         ax.axvline(x, color="#999999", lw=0.8, ls="--")
-        ax.text(x, len(shown) - 0.4, name, fontsize=7, color="#666666", ha="center")
+        ax.text(x, 1.01, name, fontsize=7, color="#666666", ha="center", va="bottom",
+                transform=above)
     ax.set_xlabel("normalized mean wins: (agent - floor) / (top - floor), 95% interval", fontsize=8)
-    ax.set_title(title or f"normalized scores at {rank}", fontsize=9)
+    import textwrap
+    ax.set_title("\n".join(textwrap.wrap(title or f"normalized scores at {rank}", 78)),
+                 fontsize=9, pad=12)
     fig.tight_layout()
     return fig

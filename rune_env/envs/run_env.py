@@ -528,7 +528,7 @@ class RuneRunEnv(gym.Env):
             return None
         if self.render_mode == "rgb_array":
             from ..pictures import state_rgb_array
-            return state_rgb_array(self.state)
+            return state_rgb_array(self.state, round_shown=self._round_shown())
         from ..terminal.screen import view
         lines = view(self.state)
         b = self._last_battle
@@ -538,6 +538,11 @@ class RuneRunEnv(gym.Env):
         if self.state.over:
             lines.append("run cleared" if self.state.cleared else "run over")
         return "\n".join(lines)
+
+
+    def _round_shown(self) -> int | None:
+        """The round a frame names: the state's (RuneDraftEnv: the round fought, at the end)."""
+        return None
 
 
 class RuneDraftEnv(RuneRunEnv):
@@ -586,6 +591,11 @@ class RuneDraftEnv(RuneRunEnv):
         """info["round"]: the episode's round, its battle's once fought (the state has moved on
         to the next round by then, see `apply_draft_action`)."""
         return self.state.round if battle is None else battle.round
+
+    def _round_shown(self) -> int | None:
+        # after its battle the state has moved on to the next round: the frame names the round
+        # fought and its max HP, as info["round"] does
+        return self._last_battle.round if self._last_battle is not None else None
 
     def _reward(self, battle: BattleSummary | None) -> float:
         return 0.0 if battle is None else self._battle_reward(battle)

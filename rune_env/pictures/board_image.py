@@ -199,8 +199,20 @@ def _header(scene: Scene, lay: Layout, lines: tuple[str, str]) -> None:
     if line1:
         scene.add(Text(MARGIN, 15, _fit(line1, lay.width - 2 * MARGIN, 12), size=12, fill=G.TEXT,
                        anchor="start", bold=True))
-    scene.add(Text(MARGIN, 33, _fit(line2, lay.width - 2 * MARGIN, 11), size=11, fill=G.DIM_TEXT,
-                   anchor="start"))
+    width = lay.width - 2 * MARGIN
+    for size, y in ((11, 33), (9.5, 33)):     # the status line, smaller where it is long
+        if _fit(line2, width, size) == line2:
+            scene.add(Text(MARGIN, y, line2, size=size, fill=G.DIM_TEXT, anchor="start"))
+            return
+    # too long for one line (many relics and boss rules): two, the relics on the second, so the
+    # boss rules are not cut off the end (a relic list too long for its line is cut, with "…")
+    parts = line2.split(" · ")
+    relics = [p for p in parts if p.startswith("relics: ")]
+    rest = [p for p in parts if not p.startswith("relics: ")]
+    for text, y in ((" · ".join(rest), 28), (" · ".join(relics), 40)):
+        if text:
+            scene.add(Text(MARGIN, y, _fit(text, width, 8.5), size=8.5, fill=G.DIM_TEXT,
+                           anchor="start"))
 
 
 def _core(board: Board, lay: Layout, pre: str) -> Group:
@@ -284,8 +296,10 @@ def _cell_badges(d: _Cells, g: Group, cell: int, x: float, y: float, rune) -> No
     art = d.board.artifacts.get(cell)
     if art is not None:
         ax = x + SIZE * 0.64
-        g.add(G.diamond(ax, y, 8.5, G.artifact_colour(art)),
-              Text(ax, y + 0.5, G.artifact_letter(art), size=9, fill="#15171f", bold=True))
+        # annotating, above the flow arrows (with the labels), which pass beside the centres
+        (d.labels if d.annotate else g).add(
+            G.diamond(ax, y, 8.5, G.artifact_colour(art)),
+            Text(ax, y + 0.5, G.artifact_letter(art), size=9, fill="#15171f", bold=True))
     if d.wards is not None and d.wards[cell] and rune is not None:
         wx = x - SIZE * 0.64
         badge = Group(attrs={"class": "wards", "id": f"{d.pre}w-{geo.ring[cell]}-{geo.index[cell]}"})
@@ -336,7 +350,10 @@ def _feeders(board: Board, rules: Rules, cell: int, src_kind: str) -> list[int |
     return out
 
 
-def _arrow(p0, p1, colour: str, dashed: bool, offset: float = 3.5) -> list:
+def _arrow(p0, p1, colour: str, dashed: bool, offset: float = 14.0) -> list:
+    # `offset`: beside the line between the centres, where a cell's grade (above its centre) and
+    # power plate (below it) are: at 3.5 px a vertical flow struck through the grade ("II" read
+    # "I|") and its head sat under the plate, hiding its direction
     (x0, y0), (x1, y1) = p0, p1
     length = math.hypot(x1 - x0, y1 - y0)
     ux, uy = (x1 - x0) / length, (y1 - y0) / length
@@ -429,13 +446,18 @@ def board_rgb_array(board: Board, rules: Rules | None = None, annotate: bool = F
     return np.asarray(board_image(board, rules, annotate), dtype=np.uint8)
 
 
-def state_rgb_array(state, annotate: bool = False) -> np.ndarray:
+def state_rgb_array(state, annotate: bool = False, round_shown: int | None = None) -> np.ndarray:
     """A run's state (`rune_env.run.state.RunState`) as an (H, W, 3) uint8 array: the player's
     board with its hand, and a header with round, mana, lamps, wins and losses. Same size for
-    every state of one rules radius, so frames make a video."""
+    every state of one rules radius, so frames make a video. `round_shown`: the round to name
+    and take the max HP of (RuneDraft-v0's last frame: the round fought, where the state has
+    moved on to the next)."""
     board = state.to_board()
+    if round_shown is not None:
+        from dataclasses import replace
+        board = replace(board, round=round_shown)
     rules = state.rules
-    line1 = (f"round {state.round} · mana {state.mana} · lamps {state.lamps} · "
+    line1 = (f"round {board.round} · mana {state.mana} · lamps {state.lamps} · "
              f"wins {state.wins} · losses {state.losses}")
     if getattr(state, "over", False):
         line1 += " · " + ("cleared" if state.cleared else "run over")

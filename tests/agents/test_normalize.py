@@ -169,3 +169,22 @@ def test_benchmark_table_bad_input_exits_2(tmp_path, script_main, args, words):
     r = script_main("benchmark_table", *base, "--episodes", 1, *args, "--out", tmp_path / "out")
     assert_one_line_error(r, *words)
     assert not (tmp_path / "out").exists()
+
+
+def test_the_chart_marks_a_score_without_an_interval_and_keeps_its_title_whole():
+    """A score whose interval has no bound ('-' in the table: the top's mean wins too near the
+    floor's) was a blue bar like a certain one; it is grey and says "no interval". The long
+    title (rules hash at its end) wraps instead of running off the picture."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.colors import to_hex
+
+    from agents.evaluation.normalize import normalized_figure
+    scores = {"scripted": {"score": 1.0, "ci": [None, None]},
+              "greedy": {"score": 0.6, "ci": [0.4, 0.8]}}
+    title = ("normalized mean wins at archmage (floor random, top planner; 4 runs, seed 0, "
+             "rules 184758c7a8528bca)")
+    (ax,) = normalized_figure("archmage", list(scores), scores, title).axes
+    colours = [to_hex(bar.get_facecolor()) for bar in ax.patches]
+    assert colours == ["#bbbbbb", "#4c72b0"]
+    assert [t.get_text().strip() for t in ax.texts if "interval" in t.get_text()] == ["no interval"]
+    assert ax.get_title().replace("\n", " ") == title and "\n" in ax.get_title()

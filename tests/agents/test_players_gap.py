@@ -200,6 +200,10 @@ def test_the_gap_chart_draws_each_players_four_levels_and_the_parts_between():
     assert list(lines["its holdings, display"].get_ydata()) == [0.17, 0.13]
     assert list(lines["its holdings, every kind"].get_ydata()) == [0.63, 0.19]
     assert list(lines["best response"].get_ydata()) == [0.63, 0.62]
+    # every line looks different in the legend (the two holdings lines were both black dashes
+    # with dots)
+    looks = {(ln.get_linestyle(), ln.get_marker(), ln.get_color()) for ln in lines.values()}
+    assert len(looks) == len(lines) == 4
     bands = [c.get_label() for c in panels[0].collections]
     assert bands == [label for _, label, _ in GAP_PARTS]
     # the play band (own 0.16 -> display 0.17 in round 1, 0.14 -> 0.13 in round 2) is filled

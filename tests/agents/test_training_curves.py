@@ -30,6 +30,27 @@ def test_curves_read_the_runs_scalars(smoke, tmp_path, script_main):
     assert out.stat().st_size > 1000
 
 
+def test_the_chart_says_its_runs_rules_and_seeds_and_shows_a_rate_whole(smoke, monkeypatch,
+                                                                        tmp_path, script_main):
+    """The title names the tag, the runs' rules hash and seeds (there was no title); a rate
+    runs 0..1 on its axis (it was autoscaled to 0.0305-0.034); a curve of one point shows it
+    (a line of one point drew nothing); the legend finds a free corner."""
+    from agents.train.config import rules_hash
+    from agents.train.train_config import read_config
+    figures = []
+    monkeypatch.setattr("agents.evaluation.charts.save", lambda fig, path: figures.append(fig))
+    run = smoke["run_dir"]
+    r = script_main("training_curves", run, "--max-steps", "128", "--out", tmp_path / "c.png")
+    assert r.returncode == 0, r.stderr
+    (ax,) = figures[0].axes
+    cfg = read_config(run / "config.yaml")
+    assert ax.get_title() == (f"game/battle_win_rate · rules {rules_hash(cfg.env_kwargs)} · "
+                              f"seeds {cfg.seed}")
+    assert ax.get_ylim() == (0.0, 1.0)
+    (line,) = ax.get_lines()
+    assert len(line.get_xdata()) == 1 and line.get_marker() == "o"
+
+
 def test_curves_bad_input_exits_2(smoke, tmp_path, script_main):
     from test_train_runs import assert_one_line_error
     out = tmp_path / "c.png"

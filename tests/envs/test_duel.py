@@ -603,7 +603,10 @@ def test_league_win_matrix_is_drawn_by_matplotlib():
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == ["0 greedy", "1 snap_10", "2 final"]
     cells = sorted(t.get_text() for t in ax.texts)
-    assert cells == sorted([".50", ".00", "1.0", ".50", ".25", ".75", ".50"])
+    assert cells == sorted([".50", ".00", "1.00", ".50", ".25", ".75", ".50"])
+    # 0.996 rounds to 1.00: it was drawn ".00", a near-certain win shown as a total loss
+    near = win_matrix_figure(["a", "b"], np.array([[np.nan, 0.996], [0.004, np.nan]])).axes[0]
+    assert sorted(t.get_text() for t in near.texts) == [".00", "1.00"]
 
 
 @pytest.mark.outside_mutation_check

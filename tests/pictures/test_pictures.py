@@ -185,6 +185,23 @@ def test_runes_grades_artifacts_and_core(rules):
     assert bi.G.KIND_COLOURS["ice"] in ET.tostring(pos["core"], encoding="unicode")
 
 
+def test_the_header_keeps_the_boss_rules_of_a_long_status_line(rules):
+    """Twelve relics and five boss rules: one status line was cut at "relics: resonance_mirror,
+    em…", the boss rules lost. A line that fits stays one line at 11 px; a long one is two, the
+    relics second, so "boss: ..." is whole (the relics cut with "…" if need be)."""
+    relics = list(rules.spec.relics)[:12]
+    bosses = list(rules.spec.boss_rules)[:5]
+    b = board({"1:0": ("fire", 1)}, relics=relics, boss_rules=bosses)
+    root = ET.fromstring(board_svg(b, rules))
+    shown = texts(root)
+    boss_line = "boss: " + ", ".join(bosses)
+    assert any(t.endswith(boss_line) for t in shown), shown[:4]
+    assert any(t.startswith("relics: " + relics[0]) for t in shown)
+    short = board({"1:0": ("fire", 1)}, relics=relics[:1])
+    line = [t for t in texts(ET.fromstring(board_svg(short, rules))) if "HP" in t]
+    assert line == [f"no core · round 1 · 100 HP · relics: {relics[0]}"]
+
+
 def test_png_draws_the_svg_geometry(rules):
     """A point inside each hex (off its symbol and texts) has that cell's fill in the PNG."""
     b = board({"1:0": ("fire", 1), "2:3": ("water", 2)}, open_sectors=[0])
@@ -235,6 +252,24 @@ def test_annotate_shows_power_flows_and_resonance(rules):
     assert len(ends) == 2
     for name in ("1:0", "1:3"):
         assert min(math.dist(centre[name], e) for e in ends) < 0.02
+
+
+def test_a_drafts_last_frame_names_the_round_fought(rules):
+    """After its one battle RuneDraft-v0's state has moved on to round 2 (200 HP); its last
+    frame said so, where info["round"] is 1, the round fought at 100 HP. It now draws the round
+    fought."""
+    from rune_env.envs.run_env import RuneDraftEnv
+    env = RuneDraftEnv(render_mode="rgb_array", opponents="generator", core="moon")
+    env.reset(seed=0)
+    ready = env.table.by_name("ready")
+    while True:
+        _, _, terminated, _, info = env.step(ready)
+        if terminated:
+            break
+    assert info["round"] == 1 and env.state.round == 2
+    frame = env.render()
+    assert np.array_equal(frame, state_rgb_array(env.state, round_shown=1))
+    assert not np.array_equal(frame, state_rgb_array(env.state))
 
 
 def test_state_rgb_array_has_a_fixed_size_and_shows_the_run(rules):

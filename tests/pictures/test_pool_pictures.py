@@ -192,3 +192,11 @@ def test_battle_explain_and_replay_take_a_pool_ghost(pool_file, tmp_path, capsys
     for bad in ("@-1", "@6:", "@abc", "@6:1:2", "@\u0663"):
         assert cli.main(["explain", f"{pool_file}{bad}"]) == 2
         assert "a pool's ghost is POOL@ROUND or POOL@ROUND:INDEX" in capsys.readouterr().err
+
+
+def test_the_replay_names_a_pools_ghost_by_its_round_and_index():
+    """`replay POOL@15 B.json` titled side 0 "sage.json" (the path's stem); it names the ghost."""
+    from rune_env.cli import _board_name
+    assert _board_name("configs/opponents/sage.json.gz@15") == "sage@15"
+    assert _board_name("configs/opponents/sage.json.gz@15:2") == "sage@15:2"
+    assert _board_name("configs/boards/sun_firestorm.json") == "sun_firestorm"

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rune_env.rules import Board, BoardError, default_rules
@@ -382,6 +383,10 @@ def test_ladder_names_policies_as_evaluate_does_and_refuses_one_agent_twice(tmp_
     names, scores = data["matrix"]["names"], data["matrix"]["scores"]
     assert set(names) == {"greedy", "models/apprentice_s0"}
     assert scores[0][1] + scores[1][0] == pytest.approx(1.0) and scores[0][0] == 0.5
+    # the picture draws the diagonal grey, unplayed (it showed ".50" as if played)
+    from conftest import script_module
+    drawn = script_module("ladder").picture_scores(data)
+    assert np.isnan(np.diag(drawn)).all() and drawn[0][1] == scores[0][1]
     assert sum(data["equilibrium"].values()) == pytest.approx(1.0)
     # alpha-Rank of two: pi_a = 1 / (1 + exp(-(m - 1) u)), u = alpha (s_ab - s_ba)
     # (test_alpharank.py), on the matrix the JSON gives

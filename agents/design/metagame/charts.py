@@ -16,14 +16,24 @@ from agents.evaluation.charts import charts_problem, save, to_array  # noqa: F40
 from agents.evaluation.charts import pyplot as _plt
 
 
+def _colour(name: str) -> str:
+    """A rune kind's or a core's colour as the board pictures draw it (fire orange, earth
+    brown, ...), the same in every chart whichever names it holds (they were tab20's by their
+    sorted place, so a kind's colour changed with the kinds present)."""
+    from rune_env.pictures import glyphs as G
+    if name in G.CORE_COLOURS:
+        return G.CORE_COLOURS[name]
+    return G.kind_colour(name)
+
+
 def _stacked(ax, rounds: Sequence[int], shares: list[dict], title: str) -> None:
     names = sorted({k for s in shares for k, v in s.items() if v > 0})
-    cmap = _plt().get_cmap("tab20")
     bottom = [0.0] * len(rounds)
     labels = [str(r) for r in rounds]
-    for i, name in enumerate(names):
+    for name in names:
         vals = [s.get(name, 0.0) for s in shares]
-        ax.bar(labels, vals, bottom=bottom, label=name, color=cmap(i % 20))
+        ax.bar(labels, vals, bottom=bottom, label=name, color=_colour(name),
+               edgecolor="white", linewidth=0.4)
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.set_title(title)
     ax.set_xlabel("round")
@@ -60,7 +70,8 @@ def matrix_figure(rounds: list[dict], title: str = ""):
     image = None
     for ax, r in zip(axes[0], rounds):
         m = r["support_matrix"]
-        image = ax.imshow(m, vmin=0, vmax=1, cmap="RdBu_r")
+        # blue above one half, red below, as the ladder's and the league's matrices
+        image = ax.imshow(m, vmin=0, vmax=1, cmap="RdBu")
         ax.set_title(f"round {r['round']} (support {r['support_size']})")
         ticks = range(len(m))
         ax.set_xticks(list(ticks), [f"{100 * x['weight']:.0f}%" for x in r["mixture"]],
@@ -176,12 +187,15 @@ def gap_figure(panels: Sequence[tuple[str, str, list[dict]]], title: str = ""):
             ax.fill_between(rounds, lower, upper, where=[u >= v for u, v in zip(upper, lower)],
                             color=colour, alpha=0.3, label=label, interpolate=True)
             lower = upper
-        for key, label, style in (("best_response", "best response", "-"),
-                                  ("every_kind", "its holdings, every kind", "--"),
-                                  ("display", "its holdings, display", "-."),
-                                  ("own", "its boards", "-")):
-            ax.plot(rounds, levels[key], style, marker="o", markersize=3, label=label,
-                    color="black" if key != "own" else "tab:blue", linewidth=1)
+        # each line its own marker and shade too: at the legend's size "--" and "-." looked
+        # alike, and the two holdings lines could not be told apart
+        for key, label, style, marker, colour in (
+                ("best_response", "best response", "-", "o", "black"),
+                ("every_kind", "its holdings, every kind", "--", "s", "#555555"),
+                ("display", "its holdings, display", ":", "^", "#555555"),
+                ("own", "its boards", "-", "o", "tab:blue")):
+            ax.plot(rounds, levels[key], style, marker=marker, markersize=3.5, label=label,
+                    color=colour, linewidth=1.2)
         ax.set_title(f"{pool}: {agent}", fontsize=9)
         ax.set_xlabel("round")
         ax.set_xticks(rounds)
