@@ -201,6 +201,10 @@ _JS = r"""
     moments.push({t: ev[i].t, start: i, end: j});
     i = j;
   }
+  // a battle that ends later than its last event (a timeout; two empty boards have no event
+  // at all) ends on a moment of its own, so the clock and the overdrive reach the result's time
+  if (D.result.time > moments[moments.length - 1].t)
+    moments.push({t: D.result.time, start: ev.length, end: ev.length});
   var last = moments.length - 1;
   var slider = $("slider");
   slider.max = String(last);

@@ -529,6 +529,26 @@ def test_replay_page_in_chromium_ends_at_the_hand_worked_result(chromium, tmp_pa
     assert chromium.problems() == []
 
 
+def test_replay_page_of_two_empty_boards_runs_its_clock_to_the_timeout(chromium, tmp_path, rules):
+    """Two empty boards: no event, a draw at the time limit (60 s). The page showed "t = 0.000 s
+    / 0.000 s" and "overdrive x1.0" beside "Draw by timeout at 60 s"; the battle's end is a
+    moment of its own. At 60 s the overdrive (from 20 s, +1 a second past it, as the page
+    computes from the rules) is 1 + per_second x (60 - start_s)."""
+    page = tmp_path / "empty.html"
+    page.write_text(replay_html(board({}), board({}), rules), encoding="utf-8")
+    chromium.events.clear()
+    chromium.open(page.as_uri())
+    assert chromium.js("document.body.dataset.ready") == "1"
+    assert chromium.js("document.getElementById('slider').max") == "1"
+    _slider_to(chromium, "1")
+    duration = rules.spec.battle.duration_s
+    assert float(chromium.js("document.getElementById('time').dataset.t")) == duration
+    od = rules.spec.overdrive
+    factor = 1 + od.per_second * (duration - od.start_s)
+    assert chromium.js("document.getElementById('overdrive').textContent") == f"overdrive x{factor:.1f}"
+    assert chromium.problems() == []
+
+
 def test_replay_page_in_chromium_plays_and_shows_the_battle_result(chromium, tmp_path, rules):
     """A whole example battle (seals, reserves, wards, curses, dolls): play, step, slider; at
     the end the HP the page shows (computed by its script from the trace) is the result's."""
