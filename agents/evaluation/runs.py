@@ -278,9 +278,22 @@ def summary_line(summary: dict, label: str) -> str:
 
 
 def final_boards(runs: list[dict], rules, count: int = BOARD_IMAGES) -> list:
-    """The board each of the first `count` runs took into its last battle."""
+    """The board each of the first `count` runs took into its last battle, labelled with the
+    run (its seed, wins and losses) and that battle (its round and outcome): the picture's
+    first line, which was blank."""
+    from dataclasses import replace
+
     from rune_env.rules import Board
-    return [Board.from_json(r["battles"][-1]["board"], rules) for r in runs[:count] if r["battles"]]
+    out = []
+    for r in runs[:count]:
+        if not r["battles"]:
+            continue
+        last = r["battles"][-1]
+        label = (f"run {r['run_seed']}: {r['wins']} wins, {r['losses']} losses"
+                 + (", cleared" if r["cleared"] else "")
+                 + f" · last battle (round {last['round']}): {last['outcome']}")
+        out.append(replace(Board.from_json(last["board"], rules), label=label))
+    return out
 
 
 # the interval of each rate with one: <prefix>/<rate>_lo and _hi in TensorBoard, the CSV's columns

@@ -276,3 +276,18 @@ def test_evaluate_labels_model_paths(smoke):
     from agents.policy import PolicyAgent
     agent = make_agent(str(model))
     assert isinstance(agent, PolicyAgent) and agent.model.num_timesteps == 256
+
+
+def test_the_final_board_pictures_say_which_run_and_battle_they_show():
+    """TensorBoard's boards/final/<i> pictures had a blank first line: each now names its run
+    (seed, wins, losses) and the battle the board went into (round, outcome)."""
+    from agents.evaluation.runs import final_boards
+    from rune_env.rules import Board, default_rules
+    rules = default_rules()
+    board = Board.from_json({"runes": {"1:0": ["fire", 1]}, "round": 4}, rules)
+    runs = [{"run_seed": 7, "wins": 3, "losses": 2, "cleared": False,
+             "battles": [{"round": 4, "outcome": "loss", "board": board.to_json(rules)}]},
+            {"run_seed": 8, "wins": 0, "losses": 0, "cleared": False, "battles": []}]
+    (shown,) = final_boards(runs, rules)
+    assert shown.label == "run 7: 3 wins, 2 losses · last battle (round 4): loss"
+    assert shown.runes == board.runes and shown.round == 4
