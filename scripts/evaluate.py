@@ -326,6 +326,24 @@ def build_parser(rules=None):
     return p
 
 
+def agent_names(a) -> list[str]:
+    """The agents to play: --agents, then the floor and the top of --normalize where they are
+    not among them. ValueError for an agent given twice (by any path: `same_agent`), a top that
+    is the floor, or --paired with fewer than two."""
+    names = list(a.agents)
+    for i, name in enumerate(names):
+        if any(same_agent(name, other) for other in names[:i]):
+            raise ValueError(f"--agents: {name!r} is given twice")
+    if a.normalize is not None:      # the floor and the top play too, after the named agents
+        names += [n for n in (FLOOR, a.normalize) if not any(same_agent(n, m) for m in names)]
+        if same_agent(a.normalize, FLOOR):
+            raise ValueError(f"--normalize {a.normalize}: the top must not be the floor ({FLOOR})")
+    if a.paired and len(names) < 2:
+        raise ValueError("--paired: give two agents or more (or --normalize, whose floor and top "
+                         "play too): it compares each pair")
+    return names
+
+
 def main(argv: list[str] | None = None) -> int:
     a, rules = parse_with_rules(build_parser, argv)
     if a.ray is not None and (problem := ray_problem()):
@@ -349,26 +367,15 @@ def main(argv: list[str] | None = None) -> int:
         RuneRunEnv(**env_kwargs).close()
     except (PoolError, OSError, ValueError) as exc:   # a missing or corrupt pool, one of other rules with --strict
         return fail(str(exc))
-    names = list(a.agents)
-    for i, name in enumerate(names):
-        if any(same_agent(name, other) for other in names[:i]):
-            return fail(f"--agents: {name!r} is given twice")
-    if a.normalize is not None:      # the floor and the top play too, after the named agents
-        names += [n for n in (FLOOR, a.normalize) if not any(same_agent(n, m) for m in names)]
-        if same_agent(a.normalize, FLOOR):
-            return fail(f"--normalize {a.normalize}: the top must not be the floor ({FLOOR})")
-    if a.paired and len(names) < 2:
-        return fail("--paired: give two agents or more (or --normalize, whose floor and top "
-                    "play too): it compares each pair")
-    agents: dict[str, object] = {}
-    # two files that would share a label (two runs' iter_2/policy.pt) are named by more of
-    # their paths (agent_labels)
-    labels = agent_labels(names)
-    for name, label in zip(names, labels):
-        try:
-            agents[label] = make_agent(name, rules, seed=a.seed, strict=a.strict)
-        except ValueError as exc:   # an unknown name; PolicyLoadError (missing, corrupt) is a ValueError
-            return fail(str(exc))
+    try:
+        names = agent_names(a)
+        # two files that would share a label (two runs' iter_2/policy.pt) are named by more of
+        # their paths (agent_labels)
+        labels = agent_labels(names)
+        agents = {label: make_agent(name, rules, seed=a.seed, strict=a.strict)
+                  for name, label in zip(names, labels)}
+    except ValueError as exc:   # an unknown name; PolicyLoadError (missing, corrupt) is a ValueError
+        return fail(str(exc))
     steps = {label: (training_step(name) or 0) for label, name in zip(agents, names)}
     name_of = dict(zip(agents, names))
     results: dict[str, dict] = {}

@@ -39,7 +39,7 @@ import yaml
 from agents.cli.progress import add_progress_argument, progress_on, say
 from agents.cli.args import (add_trust_pickle_argument, apply_trust_pickle, check_runs_dir,
                              fail, int_in, script_parser, seed_int, MAX_STEPS)
-from agents.train.config import ConfigError
+from agents.train.config import ConfigError, portable
 from agents.train.run_dirs import open_named_run
 from rune_env.files import write_text_atomic
 
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                          league=league,      # its members loaded by the check, not again
                          on_start=lambda: write_text_atomic(
                              run_dir / "config.yaml",
-                             yaml.safe_dump(cfg.model_dump(), sort_keys=False)))
+                             yaml.safe_dump(portable(cfg.model_dump()), sort_keys=False)))
     except (ConfigError, PolicyLoadError) as exc:   # refused before training (a checkpoint or
         if new_run:                                 # league.json that does not load): a run
             shutil.rmtree(run_dir, ignore_errors=True)     # this start made goes, so a rerun

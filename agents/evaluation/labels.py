@@ -44,12 +44,17 @@ def agent_labels(names: list[str]) -> list[str]:
     for folders in range(1, 64):
         clashing = {lb for lb in labels if labels.count(lb) > 1}
         if not clashing:
-            break
+            return labels
         labels = [_label_with_folders(n, folders)
                   if lb in clashing and not any(same_agent(n, m) for m in names if m is not n)
                   and (Path(n).suffix == ".zip" or Path(n).exists()) else lb
                   for n, lb in zip(names, labels)]
-    return labels
+    # files that no number of folders tells apart (a.pt and a.zip of one folder, x/policy.pt
+    # and x/checkpoints/policy.pt): their whole paths
+    clashing = {lb for lb in labels if labels.count(lb) > 1}
+    return [str(Path(n).absolute()) if lb in clashing
+            and not any(same_agent(n, m) for m in names if m is not n) else lb
+            for n, lb in zip(names, labels)]
 
 
 def tb_dir_name(label: str) -> str:

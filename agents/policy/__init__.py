@@ -314,7 +314,7 @@ class PolicyAgent:
         # trained on RuneRun-v0 reads the first part of the duel observation, its own run
         space = getattr(self.model, "observation_space", None)
         shape = getattr(space, "shape", None)
-        self.observation_size = int(shape[0]) if shape is not None and len(shape) == 1 else None
+        self._flat_size = int(shape[0]) if shape is not None and len(shape) == 1 else None
         self._dict_space = space if type(space).__name__ == "Dict" else None
         actions = getattr(getattr(self.model, "action_space", None), "n", None)
         self.action_count = int(actions) if actions is not None else None
@@ -397,22 +397,36 @@ class PolicyAgent:
             f"chooses among {self.action_count} actions; this env gives {got} entries and "
             f"{actions} actions (a policy of another env, or of rules with other tables)")
 
+    @property
+    def observation_size(self) -> int | None:
+        """The flat observation's length the policy reads (a dict policy's: all its parts
+        together), or None if it reads any. In a duel (rune_env/duel), a policy trained on
+        RuneRun-v0 reads the first part of the duel observation, its own run."""
+        if self._dict_space is not None and self._parts is None:
+            self._layout_parts()
+        return self._flat_size
+
+    def _layout_parts(self) -> None:
+        """A dict policy's parts as slices of the flat observation (`ObservationLayout` of the
+        rules given, or the defaults); a policy whose parts are not this env's is refused in one
+        line."""
+        from rune_env.envs.observation import ObservationLayout
+        from rune_env.rules import default_rules
+        layout = ObservationLayout.of(self._rules or default_rules())
+        want = {k: tuple(v.shape) for k, v in self._dict_space.spaces.items()}
+        have = {k: tuple(v) for k, v in layout.shapes.items()}
+        if want != have:
+            raise PolicyLoadError(
+                f"{self.name}: the policy reads a dict observation of parts {want}; this "
+                f"env's are {have} (a policy of another env, or of rules with other tables)")
+        self._parts = [(k, layout.slices[k], layout.shapes[k]) for k in layout.shapes]
+        self._flat_size = layout.size
+
     def _as_dict(self, flat: np.ndarray) -> dict:
         """A flat observation as the dict one this policy was trained on: each part the flat
-        vector's slice (`ObservationLayout` of the rules given, or the defaults). A policy whose
-        parts are not this env's is refused in one line."""
+        vector's slice (`_layout_parts`)."""
         if self._parts is None:
-            from rune_env.envs.observation import ObservationLayout
-            from rune_env.rules import default_rules
-            layout = ObservationLayout.of(self._rules or default_rules())
-            want = {k: tuple(v.shape) for k, v in self._dict_space.spaces.items()}
-            have = {k: tuple(v) for k, v in layout.shapes.items()}
-            if want != have:
-                raise PolicyLoadError(
-                    f"{self.name}: the policy reads a dict observation of parts {want}; this "
-                    f"env's are {have} (a policy of another env, or of rules with other tables)")
-            self._parts = [(k, layout.slices[k], layout.shapes[k]) for k in layout.shapes]
-            self._flat_size = layout.size
+            self._layout_parts()
         if flat.shape[-1] != self._flat_size:
             raise PolicyLoadError(
                 f"{self.name}: the policy reads a dict observation of {self._flat_size} entries "
@@ -420,8 +434,6 @@ class PolicyAgent:
         return {k: flat[..., s].reshape(flat.shape[:-1] + shape) for k, s, shape in self._parts}
 
     def act(self, observation, action_mask: np.ndarray, state=None) -> int:
-        if self._dict_space is not None and isinstance(observation, np.ndarray):
-            observation = self._as_dict(observation)
         size = self.observation_size
         actions = self.action_count
         if isinstance(observation, np.ndarray) and size is not None and (
@@ -430,13 +442,16 @@ class PolicyAgent:
             # a policy made for another env: one line, not torch's or SB3's error from inside
             # (a shorter observation is a duel policy's in a run: padded below)
             raise self._misfit(observation.shape[-1], np.size(action_mask))
-        if size is not None and isinstance(observation, np.ndarray) and observation.shape[-1] < size:
+        if size is not None and isinstance(observation, np.ndarray) and observation.shape[-1] < size \
+                and self._dict_space is None:
             # a duel-trained policy in a one-player run (a pool's drafter, an evaluation): the
             # run's observation is the first part of the duel's; the opponent part reads as
             # zeros, "no battle seen" (rune_env/duel/observation.py)
             padded = np.zeros(observation.shape[:-1] + (size,), dtype=observation.dtype)
             padded[..., :observation.shape[-1]] = observation
             observation = padded
+        if self._dict_space is not None and isinstance(observation, np.ndarray):
+            observation = self._as_dict(observation)
         if self._masked is not None and isinstance(observation, np.ndarray):
             return self._masked_action(observation, action_mask)
         try:

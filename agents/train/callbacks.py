@@ -252,7 +252,8 @@ class PeriodicEval(BaseCallback):
         if self.every and steps // self.every > self.last // self.every:
             self.last = steps
             # no bar of its own: the training bar is showing
-            res = evaluate(PolicyAgent(self.model), self.episodes, self.seed, self.env_kwargs)
+            res = evaluate(PolicyAgent(self.model, rules=self.rules), self.episodes, self.seed,
+                           self.env_kwargs)
             for writer in tb_writers(self.logger):
                 log_evaluation(writer, res, steps, self.rules, image_tag="boards/eval",
                                cores=list(self.rules.spec.cores), context=res["played_against"])

@@ -190,19 +190,44 @@ def _repo_path(text: str) -> str:
     return str(shipped) if shipped.is_file() else text
 
 
+def _map_paths(data: Any, change) -> Any:
+    """`data` with `change` applied to every path-like token of its strings (in mappings and
+    lists, at any depth; a text past 4096 characters is no path and is left as it is)."""
+    if isinstance(data, dict):
+        return {k: _map_paths(v, change) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_map_paths(v, change) for v in data]
+    if isinstance(data, str) and len(data) <= 4096:
+        return _PATH_TOKEN.sub(lambda m: change(m.group(0)), data)
+    return data
+
+
+def _portable_path(text: str) -> str:
+    """An absolute path inside the repository as its path from the repository root; any other
+    text as it is."""
+    if not text.endswith(_PATH_END) or not Path(text).is_absolute():
+        return text
+    try:
+        return Path(text).relative_to(REPO).as_posix()
+    except ValueError:
+        return text
+
+
+def portable(data: Any) -> Any:
+    """A config's data as it is written down (config.yaml, a run's identity, comparisons):
+    the repository's files by their paths from the repository root, whichever directory the run
+    was started from, so `from_repository`'s absolute paths do not make two starts of one config
+    two configs."""
+    return _map_paths(data, _portable_path)
+
+
 def from_repository(data: Any) -> Any:
     """A config's data with each relative file path that names no file from the current
     directory but one of the repository (the shipped configs name agents/models/..., configs/...
     from the repository root) made that file's absolute path; every other value as it is. So a
     shipped config runs from any directory, as its --runs-dir default does; a path that exists
     from the current directory is read there, as given."""
-    if isinstance(data, dict):
-        return {k: from_repository(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [from_repository(v) for v in data]
-    if isinstance(data, str) and len(data) <= 4096:
-        return _PATH_TOKEN.sub(lambda m: _repo_path(m.group(0)), data)
-    return data
+    return _map_paths(data, _repo_path)
 
 
 def read_json(path: Path) -> dict:

@@ -141,14 +141,16 @@ def _reproduction(config: dict, run: Path | None, root: Path) -> tuple[str | Non
     if not config or run is None:
         return None, None
     varying = ("seed", "total_timesteps")
+    # both as config.yaml writes them (`to_yaml`: the repository's files from its root, so the
+    # directory either was read from does not tell them apart)
     try:
-        have = validate_config(config, str(run / "config.yaml")).model_dump(mode="json")
+        have = validate_config(config, str(run / "config.yaml")).to_yaml()
     except ValueError:
         have = None
     path = root / "configs" / "train" / f"{config.get('name')}.yaml"
     if have is not None and path.is_file():
         try:
-            want = read_config(path).model_dump(mode="json")
+            want = read_config(path).to_yaml()
         except ValueError:
             want = None
         if want is not None and {k: v for k, v in want.items() if k not in varying} == \

@@ -133,11 +133,11 @@ def final_evaluation(cfg: TrainConfig, run_dir: Path, steps: int, seconds: float
     episodes = cfg.final_eval_episodes
     res: dict = {}
     if episodes:
-        with bar(episodes, "final evaluation", progress) as pb:
-            res = evaluate(PolicyAgent(load_model(run_dir / "final_model.zip")), episodes,
-                           cfg.eval.seed, run_env_kwargs(cfg.env_kwargs), progress=pb)
-        from torch.utils.tensorboard import SummaryWriter
         rules = eval_rules(cfg.env_kwargs)      # the config's rules, not always the defaults
+        with bar(episodes, "final evaluation", progress) as pb:
+            res = evaluate(PolicyAgent(load_model(run_dir / "final_model.zip"), rules=rules),
+                           episodes, cfg.eval.seed, run_env_kwargs(cfg.env_kwargs), progress=pb)
+        from torch.utils.tensorboard import SummaryWriter
         with SummaryWriter(str(tb_dir)) as w:
             log_evaluation(w, res, steps, rules, image_tag="boards/final", cores=list(rules.spec.cores),
                            context=res["played_against"])

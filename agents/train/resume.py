@@ -157,6 +157,7 @@ class ResumableEnv(gym.Wrapper):
         if not isinstance(state, dict) or not isinstance(state.get("wrappers"), list):
             return "not an env state"
         names = [type(x).__name__ for x in stack]
+        state = _migrated(state, names)
         saved = [w[0] if isinstance(w, list) and len(w) == 2 else None for w in state["wrappers"]]
         if names != saved:
             return f"the env's wrappers {names} are not the saved ones {saved}"
@@ -174,6 +175,7 @@ class ResumableEnv(gym.Wrapper):
     def set_resume_state(self, state: dict) -> None:
         stack, env = self._stack()
         names = [type(x).__name__ for x in stack]
+        state = _migrated(state, names)
         if names != [n for n, _ in state["wrappers"]]:
             raise ResumeStateError(f"the env's wrappers {names} are not the saved ones "
                                    f"{[n for n, _ in state['wrappers']]}")
@@ -181,6 +183,24 @@ class ResumableEnv(gym.Wrapper):
             for f, v in fields.items():
                 setattr(x, f, v)
         env.set_state(state["env"])
+
+
+def _migrated(state: dict, names: list[str]) -> dict:
+    """An env state saved before the step limit was RulesTimeLimit (the fifty-first session):
+    its stack had a TimeLimit beneath PassiveEnvChecker where today's has RulesTimeLimit
+    outermost under the Monitor. Its TimeLimit's count is the RulesTimeLimit's, moved to where
+    `names` (the env's stack) has it, so such a checkpoint still resumes exactly. Any other
+    state as it is."""
+    wrappers = state.get("wrappers")
+    if not isinstance(wrappers, list) or "RulesTimeLimit" not in names or "TimeLimit" in names:
+        return state
+    saved = [w[0] if isinstance(w, list) and len(w) == 2 else None for w in wrappers]
+    if "TimeLimit" not in saved or "RulesTimeLimit" in saved:
+        return state
+    moved = [w for w in wrappers if w[0] != "TimeLimit"]
+    fields = wrappers[saved.index("TimeLimit")][1]
+    moved.insert(names.index("RulesTimeLimit"), ["RulesTimeLimit", fields])
+    return {**state, "wrappers": moved}
 
 
 # -- the model's state ---------------------------------------------------------------------------

@@ -91,7 +91,8 @@ class RLlibConfig(Section):
         return self.env_id == DUEL_ENV
 
     def to_yaml(self) -> dict[str, Any]:
-        return self.model_dump()
+        from .config import portable
+        return portable(self.model_dump())     # the repository's files from its root
 
 
 SECTIONS = {(): RLlibConfig, ("ppo",): RLlibPPOConfig, ("model",): ModelConfig,

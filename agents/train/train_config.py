@@ -14,7 +14,7 @@ from agents.cli.args import MAX_ENVS, MAX_ROLLOUT, MAX_STEPS, MAX_THREADS, SEED_
 from agents.evaluation.runs import MAX_EPISODES
 
 from .config import (RUN_NAME, ConfigError, Mapping, Number, PolicyKwargs, Section, Whole,
-                     mapping_or_empty, read_yaml, validate_model)
+                     mapping_or_empty, portable, read_yaml, validate_model)
 from .pretrain import PretrainConfig
 
 
@@ -91,11 +91,13 @@ class TrainConfig(Section):
         return self
 
     def to_yaml(self) -> dict[str, Any]:
+        """The config as config.yaml holds it, its run identity reads it and resumes compare it:
+        the repository's files by their paths from its root (`portable`)."""
         data = self.model_dump()
         data["ppo"] = self.ppo.kwargs()
         if self.pretrain is None:
             del data["pretrain"]
-        return data
+        return portable(data)
 
 
 SECTIONS: dict[tuple, type[BaseModel]] = {(): TrainConfig, ("ppo",): PPOConfig, ("eval",): EvalConfig,

@@ -7,7 +7,8 @@ own), and the made env's `spec.max_episode_steps` says so. With `gym.make(...,
 max_episode_steps=N)` Gymnasium's own `TimeLimit` of N sits beneath it, and this wrapper steps
 aside: N governs, longer or shorter than the rules' cap (an episode of illegal actions under
 `illegal_action="penalty"` can be longer, since a penalised step is no preparation action).
-`gym.make(env.spec)` builds the same stack again. Why not a `TimeLimit` of the cap at
+`gym.make(env.spec)` builds an env of the same limit (Gymnasium then adds a `TimeLimit` of the
+spec's limit beneath this wrapper, which steps aside). Why not a `TimeLimit` of the cap at
 registration: the ids would carry the default rules' cap, which cuts a longer rules file's runs
 short; and a `TimeLimit` made by the entry point itself sat beneath `gym.make`'s, so N could
 shorten the episode but never lengthen it.

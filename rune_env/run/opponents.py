@@ -204,8 +204,10 @@ def load_pool(path: str | Path, rules: Rules, strict: bool = False) -> Pool:
         if beyond:
             # rounds no run of these rules reaches (run.round_cap is lower than the pool's):
             # left out, not an error, as the rest of a pool of other rules is fielded
-            msg += (f"; its rounds {beyond[0]}-{beyond[-1]} are past run.round_cap "
-                    f"{max_round(rules)} and are left out")
+            shown = (f"{beyond[0]}-{beyond[-1]}" if beyond == list(range(beyond[0], beyond[-1] + 1))
+                     else ", ".join(map(str, beyond)))
+            msg += (f"; its rounds {shown} are past run.round_cap {max_round(rules)} and are "
+                    f"left out")
         warnings.warn(msg, stacklevel=2)
     if not isinstance(data["rank"], str) or len(data["rank"]) > MAX_GHOST_TEXT:
         raise PoolError(f"{path}: \"rank\": expected text of at most {MAX_GHOST_TEXT} characters "

@@ -49,3 +49,18 @@ def test_evaluate_plays_two_files_of_one_short_name(tmp_path, script_main):
     r = script_main("evaluate", "--agents", a, a, "--episodes", "1", "--out", tmp_path / "ev2",
                     "--no-progress")
     assert r.returncode == 2 and r.stderr.strip() == f"error: --agents: '{a}' is given twice"
+
+
+def test_files_no_folder_tells_apart_get_their_whole_paths(tmp_path):
+    """x/policy.pt and x/checkpoints/policy.pt (a checkpoint's label skips checkpoints/), or
+    a.pt and a.zip of one folder: no number of folders separates them, and evaluate.py kept one
+    of the two under their shared label. Their whole paths do."""
+    run = tmp_path / "runs" / "x"
+    (run / "checkpoints").mkdir(parents=True)
+    for p in (run / "policy.pt", run / "checkpoints" / "policy.pt", run / "a.pt"):
+        shutil.copy(SHIPPED, p)
+    (run / "a.zip").write_bytes(b"not read here")
+    names = [str(run / "policy.pt"), str(run / "checkpoints" / "policy.pt")]
+    assert agent_labels(names) == names
+    names = [str(run / "a.pt"), str(run / "a.zip"), "greedy"]
+    assert agent_labels(names) == [*names[:2], "greedy"]

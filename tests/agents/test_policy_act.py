@@ -89,3 +89,12 @@ def test_a_dict_observation_policy_acts_on_flat_observations_as_on_its_own():
             break
     with pytest.raises(PolicyLoadError, match="this env gives 12"):
         agent.act(np.zeros(12, np.float32), np.ones(3, bool))
+    # in a duel it reads its own run's part of the duel observation, as a flat policy does
+    # (its observation_size: all its parts together); it was refused for the duel's length
+    from rune_env.duel import RuneDuelEnv
+    from rune_env.duel.single import opponent_action
+    assert agent.observation_size == flat_env.observation_space.shape[0] == 1031
+    duel = RuneDuelEnv()
+    obs, _ = duel.reset(seed=0)
+    action = opponent_action(agent, obs["player_0"], len(duel.table))
+    assert obs["player_0"]["action_mask"][action] == 1

@@ -134,6 +134,16 @@ def test_a_shipped_config_reads_its_files_from_any_directory(tmp_path, monkeypat
     cfg = read_config(REPO / "configs" / "train" / "distill.yaml")
     assert cfg.pretrain.agent == (f"by_round:1={REPO}/agents/models/expert_s1_2000k.pt;"
                                   f"3={REPO}/agents/models/long_mentor_s1.pt")
+    # written down (config.yaml, the run's identity) as from the repository root: a run
+    # started in one directory resumes from another
+    from agents.train.resume import run_identity
+    written = cfg.to_yaml()["pretrain"]["agent"]
+    assert written == ("by_round:1=agents/models/expert_s1_2000k.pt;"
+                       "3=agents/models/long_mentor_s1.pt")
+    away = run_identity(cfg)
+    monkeypatch.chdir(REPO)
+    assert run_identity(read_config(REPO / "configs" / "train" / "distill.yaml")) == away
+    monkeypatch.chdir(tmp_path)
     mine = tmp_path / "agents" / "models" / "expert_s1_2000k.pt"
     mine.parent.mkdir(parents=True)
     mine.write_bytes((REPO / "agents" / "models" / "expert_s1_2000k.pt").read_bytes())

@@ -272,16 +272,8 @@ def test_a_resume_state_that_does_not_fit_the_envs_is_refused_whole(tmp_path):
     """check_state refuses, in one line and before anything is changed, a state saved with
     another number of envs, observations of another shape, or an env state its env refuses (a
     rank out of range); the envs keep their own state."""
-    from agents.train.ppo import make_venv, new_model, seed_everything
     from agents.train.resume import ResumeStateError, check_state, collect_state
-    from agents.train.train_config import validate_config
-    cfg = validate_config({"env_kwargs": {"opponents": "generator"}, "n_envs": 2, "seed": 0,
-                           "vec_env": "dummy", "ppo": {"n_steps": 16, "batch_size": 16},
-                           "policy_kwargs": {"net_arch": [8]}}, "test")
-    seed_everything(0)
-    venv = make_venv(cfg)
-    model = new_model(cfg, venv)
-    model.learn(total_timesteps=32)
+    venv, model = _trained(n_envs=2, steps=32)
     state = collect_state(model, [])
     check_state(state, venv, "s.json")         # its own state fits
     before = venv.env_method("get_state")
@@ -302,6 +294,53 @@ def test_a_resume_state_that_does_not_fit_the_envs_is_refused_whole(tmp_path):
     broken[1]["env"]["rank"] = 99
     refused({**state, "envs": broken}, "env 1: ")
     venv.close()
+
+
+def test_a_resume_state_saved_before_the_rules_time_limit_still_resumes_exactly(tmp_path):
+    """Checkpoints saved before the fifty-first session kept the step count of a TimeLimit
+    beneath PassiveEnvChecker; the stack now has RulesTimeLimit outermost under the Monitor. Such
+    a state (made here from today's by moving the entry back) fits, and its count goes to the
+    RulesTimeLimit: without that it resumed "not exact" (new episodes, reseeded generators)."""
+    from agents.train.resume import check_state, collect_state
+    venv, model = _trained(n_envs=1, steps=16)
+    state = collect_state(model, [])
+    (env_state,) = state["envs"]
+    names = [n for n, _ in env_state["wrappers"]]
+    assert names == ["Monitor", "RulesTimeLimit", "OrderEnforcing", "PassiveEnvChecker"]
+    count = env_state["wrappers"][1][1]["_elapsed_steps"]
+    assert count > 0
+    old = [w for w in env_state["wrappers"] if w[0] != "RulesTimeLimit"]
+    old.append(["TimeLimit", {"_elapsed_steps": count}])
+    old_state = {**state, "envs": [{**env_state, "wrappers": old}]}
+    check_state(old_state, venv, "s.json")
+    (limit,) = [w for w in _stack(venv.envs[0]) if type(w).__name__ == "RulesTimeLimit"]
+    limit._elapsed_steps = 0
+    venv.env_method("set_resume_state", old_state["envs"][0])
+    assert limit._elapsed_steps == count
+    venv.close()
+
+
+def _trained(n_envs: int, steps: int):
+    """A tiny MaskablePPO of seed 0 trained `steps` steps on `n_envs` envs: (venv, model)."""
+    from agents.train.ppo import make_venv, new_model, seed_everything
+    from agents.train.train_config import validate_config
+    cfg = validate_config({"env_kwargs": {"opponents": "generator"}, "n_envs": n_envs,
+                           "seed": 0, "vec_env": "dummy",
+                           "ppo": {"n_steps": 16, "batch_size": 16},
+                           "policy_kwargs": {"net_arch": [8]}}, "test")
+    seed_everything(0)
+    venv = make_venv(cfg)
+    model = new_model(cfg, venv)
+    model.learn(total_timesteps=steps)
+    return venv, model
+
+
+def _stack(env) -> list:
+    out = []
+    while hasattr(env, "env"):
+        out.append(env)
+        env = env.env
+    return out
 
 
 # -- train.py: bad input ---------------------------------------------------------------------------

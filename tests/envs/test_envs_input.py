@@ -317,3 +317,33 @@ def test_a_huge_array_action_is_named_briefly():
     with pytest.raises(TypeError) as exc:
         env.step(np.zeros(10_000, dtype=np.int64))
     assert len(str(exc.value)) < 250 and "of type ndarray" in str(exc.value)
+
+
+def test_a_pool_of_other_rules_past_the_round_cap_leaves_those_rounds_out(tmp_path):
+    """Under rules with run.round_cap 5, the shipped apprentice pool (rounds 1-15, the default
+    rules) was a PoolError, so RuneRunEnv(rules_overrides={"run.round_cap": 5}) could not be
+    built (its default opponents are that pool). A pool of other rules is fielded with a
+    warning; its rounds 6-15 can never be played, so they are left out, and the warning says
+    so. A pool of the same rules with a round past the cap is still refused (the test above),
+    and so is another rules' pool with strict."""
+    import warnings
+
+    from rune_env.envs.run_env import RuneRunEnv
+    from rune_env.resources import opponents_dir
+    from rune_env.rules import load_rules
+    from rune_env.run.opponents import PoolError, load_pool
+    capped = load_rules(None, {"run.round_cap": 5})
+    shipped = opponents_dir() / "apprentice.json.gz"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pool = load_pool(shipped, capped)
+    assert sorted(pool.rounds) == [1, 2, 3, 4, 5]
+    said = " ".join(str(w.message) for w in caught)
+    assert "rounds 6-15 are past run.round_cap 5 and are left out" in said
+    with pytest.raises(PoolError, match="made under rules"):
+        load_pool(shipped, capped, strict=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = RuneRunEnv(rules_overrides={"run.round_cap": 5})
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs)

@@ -296,32 +296,6 @@ def test_round_keys_are_whole_decimal_numbers_within_the_round_cap(tmp_path, key
             f"1..{ROUND_CAP}")
 
 
-def test_a_pool_of_other_rules_past_the_round_cap_leaves_those_rounds_out(tmp_path):
-    """Under rules with run.round_cap 5, the shipped apprentice pool (rounds 1-15, the default
-    rules) was a PoolError, so RuneRunEnv(rules_overrides={"run.round_cap": 5}) could not be
-    built (its default opponents are that pool). A pool of other rules is fielded with a
-    warning; its rounds 6-15 can never be played, so they are left out, and the warning says
-    so. A pool of the same rules with a round past the cap is still refused (the test above),
-    and so is another rules' pool with strict."""
-    import warnings
-    from rune_env.envs.run_env import RuneRunEnv
-    from rune_env.resources import opponents_dir
-    capped = load_rules(None, {"run.round_cap": 5})
-    shipped = opponents_dir() / "apprentice.json.gz"
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        pool = load_pool(shipped, capped)
-    assert sorted(pool.rounds) == [1, 2, 3, 4, 5]
-    said = " ".join(str(w.message) for w in caught)
-    assert "rounds 6-15 are past run.round_cap 5 and are left out" in said
-    refused(PoolError, lambda: load_pool(shipped, capped, strict=True), "made under rules")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        env = RuneRunEnv(rules_overrides={"run.round_cap": 5})
-    obs, _ = env.reset(seed=0)
-    assert env.observation_space.contains(obs)
-
-
 def test_a_ghost_must_be_of_the_round_it_is_filed_under(tmp_path):
     """The issue's ghost: under key 1, a board of round 30 with max HP 1e308."""
     path = write_pool(tmp_path / "ghost.json",

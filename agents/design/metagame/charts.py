@@ -23,6 +23,8 @@ def _colour(name: str) -> str:
     from rune_env.pictures import glyphs as G
     if name in G.CORE_COLOURS:
         return G.CORE_COLOURS[name]
+    if name == "none":                  # no core: the pictures' colour of the coreless board
+        return G.CORE_COLOURS[None]
     return G.kind_colour(name)
 
 

@@ -75,7 +75,7 @@ def make_drafting_agent(agent_name: str, rules, seed: int, sample: bool = False,
         make_agent(agent_name, rules, seed=seed)     # raises make_agent's "unknown agent"
     from agents.policy import PolicyAgent, check_model_rules
     check_model_rules(path or agent_name, rules)
-    return PolicyAgent(str(path or agent_name), deterministic=not sample)
+    return PolicyAgent(str(path or agent_name), deterministic=not sample, rules=rules)
 
 
 def ghosts_of(agent_name: str, rank: int, runs: int, seed: int, max_round: int,
