@@ -133,14 +133,16 @@ def _legend(scene: Scene, lay: Layout, kinds, artifacts) -> None:
         fill = _cell_fill(kind)
         legend.add(Circle(x, y, 7, fill=fill, stroke=G.kind_colour(kind), width=1.2))
         legend.add(*G.glyph(kind, x, y, 4.2, under=fill))
-        legend.add(Text(x + 10, y, kind, size=9, fill=G.DIM_TEXT, anchor="start"))
+        legend.add(Text(x + 9, y, kind, size=8.5, fill=G.DIM_TEXT, anchor="start"))
     y = top + 17 * ((len(kinds) + LEGEND_PER_ROW - 1) // LEGEND_PER_ROW)
     x = MARGIN + 9
     for art in artifacts:
         legend.add(G.diamond(x, y, 6, G.artifact_colour(art)),
                    Text(x, y + 0.5, G.artifact_letter(art), size=7, fill="#15171f", bold=True),
                    Text(x + 9, y, art.replace("_", " "), size=9, fill=G.DIM_TEXT, anchor="start"))
-        x += 16 + 5.2 * len(art)
+        # each name's width in DejaVu Sans at 9 px is at most 5.4 px a letter (Pillow's own
+        # font is narrower): at 5.2 "mana furnace" ran into the next diamond in a browser
+        x += 20 + 5.4 * len(art)
     legend.add(Text(x + 4, y, "I>II: grade lifted", size=9,
                     fill=G.DIM_TEXT, anchor="start"))
     scene.add(legend)
