@@ -178,7 +178,12 @@ def write_outputs(out: Path, table: dict, ranks: list[str], rules, context: dict
                             *n["ci"], e["normalized"]["floor"], e["normalized"]["top"],
                             e["rules_hash"], e["seed"], e["timing"]["ms_per_action"][name]])
     (out / "benchmark.json").write_text(json.dumps({**context, "ranks": table}, indent=1))
-    (out / "benchmark.md").write_text(markdown(table, ranks) + "\n")
+    # what was played, above the table (the terminal's header line; the markdown had none)
+    head = (f"Normalized mean wins [95%] ({context['floor']} = 0, {context['top']} = 1), mean wins, "
+            f"clear rate; seed {context['seed']}, rules {context['rules_hash']}, runs "
+            + ", ".join(f"{r} {context['episodes'][r]}" for r in ranks)
+            + ". CPU ms an action is a timing of this machine, not reproducible.\n\n")
+    (out / "benchmark.md").write_text(head + markdown(table, ranks) + "\n")
     from agents.evaluation.labels import fresh_tb_run, tb_dir_name
     agents = list(next(iter(table.values()))["agents"])
     for name in agents:

@@ -59,7 +59,7 @@ from agents.evaluation.runs import evaluate_by_name, ms_per_action
 from agents.evaluation.normalize import FLOOR, TOP, log_score, normalized_scores
 from agents.evaluation.paired import MEASURES, format_paired, paired_differences
 from agents.evaluation.labels import (agent_label, agent_labels, fresh_tb_run, rank_name,
-                                     same_agent, tb_dir_name)
+                                     same_agent, tb_dir_name, tb_dir_names)
 from agents.cli.progress import bar
 from agents.cli.args import (add_count_argument, add_json_argument, add_opponents_argument,
                              add_play_arguments, add_rules_argument, add_seed_argument, agent_name,
@@ -112,12 +112,13 @@ def head_to_head(results: dict[str, dict], rules) -> dict[str, dict[str, float]]
 
 
 def write_tensorboard(out_dir: Path, label: str, result: dict, cores, rules, step: int = 0,
-                      context: dict | None = None, normalized: dict | None = None) -> Path:
+                      context: dict | None = None, normalized: dict | None = None,
+                      folder: str | None = None) -> Path:
     """An agent's evaluation into DIR/tb/<agent>/ at its training step: the old event files of that
     directory are deleted first, so a rerun replaces the agent's curves instead of mixing them
     with the last run's. Every agent gets the same tags (agents.evaluation.runs.log_evaluation)."""
     from torch.utils.tensorboard import SummaryWriter
-    d = fresh_tb_run(out_dir / "tb" / tb_dir_name(label))
+    d = fresh_tb_run(out_dir / "tb" / (folder or tb_dir_name(label)))
     with SummaryWriter(str(d)) as w:
         log_evaluation(w, result, step, rules, cores=cores, context=context)
         if normalized is not None:
@@ -198,12 +199,15 @@ def write_paired_csv(path: Path, pairs: list[dict], context: dict) -> None:
 
 
 def print_head_to_head(matrix: dict[str, dict[str, float]]) -> None:
+    """The matrix with its columns numbered as its rows (a name cut to fit a column could not
+    be told from another: two columns read 'models/apprent'), the names as long as they are."""
     names = list(matrix)
+    width = max(len(f"{len(names)} {n}") for n in names) + 2
     print("\nhead to head (row's share of battles won vs column, both seatings):")
-    print(" " * 28 + "".join(f"{n[:14]:>15}" for n in names))
-    for r in names:
-        print(f"{r:<28}" + "".join(
-            f"{'-':>15}" if r == c else f"{matrix[r][c]:>15.3f}" for c in names))
+    print(" " * width + "".join(f"{i:>8}" for i in range(1, len(names) + 1)))
+    for i, r in enumerate(names, 1):
+        print(f"{f'{i} {r}':<{width}}" + "".join(
+            f"{'-':>8}" if r == c else f"{matrix[r][c]:>8.3f}" for c in names))
 
 
 def format_table(summaries: dict[str, dict], normalized: dict | None = None,
@@ -410,9 +414,10 @@ def main(argv: list[str] | None = None) -> int:
         out_dir.mkdir(parents=True, exist_ok=True)
         write_csv(out_dir / "eval.csv", summaries, context, normalized)
         write_runs_csv(out_dir / "runs.csv", results, context)
+        folders = tb_dir_names(list(results))     # one TensorBoard run an agent, never shared
         for n, r in results.items():
             write_tensorboard(out_dir, n, r, list(rules.spec.cores), rules, steps[n], context,
-                              normalized[n] if normalized else None)
+                              normalized[n] if normalized else None, folder=folders[n])
         if normalized:
             write_normalized_chart(out_dir, rank, list(results), normalized, floor, top, context)
         if pairs:

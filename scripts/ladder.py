@@ -42,7 +42,7 @@ from agents.evaluation.runs import evaluate
 from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.evaluation.runs import evaluate_by_name
 from agents.evaluation.ratings import fit_bradley_terry, rating_intervals
-from agents.evaluation.labels import agent_labels, same_agent, tb_dir_name
+from agents.evaluation.labels import agent_labels, fresh_tb_run, same_agent, tb_dir_name
 from agents.evaluation.runs import MAX_EPISODES
 from agents.cli.args import (MAX_RESAMPLES, MAX_SAMPLES, add_count_argument, add_json_argument,
                              add_opponents_argument, add_play_arguments, add_rules_argument,
@@ -256,10 +256,12 @@ def write_pictures(out: dict, ratings: dict, out_dir: Path) -> None:
     scores = picture_scores(out)
     fig = win_matrix_figure(names, scores, f"rules {out['rules_hash']}, seed {out['seed']}")
     fig.savefig(out_dir / "matrix.png", dpi=DPI)       # the file, then the same figure as an image
-    with SummaryWriter(str(out_dir / "tb" / "matrix")) as w:
+    # a rerun into the same --out replaces its TensorBoard runs (it added a second event file,
+    # two ratings at step 0), as evaluate.py's do
+    with SummaryWriter(str(fresh_tb_run(out_dir / "tb" / "matrix"))) as w:
         w.add_image("ladder/win_matrix", to_array(fig), 0, dataformats="HWC")
     for n in out["matrix"]["names"]:
-        with SummaryWriter(str(out_dir / "tb" / tb_dir_name(n).replace(":", "_"))) as w:
+        with SummaryWriter(str(fresh_tb_run(out_dir / "tb" / tb_dir_name(n).replace(":", "_")))) as w:
             w.add_scalar("ladder/rating", ratings[n], 0)
 
 
@@ -279,9 +281,13 @@ def ladder_table(out: dict) -> str:
         lines.append("equilibrium of the agents' head-to-head matrix (the mix none of them beats "
                      "on average): " + ", ".join(f"{n} {100 * w:.0f}%" for n, w in mix if w > 0))
     if out.get("alpharank"):
+        # the agents with a share to show; the rest together (their order would be noise)
         mass = sorted(out["alpharank"].items(), key=lambda kv: -kv[1])
+        shown = [(n, w) for n, w in mass if w >= 0.0005]
+        rest = len(mass) - len(shown)
         lines.append("alpha-Rank of the same matrix (where a population copying whoever does "
-                     "better spends its time): " + ", ".join(f"{n} {100 * w:.1f}%" for n, w in mass))
+                     "better spends its time): " + ", ".join(f"{n} {100 * w:.1f}%" for n, w in shown)
+                     + (f"; the other {rest} 0.0%" if rest else ""))
     return "\n".join(lines)
 
 

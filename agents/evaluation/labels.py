@@ -57,6 +57,22 @@ def agent_labels(names: list[str]) -> list[str]:
             for n, lb in zip(names, labels)]
 
 
+def tb_dir_names(labels: list[str]) -> dict[str, str]:
+    """Each label's TensorBoard sub-run, told apart where `tb_dir_name` would give two labels
+    one folder (a_b/x and a/b_x are both a_b_x; the second agent's run replaced the first's):
+    the later ones get ~2, ~3, ..."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for label in labels:
+        name, k = tb_dir_name(label), 1
+        while name in used:
+            k += 1
+            name = f"{tb_dir_name(label)}~{k}"
+        used.add(name)
+        out[label] = name
+    return out
+
+
 def tb_dir_name(label: str) -> str:
     """An agent's TensorBoard sub-run: its label with '/' as '_' (runs/x/final_model -> x_final_model)."""
     return label.replace("/", "_").replace("\\", "_")

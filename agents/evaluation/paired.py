@@ -6,7 +6,9 @@ battles fought, pooled over the runs), mean wins a run and the clear rate, each 
 interval from a paired bootstrap over the run seeds: each resample draws run indices with
 replacement, the same indices for both agents, and the interval is the 2.5th and 97.5th
 percentiles of the resampled difference. A difference is **apart from 0** when its interval does
-not hold 0. The resamples come from a generator seeded by the evaluation seed (a stream of its
+not hold 0 and the agents shared at least MIN_APART_RUNS run seeds: a bootstrap of fewer says
+little of how the runs spread (of one, nothing: its interval is the point itself, and was
+starred). The resamples come from a generator seeded by the evaluation seed (a stream of its
 own), so the same runs give the same intervals, bit for bit.
 
 Why besides each agent's own interval: two agents whose own 95% intervals overlap can still be
@@ -24,6 +26,7 @@ from typing import Sequence
 import numpy as np
 
 RESAMPLES = 2000
+MIN_APART_RUNS = 10       # run seeds a pair must share before a difference is called apart
 _STREAM = 0x70616972      # "pair": the bootstrap's own stream of the evaluation seed
 MEASURES = ("battle_win_rate", "mean_wins", "clear_rate")
 DIGITS = {"battle_win_rate": 3, "mean_wins": 2, "clear_rate": 3}    # the printed table's
@@ -75,7 +78,7 @@ def paired_differences(runs: dict[str, Sequence[dict]], seed: int,
             diff = boot[a][m] - boot[b][m]
             lo, hi = (float(q) for q in np.quantile(diff, [0.025, 0.975]))
             entry[m] = {"difference": float(point[a][m] - point[b][m]), "ci": [lo, hi],
-                        "apart": bool(lo > 0 or hi < 0)}
+                        "apart": bool((lo > 0 or hi < 0) and n >= MIN_APART_RUNS)}
         out.append(entry)
     return out
 
@@ -84,8 +87,10 @@ def format_paired(pairs: list[dict], runs: int) -> str:
     """The pairs as a printed table: each difference, its interval, and * where apart from 0."""
     names = [f"{p['a']} - {p['b']}" for p in pairs]
     width = max([44, *(len(n) + 1 for n in names)])       # a long model path keeps its column
+    apart = ("* apart from 0" if runs >= MIN_APART_RUNS else
+             f"no * with fewer than {MIN_APART_RUNS} runs: too few to say")
     lines = [f"\npaired differences (first - second; 95% paired bootstrap over the {runs} run "
-             "seeds; * apart from 0):",
+             f"seeds; {apart}):",
              f"{'pair':<{width}} {'battle win rate':>27} {'mean wins':>23} {'clear rate':>27}"]
     for name, p in zip(names, pairs):
         cells = []
@@ -97,4 +102,4 @@ def format_paired(pairs: list[dict], runs: int) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["MEASURES", "RESAMPLES", "format_paired", "paired_differences"]
+__all__ = ["MEASURES", "MIN_APART_RUNS", "RESAMPLES", "format_paired", "paired_differences"]

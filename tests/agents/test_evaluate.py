@@ -291,3 +291,16 @@ def test_the_final_board_pictures_say_which_run_and_battle_they_show():
     (shown,) = final_boards(runs, rules)
     assert shown.label == "run 7: 3 wins, 2 losses · last battle (round 4): loss"
     assert shown.runes == board.runes and shown.round == 4
+
+
+def test_the_head_to_head_table_numbers_its_columns(capsys):
+    """Columns headed by names cut to 14 characters read 'models/apprent' twice; they are
+    numbered as the rows, whose names are whole, and every row lines up with its columns."""
+    from conftest import script_module
+    evaluate_script = script_module("evaluate")
+    a, b = "models/apprentice_s0_2000k", "models/apprentice_s0"
+    evaluate_script.print_head_to_head({a: {a: 0.5, b: 0.6}, b: {a: 0.4, b: 0.5}})
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[1].split() == ["1", "2"]
+    assert lines[2].split() == ["1", a, "-", "0.600"] and lines[3].split() == ["2", b, "0.400", "-"]
+    assert len({len(line) for line in lines[1:]}) == 1

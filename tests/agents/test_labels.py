@@ -64,3 +64,11 @@ def test_files_no_folder_tells_apart_get_their_whole_paths(tmp_path):
     assert agent_labels(names) == names
     names = [str(run / "a.pt"), str(run / "a.zip"), "greedy"]
     assert agent_labels(names) == [*names[:2], "greedy"]
+
+
+def test_labels_that_would_share_a_tensorboard_run_get_their_own():
+    """a_b/x and a/b_x are both a_b_x as a TensorBoard folder ('/' becomes '_'): evaluate.py wrote
+    both agents there and the second replaced the first. The later one gets ~2."""
+    from agents.evaluation.labels import tb_dir_names
+    assert tb_dir_names(["a_b/x", "a/b_x", "greedy", "a_b_x"]) == {
+        "a_b/x": "a_b_x", "a/b_x": "a_b_x~2", "greedy": "greedy", "a_b_x": "a_b_x~3"}

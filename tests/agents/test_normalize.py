@@ -150,8 +150,11 @@ def test_benchmark_table_puts_the_ranks_side_by_side(tmp_path, script_main):
         end = head.index(title) + len(title)
         assert all(line[end - 1] != " " and (len(line) == end or line[end] == " ")
                    for line in lines[1:]), title
-    assert (out / "benchmark.md").read_text() == bench.markdown(data["ranks"],
-                                                                ["apprentice", "archmage"]) + "\n"
+    md = (out / "benchmark.md").read_text()
+    assert md.endswith(bench.markdown(data["ranks"], ["apprentice", "archmage"]) + "\n")
+    # headed by what was played (it had no rules hash, seed or runs)
+    assert md.startswith("Normalized mean wins [95%] (random = 0, ") and \
+        f"seed {data['seed']}, rules {data['rules_hash']}, runs apprentice " in md.splitlines()[0]
 
 
 @pytest.mark.parametrize("args, words", [

@@ -32,8 +32,14 @@ def test_differences_by_hand_and_a_constant_gap_has_a_point_interval():
     assert (pair["a"], pair["b"]) == ("a", "b")
     assert pair["battle_win_rate"]["difference"] == pytest.approx(0.6 - 1 / 3)
     assert pair["mean_wins"]["difference"] == pytest.approx(1.0)
-    assert pair["mean_wins"]["ci"] == pytest.approx([1.0, 1.0]) and pair["mean_wins"]["apart"]
+    assert pair["mean_wins"]["ci"] == pytest.approx([1.0, 1.0])
     assert pair["clear_rate"] == {"difference": 0.0, "ci": [0.0, 0.0], "apart": False}
+    # two runs are too few to call any difference apart (MIN_APART_RUNS, 10): a bootstrap of
+    # so few says little of the spread (of one run, its interval was the point, starred)
+    assert not pair["mean_wins"]["apart"]
+    ten = {"a": [run(i, "wl") for i in range(10)], "b": [run(i, "l") for i in range(10)]}
+    (pair,) = paired_differences(ten, seed=0)
+    assert pair["mean_wins"]["ci"] == pytest.approx([1.0, 1.0]) and pair["mean_wins"]["apart"]
 
 
 def test_pairing_separates_what_the_agents_own_intervals_do_not():
@@ -61,16 +67,20 @@ def test_pairing_separates_what_the_agents_own_intervals_do_not():
 
 
 def test_every_pair_in_order_and_the_table():
-    # x loses its one battle in each of 3 runs, y and z win theirs: x - y is -1 win a run on
+    # x loses its one battle in each of 10 runs, y and z win theirs: x - y is -1 win a run on
     # every run (interval [-1, -1], apart), y - z 0 on every run (not apart)
-    runs = {"x": [run(i, "l") for i in range(3)], "y": [run(i, "w") for i in range(3)],
-            "z": [run(i, "w") for i in range(3)]}
+    runs = {"x": [run(i, "l") for i in range(10)], "y": [run(i, "w") for i in range(10)],
+            "z": [run(i, "w") for i in range(10)]}
     pairs = paired_differences(runs, seed=0)
     assert [(p["a"], p["b"]) for p in pairs] == [("x", "y"), ("x", "z"), ("y", "z")]
-    table = format_paired(pairs, 3)
-    assert "over the 3 run seeds" in table
+    table = format_paired(pairs, 10)
+    assert "over the 10 run seeds; * apart from 0" in table
     assert "x - y" in table and "-1.00 [-1.00, -1.00]*" in table
     assert "y - z" in table and "+0.00 [+0.00, +0.00] " in table
+    # with 3 runs the table says no difference is called apart, and stars none
+    few = paired_differences({k: v[:3] for k, v in runs.items()}, seed=0)
+    table = format_paired(few, 3)
+    assert "no * with fewer than 10 runs" in table and "*" not in table.split("\n", 2)[2]
     assert paired_differences({"x": runs["x"]}, seed=0) == []
 
 

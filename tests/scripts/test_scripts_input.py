@@ -397,3 +397,9 @@ def test_ladder_names_policies_as_evaluate_does_and_refuses_one_agent_twice(tmp_
     assert "alpha-Rank of the same matrix" not in r.stdout          # (the JSON alone)
     assert (out / "matrix.png").stat().st_size > 1000 and (out / "tb" / "matrix").is_dir()
     assert (out / "tb" / "models_apprentice_s0").is_dir()
+    # a rerun into the same --out replaces its TensorBoard runs (it added a second event file)
+    r = script_main("ladder", "--agents", "greedy", shipped, "--episodes", "1", "--samples", "1",
+                    "--out", out, "--json", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    for run in ("greedy", "models_apprentice_s0", "matrix"):
+        assert len(list((out / "tb" / run).glob("events.out.tfevents.*"))) == 1, run
