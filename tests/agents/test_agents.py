@@ -444,7 +444,14 @@ def test_summarise_hand_worked():
     s = summarise(runs)
     assert s["episodes"] == 2 and s["battles"] == 4
     assert s["battle_win_rate"] == pytest.approx(2 / 4, rel=1e-12)
-    assert s["battle_ci"] == pytest.approx([0.1500357, 0.8499643], abs=1e-6)   # wilson(2, 4)
+    # clustered by run: p = 2/4, residuals 2 - 1.5 and 0 - 0.5, design effect 2 x 0.5 / 16 /
+    # (0.25 / 4) = 1, so Wilson on the 4 battles: wilson(2, 4)
+    assert s["battle_ci"] == pytest.approx([0.1500357, 0.8499643], abs=1e-6)
+    # runs whose battles go together (2, 0, 4 and 2 won of 4 each) spread more than battles
+    # would: design effect 8/3, n_eff 6, Wilson(0.5, 6) (test_intervals.py's hand-worked case)
+    lumpy = [{**runs[0], "battles": [_battle("win")] * w + [_battle("loss")] * (4 - w)}
+             for w in (2, 0, 4, 2)]
+    assert summarise(lumpy)["battle_ci"] == pytest.approx([0.1876128, 0.8123872], abs=1e-6)
     # wins [2, 0] of at most 2 (no max_wins given: the most any run had): Wilson on the mean
     # share 1/2 over 2 runs, wilson(1, 2) below, times 2: (0.1890574, 1.8109426)
     assert s["mean_wins"] == pytest.approx(1.0)
