@@ -10,7 +10,8 @@ with lamps that never run out, so every round is reached) and that round's defau
 median duration, share ending at the timeout, share ending in overdrive (after 20 s), seals per
 battle (both sides), the drafter's win rate with its Wilson 95% interval (each battle is of its
 own run). Then N whole apprentice runs: battle win rate (with a 95% interval clustered by run:
-a run's battles share its board), mean wins, clear rate (with its Wilson 95% interval); and win rates by core, by rune kind on the board and by relic held (battles of
+a run's battles share its board), mean wins, clear rate (with its Wilson 95% interval); and win
+rates by core, by rune kind on the board and by relic held (battles of
 the same runs, so counts beside them, not intervals). The rules hash and seed head the table.
 
 With the dice variant (`--variant dice`, or a rules file with `variant: dice`; RULES.md section 12)

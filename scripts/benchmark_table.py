@@ -256,7 +256,7 @@ def _main(argv: list[str] | None) -> int:
         runs = episodes_at(a.at, ranks, a.episodes, rules)
     except ValueError as exc:
         return fail(str(exc))
-    from agents.evaluation.labels import same_agent
+    from agents.evaluation.labels import repeated, same_agent
     if same_agent(a.top, FLOOR):
         return fail(f"--top {a.top}: the top must not be the floor ({FLOOR})")
     for name in [*a.agents, a.top]:      # every agent checked before anything is played
@@ -264,9 +264,8 @@ def _main(argv: list[str] | None) -> int:
             make_agent(name, rules, seed=a.seed)
         except ValueError as exc:
             return fail(str(exc))
-    for i, name in enumerate(a.agents):
-        if any(same_agent(name, other) for other in a.agents[:i]):
-            return fail(f"--agents: {name!r} is given twice")
+    if (twice := repeated(list(a.agents))) is not None:
+        return fail(f"--agents: {twice!r} is given twice")
     agents = [n for n in a.agents if not (same_agent(n, FLOOR) or same_agent(n, a.top))]
     if not agents:
         return fail(f"--agents: give an agent besides the floor ({FLOOR}) and the top "

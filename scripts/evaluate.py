@@ -59,7 +59,7 @@ from agents.evaluation.runs import evaluate_by_name, ms_per_action
 from agents.evaluation.normalize import FLOOR, TOP, log_score, normalized_scores
 from agents.evaluation.paired import MEASURES, format_paired, paired_differences
 from agents.evaluation.labels import (agent_label, agent_labels, fresh_tb_run, rank_name,
-                                     same_agent, tb_dir_name, tb_dir_names)
+                                     repeated, same_agent, tb_dir_name, tb_dir_names)
 from agents.cli.progress import bar
 from agents.cli.args import (add_count_argument, add_json_argument, add_opponents_argument,
                              add_play_arguments, add_rules_argument, add_seed_argument, agent_name,
@@ -335,9 +335,8 @@ def agent_names(a) -> list[str]:
     not among them. ValueError for an agent given twice (by any path: `same_agent`), a top that
     is the floor, or --paired with fewer than two."""
     names = list(a.agents)
-    for i, name in enumerate(names):
-        if any(same_agent(name, other) for other in names[:i]):
-            raise ValueError(f"--agents: {name!r} is given twice")
+    if (twice := repeated(names)) is not None:
+        raise ValueError(f"--agents: {twice!r} is given twice")
     if a.normalize is not None:      # the floor and the top play too, after the named agents
         names += [n for n in (FLOOR, a.normalize) if not any(same_agent(n, m) for m in names)]
         if same_agent(a.normalize, FLOOR):

@@ -42,7 +42,7 @@ from agents.evaluation.runs import evaluate
 from agents.cli.fanout import add_ray_argument, ray_problem
 from agents.evaluation.runs import evaluate_by_name
 from agents.evaluation.ratings import fit_bradley_terry, rating_intervals
-from agents.evaluation.labels import agent_labels, fresh_tb_run, same_agent, tb_dir_name
+from agents.evaluation.labels import agent_labels, fresh_tb_run, repeated, tb_dir_name
 from agents.evaluation.runs import MAX_EPISODES
 from agents.cli.args import (MAX_RESAMPLES, MAX_SAMPLES, add_count_argument, add_json_argument,
                              add_opponents_argument, add_play_arguments, add_rules_argument,
@@ -161,9 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     # each agent shown as evaluate.py and the benchmark table name it (a policy file as
     # <folder>/<stem>: models/apprentice_s0), in the table, ladder.json and TensorBoard
     # (two files that would share a label are named by more of their paths: agent_labels)
-    for i, name in enumerate(a.agents):
-        if any(same_agent(name, other) for other in a.agents[:i]):
-            return fail(f"--agents: {name!r} is given twice")
+    if (twice := repeated(list(a.agents))) is not None:
+        return fail(f"--agents: {twice!r} is given twice")
     labels = dict(zip(a.agents, agent_labels(list(a.agents))))
     for name in a.agents:
         try:
@@ -232,9 +231,9 @@ def head_to_head(results, names: list[str], agents: list[str]) -> dict:
         [None if np.isnan(v) else float(v) for v in row] for row in scores]}}
     if len(agents) >= 2:
         idx = [names.index(n) for n in agents]
-        weights = equilibrium(scores[np.ix_(idx, idx)])
-        out["equilibrium"] = {n: float(w) for n, w in zip(agents, weights)}
-        out["alpharank"] = {n: float(w) for n, w in zip(agents, alpha_rank(scores[np.ix_(idx, idx)]))}
+        among = scores[np.ix_(idx, idx)]          # the agents' own matrix (pools meet no pool)
+        out["equilibrium"] = {n: float(w) for n, w in zip(agents, equilibrium(among))}
+        out["alpharank"] = {n: float(w) for n, w in zip(agents, alpha_rank(among))}
     return out
 
 

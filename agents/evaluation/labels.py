@@ -10,17 +10,27 @@ def agent_label(name: str) -> str:
     """A model path as <run>/<file stem> (a checkpoint, runs/<run>/checkpoints/<file>, as
     <run>/<file stem> too, so the checkpoints of two runs differ); any other name as it is."""
     p = Path(name)
-    if p.suffix == ".zip" or p.exists():
-        parent = p.parent.parent if p.parent.name == "checkpoints" else p.parent
+    if _is_file_name(name):
+        parent = _run_folder(p)
         return f"{parent.name}/{p.stem}" if parent.name else p.stem
     return name
+
+
+def _is_file_name(name: str) -> bool:
+    """A name that `agent_label` names by its path: a model (.zip) or an existing file."""
+    return Path(name).suffix == ".zip" or Path(name).exists()
+
+
+def _run_folder(p: Path) -> Path:
+    """The folder a model file is named by: its own, or its run's for a checkpoint."""
+    return p.parent.parent if p.parent.name == "checkpoints" else p.parent
 
 
 def _label_with_folders(name: str, folders: int) -> str:
     """`agent_label` with `folders` more of the path's folders before it (from the absolute
     path: a relative name has as many as its file)."""
     p = Path(name)
-    parent = p.parent.parent if p.parent.name == "checkpoints" else p.parent
+    parent = _run_folder(p)
     names = [d.name for d in (parent.absolute(), *parent.absolute().parents) if d.name]
     return "/".join([*reversed(names[:1 + folders]), p.stem])
 
@@ -35,26 +45,36 @@ def same_agent(a: str, b: str) -> bool:
         return False
 
 
+def repeated(names: list[str]) -> str | None:
+    """The first name that is an agent named before it (`same_agent`), or None."""
+    return next((n for i, n in enumerate(names)
+                 if any(same_agent(n, m) for m in names[:i])), None)
+
+
 def agent_labels(names: list[str]) -> list[str]:
     """Each name's label (`agent_label`). Where different files would share one (two runs'
     iter_2/policy.pt), each of them is named by more of its path, a folder at a time, until the
     labels differ (exit1/iter_2/policy, exit2/iter_2/policy). The same agent given twice
     (`same_agent`) is the caller's to refuse; its labels stay equal."""
     labels = [agent_label(n) for n in names]
+    # the files a longer label may tell apart: not one agent given twice
+    own = [_is_file_name(n) and not any(same_agent(n, m) for m in names if m is not n)
+           for n in names]
+
+    def clashing() -> set[str]:
+        return {lb for lb in labels if labels.count(lb) > 1}
+
     for folders in range(1, 64):
-        clashing = {lb for lb in labels if labels.count(lb) > 1}
-        if not clashing:
+        clash = clashing()
+        if not clash:
             return labels
-        labels = [_label_with_folders(n, folders)
-                  if lb in clashing and not any(same_agent(n, m) for m in names if m is not n)
-                  and (Path(n).suffix == ".zip" or Path(n).exists()) else lb
-                  for n, lb in zip(names, labels)]
+        labels = [_label_with_folders(n, folders) if lb in clash and mine else lb
+                  for n, lb, mine in zip(names, labels, own)]
     # files that no number of folders tells apart (a.pt and a.zip of one folder, x/policy.pt
     # and x/checkpoints/policy.pt): their whole paths
-    clashing = {lb for lb in labels if labels.count(lb) > 1}
-    return [str(Path(n).absolute()) if lb in clashing
-            and not any(same_agent(n, m) for m in names if m is not n) else lb
-            for n, lb in zip(names, labels)]
+    clash = clashing()
+    return [str(Path(n).absolute()) if lb in clash and mine else lb
+            for n, lb, mine in zip(names, labels, own)]
 
 
 def tb_dir_names(labels: list[str]) -> dict[str, str]:

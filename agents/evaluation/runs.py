@@ -203,12 +203,11 @@ def summarise(runs: list[dict], max_wins: int | None = None) -> dict[str, Any]:
     rules' wins_to_clear; default: the most any run had, at least 1) over an effective number of
     runs (`wilson_mean`)."""
     battles = [b for r in runs for b in r["battles"]]
-    won = sum(b["outcome"] == "win" for b in battles)
+    won_by_run = [sum(b["outcome"] == "win" for b in r["battles"]) for r in runs]
+    won = sum(won_by_run)
     # a run's battles share its board, grown round by round: the battle win rate's interval is
     # clustered by run (Wilson's on every battle as if independent was 20-25% too narrow)
-    _, battle_lo, battle_hi = wilson_clustered(
-        [sum(b["outcome"] == "win" for b in r["battles"]) for r in runs],
-        [len(r["battles"]) for r in runs])
+    _, battle_lo, battle_hi = wilson_clustered(won_by_run, [len(r["battles"]) for r in runs])
     wins = [r["wins"] for r in runs]
     cleared = sum(r["cleared"] for r in runs)
     upper = max([max_wins or 1, *wins])

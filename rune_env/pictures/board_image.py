@@ -202,9 +202,9 @@ def _header(scene: Scene, lay: Layout, lines: tuple[str, str]) -> None:
         scene.add(Text(MARGIN, 15, _fit(line1, lay.width - 2 * MARGIN, 12), size=12, fill=G.TEXT,
                        anchor="start", bold=True))
     width = lay.width - 2 * MARGIN
-    for size, y in ((11, 33), (9.5, 33)):     # the status line, smaller where it is long
+    for size in (11, 9.5):                    # the status line, smaller where it is long
         if _fit(line2, width, size) == line2:
-            scene.add(Text(MARGIN, y, line2, size=size, fill=G.DIM_TEXT, anchor="start"))
+            scene.add(Text(MARGIN, 33, line2, size=size, fill=G.DIM_TEXT, anchor="start"))
             return
     # too long for one line (many relics and boss rules): two, the relics on the second, so the
     # boss rules are not cut off the end (a relic list too long for its line is cut, with "…")
